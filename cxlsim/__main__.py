@@ -1,0 +1,3 @@
+from cxlsim.cli import main
+
+raise SystemExit(main())

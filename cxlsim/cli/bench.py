@@ -1,0 +1,44 @@
+"""Speed and memory benchmarks; each prints ratios against a baseline measured in the same run.
+
+  cxlsim bench kernels     numba kernels vs numpy reference (and PyTorch when importable)
+  cxlsim bench sim         simulated batches per second; the full comparison's wall time
+  cxlsim bench sweep       sweep points per second per executor
+  cxlsim bench crashtest   crash points per second
+(targets appear as their modules land in cxlsim/bench/)
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+
+from cxlsim.errors import InputError
+from cxlsim.reports.output import emit
+
+HELP = "speed/memory benchmarks (kernels, sim, sweep, crashtest) as ratios measured in one run"
+
+
+def _targets() -> dict[str, object]:
+    import cxlsim.bench as pkg
+
+    return {
+        info.name: importlib.import_module(f"cxlsim.bench.{info.name}")
+        for info in pkgutil.iter_modules(pkg.__path__)
+        if not info.name.startswith("_")
+    }
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("target", help="what to benchmark: " + ", ".join(sorted(_targets())) if _targets() else "target")
+    p.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
+
+
+def run(args: argparse.Namespace) -> int:
+    targets = _targets()
+    if args.target not in targets:
+        raise InputError(f"bench: unknown target {args.target!r}; choose from {', '.join(sorted(targets)) or 'none'}")
+    mod = targets[args.target]
+    result = mod.run(args)
+    emit(args, result, mod.render)
+    return 0

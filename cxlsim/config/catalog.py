@@ -1,0 +1,206 @@
+"""Catalogs of named presets: ``devices/<family>/<name>.yaml``.
+
+A preset file::
+
+    version: 1
+    family: pmem                  # must match the folder
+    description: one module ...
+    source: note for values that carry none of their own   # optional
+    inherits: pmem/optane-100     # optional: start from another preset of the same family
+    params:
+      read_latency_random_ns: {value: 305, source: "OptaneStudy ..."}
+      write_bw_GBps: {ratio: 0.1, of: "dram/ddr4-2666:write_bw_GBps", source: "paper Table 2"}
+      xpline_B: 256               # plain value: the file's `source:` applies
+
+Contract: a resolved preset is a :class:`Preset` whose ``params`` passed its family's schema; every
+value has a non-empty source (its own, the file's, or ``schema default``), or loading fails.
+Search path: the repository's ``devices/`` then each folder in ``$CXLSIM_PATH`` (``:``-separated),
+whose presets shadow ours by name.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cxlsim.config.params import ParamSet, Schema, unknown_key_message
+from cxlsim.config.yamlio import check_version, read_yaml
+from cxlsim.errors import ConfigError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PRESET_KEYS = {"version", "family", "description", "source", "inherits", "params"}
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A resolved, validated device preset (one module: one DIMM, one SSD, one link...)."""
+
+    name: str  # "family/stem"
+    family: str
+    description: str
+    params: ParamSet
+    path: str
+
+
+def catalog_roots(kind: str = "devices") -> list[Path]:
+    """Folders searched for ``kind`` catalogs (``devices``, ``workloads``, ``configs``)."""
+    roots = [REPO_ROOT / kind]
+    for extra in filter(None, os.environ.get("CXLSIM_PATH", "").split(os.pathsep)):
+        roots.append(Path(extra) / kind)
+    return roots
+
+
+def preset_path(name: str) -> Path:
+    """Path of preset ``family/stem`` (later roots shadow earlier ones)."""
+    if name.count("/") != 1:
+        raise ConfigError(name, "", "a preset is named family/name, e.g. pmem/optane-100")
+    found = None
+    for root in catalog_roots("devices"):
+        candidate = root / f"{name}.yaml"
+        if candidate.is_file():
+            found = candidate
+    if found is None:
+        known = list_presets()
+        raise ConfigError(name, "", "no such preset" + _hint(name, known))
+    return found
+
+
+def list_presets(family: str | None = None) -> list[str]:
+    """All preset names, sorted, optionally of one family."""
+    names: set[str] = set()
+    for root in catalog_roots("devices"):
+        if not root.is_dir():
+            continue
+        for path in root.glob("*/*.yaml"):
+            fam = path.parent.name
+            if family is None or fam == family:
+                names.add(f"{fam}/{path.stem}")
+    return sorted(names)
+
+
+def _hint(name: str, known: list[str]) -> str:
+    msg = unknown_key_message(name, known)
+    return msg[len("unknown key") :] if msg.startswith("unknown key") else ""
+
+
+def load_preset(
+    name_or_path: str | Path,
+    overrides: Mapping[str, Any] | None = None,
+    overrides_where: str = "--set",
+) -> Preset:
+    """Load, resolve and validate a preset by name (``pmem/paper``) or by file path.
+
+    ``overrides`` maps parameter names to values, applied after inheritance and derivation, with
+    source ``overrides_where``.
+    """
+    from cxlsim.devices.registry import family_schema
+
+    path = _locate(name_or_path)
+    doc = read_yaml(path)
+    where = str(path)
+    check_version(doc, where)
+    for key in doc:
+        if key not in PRESET_KEYS:
+            raise ConfigError(where, key, unknown_key_message(key, PRESET_KEYS))
+    family = doc.get("family")
+    if not isinstance(family, str):
+        raise ConfigError(where, "family", "missing; name the device family (e.g. pmem)")
+    schema = family_schema(family, where)
+    values, sources = _raw_params(path, doc, schema, stack=())
+    for key, value in (overrides or {}).items():
+        values[key] = value
+        sources[key] = f"override ({overrides_where})"
+    params = schema.validate(values, sources, overrides_where if overrides else where, "params.")
+    name = f"{family}/{path.stem}" if path.parent.name == family else str(path)
+    return Preset(name, family, str(doc.get("description", "")), params, where)
+
+
+def _locate(name_or_path: str | Path) -> Path:
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml"):
+        if not p.is_file():
+            raise ConfigError(str(p), "", "file not found")
+        return p
+    return preset_path(str(name_or_path))
+
+
+def _raw_params(
+    path: Path, doc: dict[str, Any], schema: Schema, stack: tuple[str, ...]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Values and sources of a preset document after inheritance and ratio derivation."""
+    where = str(path)
+    if where in stack:
+        raise ConfigError(where, "inherits", "inheritance cycle: " + " -> ".join(stack + (where,)))
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    parent = doc.get("inherits")
+    if parent is not None:
+        ppath = _locate(parent)
+        pdoc = read_yaml(ppath)
+        check_version(pdoc, str(ppath))
+        if pdoc.get("family") != doc.get("family"):
+            raise ConfigError(where, "inherits", f"{parent} is of family {pdoc.get('family')!r}")
+        values, sources = _raw_params(ppath, pdoc, schema, stack + (where,))
+    file_source = doc.get("source")
+    params = doc.get("params") or {}
+    if not isinstance(params, dict):
+        raise ConfigError(where, "params", "expected a mapping of parameter: value")
+    declared = schema.by_name()
+    for key, entry in params.items():
+        kp = f"params.{key}"
+        if key not in declared:
+            raise ConfigError(where, kp, unknown_key_message(key, declared))
+        value, source = _entry(entry, where, kp, stack + (where,))
+        source = source or file_source
+        if not source:
+            raise ConfigError(where, kp, "no source: give `source:` for the value or the file")
+        values[key] = value
+        sources[key] = str(source)
+    return values, sources
+
+
+def _entry(entry: Any, where: str, kp: str, stack: tuple[str, ...]) -> tuple[Any, str | None]:
+    if not isinstance(entry, dict):
+        return entry, None
+    allowed = {"value", "source", "ratio", "of"}
+    for k in entry:
+        if k not in allowed:
+            raise ConfigError(where, f"{kp}.{k}", unknown_key_message(k, allowed))
+    source = entry.get("source")
+    if "value" in entry:
+        if "ratio" in entry or "of" in entry:
+            raise ConfigError(where, kp, "give either value or ratio+of, not both")
+        return entry["value"], source
+    if "ratio" in entry and "of" in entry:
+        ratio = entry["ratio"]
+        if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or ratio <= 0:
+            raise ConfigError(where, f"{kp}.ratio", f"expected a positive number, got {ratio!r}")
+        base = _derived_base(str(entry["of"]), where, f"{kp}.of", stack)
+        if isinstance(base, bool) or not isinstance(base, (int, float)):
+            raise ConfigError(where, f"{kp}.of", f"{entry['of']} is not a number")
+        note = f"{ratio:g} × {entry['of']}"
+        return base * ratio, f"{source} ({note})" if source else note
+    raise ConfigError(where, kp, "expected a value, {value: ..., source: ...} or {ratio: ..., of: ...}")
+
+
+def _derived_base(ref: str, where: str, kp: str, stack: tuple[str, ...]) -> Any:
+    """Value of ``family/name:key`` for ratio-derived parameters."""
+    from cxlsim.devices.registry import family_schema
+
+    if ":" not in ref:
+        raise ConfigError(where, kp, "expected family/name:key")
+    preset, key = ref.split(":", 1)
+    path = _locate(preset)
+    doc = read_yaml(path)
+    check_version(doc, str(path))
+    schema = family_schema(str(doc.get("family")), str(path))
+    values, _ = _raw_params(path, doc, schema, stack)
+    if key not in values:
+        declared = schema.by_name()
+        if key in declared and not declared[key].required:
+            return declared[key].default
+        raise ConfigError(where, kp, f"{preset} has no parameter {key!r}")
+    return values[key]

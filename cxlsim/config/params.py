@@ -1,0 +1,197 @@
+"""Parameter declarations: each parameter is declared once, with type, unit, range and meaning.
+
+A device family declares a :class:`Schema` (a list of :class:`Param`). Presets in
+``devices/<family>/<name>.yaml`` give the values, each with a ``source:``; configurations override
+fields. :meth:`Schema.validate` turns a raw mapping into a frozen :class:`ParamSet` or raises a
+:class:`~cxlsim.errors.ConfigError` naming the file and key path.
+
+Contract: the unit of a parameter is the suffix of its name (see :mod:`cxlsim.units`); values stay in
+that unit inside a :class:`ParamSet`, and device models convert to base units where they use them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from cxlsim.errors import ConfigError
+from cxlsim.units import unit_of
+
+_REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared parameter.
+
+    ``kind`` is ``float``, ``int``, ``bool`` or ``str``; ``minimum``/``maximum`` bound numbers
+    (inclusive unless ``exclusive_minimum``); ``choices`` restricts strings; a parameter with no
+    ``default`` must be given by the preset.
+    """
+
+    name: str
+    kind: type
+    doc: str
+    default: Any = _REQUIRED
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+    choices: tuple[str, ...] | None = None
+
+    @property
+    def required(self) -> bool:
+        return self.default is _REQUIRED
+
+    @property
+    def unit(self) -> str:
+        return unit_of(self.name) or ""
+
+    def coerce(self, value: Any, where: str, key: str) -> Any:
+        """Return ``value`` converted to this parameter's kind, or raise ConfigError."""
+        kind = self.kind
+        if kind is bool:
+            if isinstance(value, bool):
+                return value
+            raise ConfigError(where, key, f"expected true or false, got {value!r}")
+        if kind in (int, float):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(where, key, f"expected a number ({self.unit or 'no unit'}), got {value!r}")
+            if kind is int:
+                if isinstance(value, float) and not value.is_integer():
+                    raise ConfigError(where, key, f"expected a whole number, got {value!r}")
+                value = int(value)
+            else:
+                value = float(value)
+                if not math.isfinite(value):
+                    raise ConfigError(where, key, f"expected a finite number, got {value!r}")
+            if self.minimum is not None:
+                if self.exclusive_minimum and value <= self.minimum:
+                    raise ConfigError(where, key, f"must be > {self.minimum:g}, got {value!r}")
+                if not self.exclusive_minimum and value < self.minimum:
+                    raise ConfigError(where, key, f"must be >= {self.minimum:g}, got {value!r}")
+            if self.maximum is not None and value > self.maximum:
+                raise ConfigError(where, key, f"must be <= {self.maximum:g}, got {value!r}")
+            return value
+        if kind is str:
+            if not isinstance(value, str):
+                raise ConfigError(where, key, f"expected text, got {value!r}")
+            if self.choices is not None and value not in self.choices:
+                raise ConfigError(where, key, f"must be one of {', '.join(self.choices)}; got {value!r}")
+            return value
+        raise TypeError(f"unsupported parameter kind {kind!r} for {self.name}")
+
+
+class ParamSet(Mapping[str, Any]):
+    """Validated, read-only parameter values with attribute access (``p.read_latency_ns``).
+
+    ``sources`` maps each key to the provenance note of its value.
+    """
+
+    __slots__ = ("_values", "sources", "schema_name")
+
+    def __init__(self, values: dict[str, Any], sources: dict[str, str], schema_name: str):
+        object.__setattr__(self, "_values", dict(values))
+        object.__setattr__(self, "sources", dict(sources))
+        object.__setattr__(self, "schema_name", schema_name)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(f"{self.schema_name} has no parameter {name!r}") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("ParamSet is read-only; use replace()")
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"ParamSet({self.schema_name}, {self._values!r})"
+
+    def __reduce__(self):
+        return (ParamSet, (self._values, self.sources, self.schema_name))
+
+    def replace(self, **changes: Any) -> ParamSet:
+        """Return a copy with ``changes`` applied (not re-validated; for programmatic studies)."""
+        values = {**self._values, **changes}
+        sources = {**self.sources, **{k: "set programmatically" for k in changes}}
+        return ParamSet(values, sources, self.schema_name)
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A named set of parameters plus semantic checks across them.
+
+    ``checks`` are callables taking the validated values dict and returning ``None`` or
+    ``(key, message)`` describing an inconsistency.
+    """
+
+    name: str
+    params: tuple[Param, ...]
+    checks: tuple[Callable[[dict[str, Any]], tuple[str, str] | None], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        names = [p.name for p in self.params]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ValueError(f"schema {self.name} declares {sorted(dup)} twice")
+
+    def by_name(self) -> dict[str, Param]:
+        return {p.name: p for p in self.params}
+
+    def validate(
+        self,
+        values: Mapping[str, Any],
+        sources: Mapping[str, str],
+        where: str,
+        prefix: str = "",
+    ) -> ParamSet:
+        """Check ``values`` against the schema: unknown keys, kinds, ranges, then ``checks``."""
+        declared = self.by_name()
+        out: dict[str, Any] = {}
+        out_sources: dict[str, str] = {}
+        for key, value in values.items():
+            if key not in declared:
+                raise ConfigError(where, prefix + key, unknown_key_message(key, declared))
+            out[key] = declared[key].coerce(value, where, prefix + key)
+            out_sources[key] = sources.get(key, "")
+        for p in self.params:
+            if p.name not in out:
+                if p.required:
+                    raise ConfigError(where, prefix + p.name, f"missing required parameter ({p.doc})")
+                out[p.name] = p.default
+                out_sources[p.name] = "schema default"
+        for check in self.checks:
+            problem = check(out)
+            if problem is not None:
+                key, message = problem
+                raise ConfigError(where, prefix + key, message)
+        return ParamSet(out, out_sources, self.name)
+
+
+def unknown_key_message(key: str, known: Iterable[str]) -> str:
+    """'unknown key' with the closest known names, for one-line errors."""
+    close = difflib.get_close_matches(key, list(known), n=2)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    return f"unknown key{hint}"
+
+
+def check_le(lo: str, hi: str) -> Callable[[dict[str, Any]], tuple[str, str] | None]:
+    """A semantic check: parameter ``lo`` must not exceed parameter ``hi``."""
+
+    def check(values: dict[str, Any]) -> tuple[str, str] | None:
+        if values[lo] > values[hi]:
+            return lo, f"must be <= {hi} ({values[lo]!r} > {values[hi]!r})"
+        return None
+
+    return check

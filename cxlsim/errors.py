@@ -1,0 +1,27 @@
+"""Errors cxlsim raises on purpose.
+
+Contract: :class:`InputError` (and its subclass :class:`ConfigError`) mean the *user's input* is
+wrong; the CLI prints their one-line message and exits with status 2. Anything else escaping a
+command is an internal error (status 1).
+"""
+
+from __future__ import annotations
+
+
+class CxlsimError(Exception):
+    """Base class for errors cxlsim raises deliberately."""
+
+
+class InputError(CxlsimError):
+    """Bad user input (a file, a flag, a name): printed as one line, exit status 2."""
+
+
+class ConfigError(InputError):
+    """A configuration value is wrong. ``where`` names the file (or flag), ``key`` the key path."""
+
+    def __init__(self, where: str, key: str, message: str):
+        self.where = where
+        self.key = key
+        self.message = message
+        location = f"{where}: {key}" if key else where
+        super().__init__(f"{location}: {message}")

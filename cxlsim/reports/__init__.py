@@ -1,0 +1,1 @@
+"""Report rendering: readable tables and stable JSON."""
