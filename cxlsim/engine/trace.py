@@ -17,6 +17,7 @@ class Interval:
     end_ns: float
     label: str
     batch: int = -1
+    category: str = ""
 
     @property
     def duration_ns(self) -> float:
@@ -31,13 +32,13 @@ class TraceRecorder:
         self.intervals: list[Interval] = []
         self._lanes: dict[str, None] = {}
 
-    def record(self, lane: str, start_ns: float, end_ns: float, label: str, batch: int = -1) -> None:
+    def record(self, lane: str, start_ns: float, end_ns: float, label: str, batch: int = -1, category: str = "") -> None:
         if end_ns < start_ns:
             raise ValueError(f"interval on {lane} ends before it starts ({start_ns} > {end_ns})")
         if not self.enabled or end_ns == start_ns:
             return
         self._lanes.setdefault(lane, None)
-        self.intervals.append(Interval(lane, float(start_ns), float(end_ns), label, batch))
+        self.intervals.append(Interval(lane, float(start_ns), float(end_ns), label, batch, category))
 
     def declare_lane(self, lane: str) -> None:
         """Show ``lane`` in timelines even if it stays idle."""

@@ -1,0 +1,70 @@
+"""Draw per-lane busy intervals of a system's batches, like the paper's Figure 12.
+
+Lanes: gpu, host_cpu, ndp (computing logic), ckpt_logic (checkpointing logic), cxl.link (CXL.cache
+transfers) and one lane per memory controller. Formats:
+  ascii   a Gantt chart in the terminal (default)
+  chrome  trace-event JSON: open it at https://ui.perfetto.dev or chrome://tracing
+  png/svg a matplotlib figure
+
+  cxlsim timeline --system cxl-b --workload rm1
+  cxlsim timeline --system cxl --batches 2 --format chrome --out cxl.json
+  cxlsim timeline --system cxl-d --format png --out cxl-d.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from cxlsim.errors import InputError
+
+HELP = "per-lane timeline of a system's batches (ascii, Chrome trace JSON, png, svg)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from cxlsim.systems.config import list_systems
+
+    p.add_argument("--system", help="system name (" + ", ".join(list_systems()) + ") or YAML path")
+    p.add_argument("--workload", help="workload name (rm1..rm4) or YAML path")
+    p.add_argument("--batches", type=int, default=2, help="batches to draw after warm-up (default 2)")
+    p.add_argument("--warmup", type=int, help="warm-up batches simulated first and not drawn")
+    p.add_argument("--seed", type=int, help="seed of the input streams")
+    p.add_argument("--format", choices=["ascii", "chrome", "png", "svg"], default="ascii")
+    p.add_argument("--out", help="output file (required for png/svg; chrome defaults to stdout)")
+    p.add_argument("--width", type=int, default=100, help="ascii chart width in characters")
+
+
+def run(args: argparse.Namespace) -> int:
+    from cxlsim.api import simulate_from_args
+    from cxlsim.reports import timeline as tl
+
+    if args.format in ("png", "svg") and not args.out:
+        raise InputError(f"timeline: --format {args.format} needs --out FILE.{args.format}")
+    result = simulate_from_args(args)
+    first = result.config.warmup_batches
+    start, _ = result.batch_span(first)
+    _, end = result.batch_span(first + result.config.batches - 1)
+    meta = {"system": result.config.name, "workload": result.workload.name, "batches": result.config.batches,
+            "first_batch": first}
+    if args.json or args.format == "chrome":
+        data = tl.chrome_trace(result.trace, meta)
+        text = json.dumps(data)
+        if args.out:
+            with open(args.out, "w") as fh:
+                fh.write(text)
+            print(f"wrote {args.out} ({len(data['traceEvents'])} events); open it in https://ui.perfetto.dev")
+        else:
+            sys.stdout.write(text + "\n")
+        return 0
+    if args.format == "ascii":
+        title = f"{result.config.name} on {result.workload.name}: batches {first}..{first + result.config.batches - 1}"
+        chart = tl.ascii_gantt(result.trace, args.width, start, end, title)
+        if args.out:
+            with open(args.out, "w") as fh:
+                fh.write(chart + "\n")
+        print(chart)
+        return 0
+    path = tl.plot([(f"{result.config.name} on {result.workload.name}", result.trace)], args.out, [start], [end])
+    print(f"wrote {path}")
+    return 0

@@ -1,0 +1,107 @@
+"""Show a workload (RM1–RM4 or a YAML file) and statistics of its generated input batches.
+
+  cxlsim workload                      list the catalog
+  cxlsim workload rm1                  catalog values + per-batch stats of 5 batches
+  cxlsim workload rm2 --batches 20 --seed 3 --json
+  cxlsim workload rm1 --set batch_size=256 --set reuse_prev_fraction=0.5
+  cxlsim workload --config my-model.yaml
+
+Per batch: `indices` (lookups, all tables), `unique_rows` (distinct (table, row) pairs) and
+`reuse_prev_fraction` (share of those pairs the previous batch also touched; 0.0 for the first).
+The generator knob of the same name (under "generator") is the fraction of lookup positions copied
+from the previous batch.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from cxlsim.config.yamlio import parse_set
+from cxlsim.errors import InputError
+from cxlsim.reports.output import emit, format_table
+
+HELP = "workload RM1-RM4: catalog values and per-batch input statistics (unique rows, reuse)"
+
+DEFAULT_BATCHES = 5
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", nargs="?", help="catalog workload (rm1..rm4) or a YAML path; omit to list")
+    p.add_argument("--batches", type=int, default=DEFAULT_BATCHES, help=f"batches to generate (default {DEFAULT_BATCHES})")
+    p.add_argument("--seed", type=int, default=0, help="input-stream seed (default 0)")
+    p.add_argument("--row-scale", type=float, default=1.0, help="scale every table's rows by this factor in (0, 1]")
+
+
+def run(args: argparse.Namespace) -> int:
+    from cxlsim.workloads import list_workloads, load_workload
+
+    target = args.config or args.name
+    if target is None:
+        rows = [{"workload": n, "description": load_workload(n).description} for n in list_workloads()]
+        emit(args, {"workloads": rows}, lambda d: format_table(
+            ["workload", "description"], [[r["workload"], r["description"]] for r in d["workloads"]]))
+        return 0
+    if args.batches < 0:
+        raise InputError("workload: --batches must be >= 0")
+    if not 0 < args.row_scale <= 1:
+        raise InputError("workload: --row-scale must be in (0, 1]")
+    w = load_workload(target, dict(parse_set(args.set)))
+    emit(args, describe(w, args.batches, args.seed, args.row_scale), render)
+    return 0
+
+
+def describe(w, n_batches: int, seed: int, row_scale: float = 1.0) -> dict[str, Any]:
+    """The JSON document of ``cxlsim workload`` (stable keys; extra keys after the documented ones)."""
+    from cxlsim.workloads import TableLayout, analyze_batch, batches
+
+    p = w.params
+    layout = TableLayout.from_workload(w, row_scale)
+    per_batch = []
+    prev = None
+    for batch in batches(w, seed, n_batches, row_scale, dense=False):
+        prev = analyze_batch(batch.indices, layout, prev)
+        per_batch.append({"indices": prev.n_indices, "unique_rows": prev.n_unique,
+                          "reuse_prev_fraction": round(prev.reuse_prev_fraction, 6)})
+    return {
+        "workload": w.name,
+        "batch_size": p.batch_size,
+        "tables": p.tables,
+        "lookups_per_table": p.lookups_per_table,
+        "dim": p.dim,
+        "rows_per_table": list(w.rows_per_table_scaled(row_scale)),
+        "embedding_bytes": w.embedding_bytes,
+        "mlp_params": w.mlp_params,
+        "per_batch": per_batch,
+        "description": w.description,
+        "dense_features": p.dense_features,
+        "bottom_mlp": p.bottom_mlp,
+        "top_mlp": p.top_mlp,
+        "interaction_width": w.interaction_width,
+        "generator": {"seed": seed, "row_scale": row_scale, "popularity_exponent": p.popularity_exponent,
+                      "reuse_prev_fraction": p.reuse_prev_fraction},
+        "file": w.path,
+    }
+
+
+def render(d: dict[str, Any]) -> str:
+    rows = d["rows_per_table"]
+    sizes = f"{rows[0]:,}" if len(set(rows)) == 1 else f"{min(rows):,} .. {max(rows):,} (sum {sum(rows):,})"
+    g = d["generator"]
+    head = format_table(["parameter", "value"], [
+        ["batch_size", d["batch_size"]],
+        ["tables", d["tables"]],
+        ["lookups_per_table", d["lookups_per_table"]],
+        ["dim", d["dim"]],
+        ["rows_per_table", sizes],
+        ["embedding_GB", round(d["embedding_bytes"] / 1e9, 3)],
+        ["bottom_mlp", f"{d['bottom_mlp']} ({d['mlp_params']['bottom']:,} params)"],
+        ["top_mlp", f"{d['top_mlp']} ({d['mlp_params']['top']:,} params)"],
+        ["interaction_width", d["interaction_width"]],
+        ["popularity_exponent", g["popularity_exponent"]],
+        ["reuse knob (positions copied)", g["reuse_prev_fraction"]],
+    ], title=f"{d['workload']}: {d['description']}")
+    batches = format_table(["batch", "indices", "unique_rows", "reuse_prev_fraction"], [
+        [i, b["indices"], b["unique_rows"], round(b["reuse_prev_fraction"], 4)] for i, b in enumerate(d["per_batch"])
+    ], title=f"\ninput batches (seed {g['seed']}, row_scale {g['row_scale']}):")
+    return head + "\n" + batches

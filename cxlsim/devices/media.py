@@ -1,0 +1,524 @@
+"""One media mechanism shared by the DRAM, PMEM and SSD families.
+
+Contract (units: time ns, data bytes, bandwidth GB/s == B/ns, energy J). A :class:`MediaModel` is a
+pure timing model of ONE module (one DIMM, one SSD) built from a family's preset; several modules are
+interleaved by address. It offers:
+
+* ``read_latency_ns(pattern)`` / ``write_latency_ns(pattern)``: idle latencies, pattern
+  ``"sequential"`` or ``"random"`` (a write's latency is its acknowledgement: ADR domain / SSD ack);
+* ``bound_ns(op, n_accesses, size_B, modules=1)``: analytic lower bound of n aligned accesses to
+  distinct units, all issued at 0 with unlimited outstanding (``latency + media bytes / bandwidth``
+  less the one unit occupancy that the idle read latency already contains);
+* ``access_cost(op, size_B) -> Cost``: one idle aligned access (time, media bytes, dynamic energy);
+* ``serve(stream, state, outstanding, modules=1, interleave_B=4096) -> StreamResult``: the detailed
+  model (numba kernel in :mod:`cxlsim.devices.media_kernel`), stateful across calls through a
+  :class:`MediaState` (bank/queue timelines, write-combining buffer, per-unit pending-until);
+* ``drain(state, at_ns) -> DrainResult``: write every buffered unit back to the media.
+
+Streams are in issue order: ``issue_ns`` never decreases within a stream nor from one ``serve`` call
+to the next on the same state. Durability: a write is durable at its ``ack_ns`` (ADR domain); a write
+with ``start_ns <= t < ack_ns`` is in flight at ``t`` and may be torn at 64 B granularity.
+:class:`MediaComponent` adds simpy contention and trace lanes; :func:`microbench` characterises a
+preset by running ``serve`` on generated streams.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cxlsim.config.params import Param, ParamSet, Schema, check_le
+from cxlsim.devices import media_kernel as K
+from cxlsim.devices.base import Cost
+from cxlsim.engine.component import Component, Simulation
+
+PATTERNS = ("sequential", "random")
+OPS = ("read", "write")
+TORN_GRANULE_B = 64  # in-flight writes may be torn at this granularity on power loss (SPEC §3.5)
+INITIAL_TABLE_SLOTS = 1 << 12  # pending table starts this big and doubles as needed
+
+
+def media_params(unit_B: int) -> tuple[Param, ...]:
+    """Parameters every media family declares (defaults describe a plain device without buffer)."""
+    return (
+        Param("capacity_GB", float, "capacity of one module", minimum=0, exclusive_minimum=True),
+        Param("access_unit_B", int, "internal access unit: media work is done in whole units", default=unit_B, minimum=1),
+        Param("read_latency_sequential_ns", float, "idle read latency, sequential", minimum=0, exclusive_minimum=True),
+        Param("read_latency_random_ns", float, "idle read latency, random", minimum=0, exclusive_minimum=True),
+        Param("write_latency_ns", float, "idle write latency to acknowledgement (persistence domain)", minimum=0),
+        Param("read_bw_GBps", float, "sustained media read bandwidth of one module", minimum=0, exclusive_minimum=True),
+        Param("write_bw_GBps", float, "sustained media write bandwidth of one module", minimum=0, exclusive_minimum=True),
+        Param("parallel_units_count", int, "banks / parallel units per module; each holds a unit for count×unit/bw", minimum=1),
+        Param("wcb_entries", int, "write-combining buffer entries (units) per module, LRU; 0 = none", default=0, minimum=0),
+        Param("read_modify_write", bool, "a write covering part of a unit that misses the buffer reads the unit first", default=False),
+        Param("wcb_merge_ns", float, "time to merge a write into its buffered unit", default=0.0, minimum=0),
+        Param("wcb_read_latency_ns", float, "latency of a read served from the write-combining buffer", default=0.0, minimum=0),
+        Param("write_queue_entries", int, "write accesses with media work in flight per module before acks stall", default=64, minimum=1),
+        Param("write_forwarding", bool, "the controller forwards pending write data: reads never wait for writes", default=False),
+        Param("read_IOPS", float, "command-processing limit on read accesses per second; 0 = none", default=0.0, minimum=0),
+        Param("write_IOPS", float, "command-processing limit on write accesses per second; 0 = none", default=0.0, minimum=0),
+        Param("wear_level_interval_count", int, "media unit writes per module between wear-levelling stalls; 0 = off", default=0, minimum=0),
+        Param("wear_level_stall_ns", float, "wear-levelling stall of all banks of a module", default=0.0, minimum=0),
+        Param("read_media_pJ_per_bit", float, "dynamic energy per media bit read", minimum=0),
+        Param("write_media_pJ_per_bit", float, "dynamic energy per media bit written", minimum=0),
+        Param("io_pJ_per_bit", float, "interface energy per requested bit transferred", default=0.0, minimum=0),
+        Param("background_W", float, "background (idle) power of one module", minimum=0),
+    )
+
+
+def _check_occupancy(values: dict[str, Any]) -> tuple[str, str] | None:
+    """The idle sequential read latency must contain one unit's bank occupancy and command time."""
+    occ = values["parallel_units_count"] * values["access_unit_B"] / values["read_bw_GBps"]
+    cmd = 1e9 / values["read_IOPS"] if values["read_IOPS"] > 0 else 0.0
+    if occ + cmd > values["read_latency_sequential_ns"]:
+        return ("parallel_units_count",
+                f"one unit's occupancy + command time ({occ + cmd:.1f} ns) exceeds read_latency_sequential_ns; "
+                "lower parallel_units_count")
+    return None
+
+
+def media_schema(family: str, unit_B: int, extra: tuple[Param, ...] = ()) -> Schema:
+    """The schema of a media family: the shared parameters plus ``extra``."""
+    return Schema(
+        family,
+        media_params(unit_B) + extra,
+        checks=(check_le("read_latency_sequential_ns", "read_latency_random_ns"), _check_occupancy),
+    )
+
+
+@dataclass(frozen=True)
+class AccessStream:
+    """Accesses in issue order: earliest issue (ns), byte address, size (B), write flag."""
+
+    issue_ns: np.ndarray
+    addr_B: np.ndarray
+    size_B: np.ndarray
+    is_write: np.ndarray
+
+    @classmethod
+    def of(cls, issue_ns: Any, addr_B: Any, size_B: Any, is_write: Any) -> AccessStream:
+        """Build from array-likes; scalars broadcast to the length of ``addr_B``."""
+        addr = np.atleast_1d(np.asarray(addr_B, dtype=np.int64))
+        n = addr.shape[0]
+        return cls(
+            np.ascontiguousarray(np.broadcast_to(np.asarray(issue_ns, dtype=np.float64), (n,))),
+            np.ascontiguousarray(addr),
+            np.ascontiguousarray(np.broadcast_to(np.asarray(size_B, dtype=np.int64), (n,))),
+            np.ascontiguousarray(np.broadcast_to(np.asarray(is_write, dtype=np.bool_), (n,))),
+        )
+
+    def __len__(self) -> int:
+        return int(self.addr_B.shape[0])
+
+
+@dataclass(frozen=True)
+class StreamResult:
+    """Outcome of :meth:`MediaModel.serve`.
+
+    Per access: ``start_ns`` (issued, after the closed-loop limit), ``ack_ns`` (reads: data back;
+    writes: acknowledged, durable) and ``complete_ns`` (reads: data back; writes: data in place in
+    the module, i.e. merged into the buffer or written to the media). Totals over the stream.
+    """
+
+    start_ns: np.ndarray
+    complete_ns: np.ndarray
+    ack_ns: np.ndarray
+    end_ns: float
+    media_read_B: float
+    media_write_B: float
+    rmw_count: int
+    raw_stall_count: int
+    raw_stall_ns: float
+    buffer_hits_count: int
+    energy_J: float
+
+
+@dataclass(frozen=True)
+class DrainResult:
+    """Write-back of the write-combining buffers: end time (ns), media bytes, dynamic energy (J)."""
+
+    end_ns: float
+    media_write_B: float
+    energy_J: float
+
+
+class MediaState:
+    """Mutable state of ``modules`` interleaved modules, carried across ``serve`` calls."""
+
+    def __init__(self, modules: int, interleave_B: int, banks: int, wcb_entries: int, queue: int) -> None:
+        self.modules = modules
+        self.interleave_B = interleave_B
+        self.bank_free = np.full((modules, banks), K.NO_TIME)
+        self.cmd_free = np.full(modules, K.NO_TIME)
+        self.last_line = np.full(modules, -2, np.int64)
+        self.wq_ring = np.full((modules, queue), K.NO_TIME)
+        self.wq_head = np.zeros(modules, np.int64)
+        self.wcb_tag = np.full((modules, max(wcb_entries, 1)), K.EMPTY, np.int64)
+        self.wcb_stamp = np.zeros((modules, max(wcb_entries, 1)), np.int64)
+        self.stamp = np.zeros(1, np.int64)
+        self.keys = np.full(INITIAL_TABLE_SLOTS, K.EMPTY, np.int64)
+        self.times = np.full(INITIAL_TABLE_SLOTS, K.NO_TIME)
+        self.used = np.zeros(1, np.int64)
+        self.wear_count = np.zeros(modules, np.int64)
+        self.horizon_ns = -math.inf  # latest issue time seen
+
+    def copy(self) -> MediaState:
+        other = object.__new__(MediaState)
+        for k, v in self.__dict__.items():
+            other.__dict__[k] = v.copy() if isinstance(v, np.ndarray) else v
+        return other
+
+    def pending_until_ns(self, unit_index: int) -> float:
+        """Pending-until time of global unit ``unit_index`` (-inf if none)."""
+        return float(K.pend_lookup(self.keys, self.times, np.int64(unit_index)))
+
+    def buffered_units(self, module: int = 0) -> list[int]:
+        """Units in ``module``'s write-combining buffer, least recently used first."""
+        tags, stamps = self.wcb_tag[module], self.wcb_stamp[module]
+        return [int(tags[e]) for e in np.argsort(stamps, kind="stable") if tags[e] != K.EMPTY]
+
+    def _rebuild(self, now: float, room: int) -> None:
+        """Drop entries dead at ``now``; grow so that ``room`` inserts fit under the load limit."""
+        live = int(np.count_nonzero((self.keys != K.EMPTY) & (self.times > now)))
+        cap = self.keys.shape[0]
+        while (live + room) > cap * K.MAX_LOAD_FRACTION / 2:
+            cap *= 2
+        self.keys, self.times, self.used = K.pend_rebuild(self.keys, self.times, now, cap)
+
+
+class MediaModel:
+    """Pure timing model of one media module (see the module docstring for the contract)."""
+
+    def __init__(self, family: str, params: ParamSet) -> None:
+        self.family = family
+        self.params = params
+        p = params
+        self.unit_B = int(p.access_unit_B)
+        self.banks = int(p.parallel_units_count)
+        self.occ_read_ns = self.banks * self.unit_B / p.read_bw_GBps
+        self.occ_write_ns = self.banks * self.unit_B / p.write_bw_GBps
+        self.cmd_read_ns = 1e9 / p.read_IOPS if p.read_IOPS > 0 else 0.0
+        self.cmd_write_ns = 1e9 / p.write_IOPS if p.write_IOPS > 0 else 0.0
+        self.d_seq_ns = p.read_latency_sequential_ns - self.occ_read_ns - self.cmd_read_ns
+        self.d_rand_ns = p.read_latency_random_ns - self.occ_read_ns - self.cmd_read_ns
+        bit = 8 * 1e-12  # pJ/bit -> J/B
+        fp = np.zeros(K.N_FP)
+        fp[K.F_OCC_R], fp[K.F_OCC_W] = self.occ_read_ns, self.occ_write_ns
+        fp[K.F_D_SEQ], fp[K.F_D_RAND] = self.d_seq_ns, self.d_rand_ns
+        fp[K.F_LAT_W] = p.write_latency_ns
+        fp[K.F_MERGE], fp[K.F_WCB_READ] = p.wcb_merge_ns, p.wcb_read_latency_ns
+        fp[K.F_CMD_R], fp[K.F_CMD_W] = self.cmd_read_ns, self.cmd_write_ns
+        fp[K.F_WEAR_STALL] = p.wear_level_stall_ns
+        fp[K.F_E_READ] = p.read_media_pJ_per_bit * bit
+        fp[K.F_E_WRITE] = p.write_media_pJ_per_bit * bit
+        fp[K.F_E_IO] = p.io_pJ_per_bit * bit
+        self._fp = fp
+
+    def __repr__(self) -> str:
+        return f"MediaModel({self.family}, unit={self.unit_B} B, banks={self.banks})"
+
+    # --- pure API -----------------------------------------------------------------------------
+    def read_latency_ns(self, pattern: str = "random") -> float:
+        """Idle read latency (ns) of one access of at most one unit."""
+        _check(pattern, PATTERNS, "pattern")
+        p = self.params
+        return p.read_latency_sequential_ns if pattern == "sequential" else p.read_latency_random_ns
+
+    def write_latency_ns(self, pattern: str = "random") -> float:
+        """Idle write latency (ns) to acknowledgement; the same for both patterns."""
+        _check(pattern, PATTERNS, "pattern")
+        return self.params.write_latency_ns
+
+    def units(self, size_B: int) -> int:
+        """Internal units touched by an aligned access of ``size_B`` bytes."""
+        return max(1, -(-int(size_B) // self.unit_B))
+
+    def bound_ns(self, op: str, n_accesses: int, size_B: int, modules: int = 1) -> float:
+        """Lower bound (ns) of ``n_accesses`` aligned accesses to distinct units issued at 0.
+
+        read:  ``d + max(cmd + occ, cmd + media_B / (bw·modules), n/modules·cmd + occ)`` with
+               ``d = sequential latency − occ − cmd`` (so one unit gives the idle latency);
+        write: ``write latency + max(media_B / (bw·modules), n/modules·cmd)`` (the command term
+               only without a write-combining buffer); for writes the detailed time is until the
+               last media write completed, buffer drain included.
+        """
+        _check(op, OPS, "op")
+        media = n_accesses * self.units(size_B) * self.unit_B
+        p = self.params
+        if op == "read":
+            cmd, occ = self.cmd_read_ns, self.occ_read_ns
+            return self.d_seq_ns + max(cmd + occ, cmd + media / (p.read_bw_GBps * modules),
+                                       n_accesses / modules * cmd + occ)
+        cmd = self.cmd_write_ns if p.wcb_entries == 0 else 0.0
+        return p.write_latency_ns + max(media / (p.write_bw_GBps * modules), n_accesses / modules * cmd)
+
+    def access_cost(self, op: str, size_B: int) -> Cost:
+        """One idle aligned access on one module.
+
+        read: time to data (first unit random, later units sequential, striped over the banks);
+        write: time to acknowledgement; bytes: media bytes it eventually causes (write-through
+        accounting: its units written, plus a unit read when a partial write needs RMW).
+        """
+        _check(op, OPS, "op")
+        k = self.units(size_B)
+        p = self.params
+        if op == "read":
+            last = (k - 1) // self.banks * self.occ_read_ns + self.occ_read_ns
+            t = max(p.read_latency_random_ns, self.cmd_read_ns + last + self.d_seq_ns) if k > 1 else p.read_latency_random_ns
+            media = k * self.unit_B
+            return Cost(t, media, media * self._fp[K.F_E_READ] + size_B * self._fp[K.F_E_IO])
+        media_w = k * self.unit_B
+        media_r = self.unit_B if (p.read_modify_write and size_B % self.unit_B) else 0
+        energy = media_w * self._fp[K.F_E_WRITE] + media_r * self._fp[K.F_E_READ] + size_B * self._fp[K.F_E_IO]
+        return Cost(p.write_latency_ns, media_w + media_r, energy)
+
+    # --- detailed model -----------------------------------------------------------------------
+    def new_state(self, modules: int = 1, interleave_B: int = 4096) -> MediaState:
+        """Fresh state of ``modules`` modules interleaved every ``interleave_B`` bytes."""
+        if modules < 1:
+            raise ValueError("modules must be >= 1")
+        if interleave_B < self.unit_B or interleave_B % self.unit_B:
+            raise ValueError(f"interleave_B ({interleave_B}) must be a multiple of the {self.unit_B} B unit")
+        p = self.params
+        return MediaState(modules, interleave_B, self.banks, p.wcb_entries, p.write_queue_entries)
+
+    def _ip(self, state: MediaState, outstanding: int) -> np.ndarray:
+        p = self.params
+        ip = np.zeros(K.N_IP, np.int64)
+        ip[K.I_UNIT], ip[K.I_BANKS] = self.unit_B, self.banks
+        ip[K.I_MODULES], ip[K.I_INTERLEAVE] = state.modules, state.interleave_B
+        ip[K.I_WCB], ip[K.I_RMW] = p.wcb_entries, int(p.read_modify_write)
+        ip[K.I_FORWARD], ip[K.I_QDEPTH] = int(p.write_forwarding), p.write_queue_entries
+        ip[K.I_WEAR_INTERVAL], ip[K.I_OUTSTANDING] = p.wear_level_interval_count, outstanding
+        return ip
+
+    def serve(self, stream: AccessStream, state: MediaState, outstanding: int, modules: int = 1,
+              interleave_B: int = 4096, reference: bool = False) -> StreamResult:
+        """Detailed timing of ``stream`` on ``state`` (updated in place); ``reference=True`` runs
+        the plain-Python twin of the kernel (same results, slow)."""
+        self._validate(stream, state, outstanding, modules, interleave_B)
+        n = len(stream)
+        ip = self._ip(state, outstanding)
+        if n == 0:
+            return StreamResult(*(np.zeros(0),) * 3, -math.inf, 0.0, 0.0, 0, 0, 0.0, 0, 0.0)
+        if reference:
+            start, complete, ack, c = self._serve_reference(stream, state, ip)
+        else:
+            start, complete, ack = np.zeros(n), np.zeros(n), np.zeros(n)
+            c = np.zeros(K.N_C)
+            loop_ring = np.full(outstanding, K.NO_TIME)
+            scratch = [np.zeros(state.modules, np.int64), np.zeros(state.modules), np.zeros(state.modules)]
+            room = 2 * (int(np.max((stream.addr_B + stream.size_B - 1) // self.unit_B - stream.addr_B // self.unit_B)) + 1) + 2
+            i = 0
+            while i < n:
+                i = K.serve_kernel(stream.issue_ns, stream.addr_B, stream.size_B, stream.is_write, i,
+                                   self._fp, ip, state.bank_free, state.cmd_free, state.last_line,
+                                   state.wq_ring, state.wq_head, state.wcb_tag, state.wcb_stamp,
+                                   state.stamp, state.keys, state.times, state.used,
+                                   state.wear_count, loop_ring, start, complete, ack, c, *scratch)
+                if i < n:
+                    state._rebuild(float(stream.issue_ns[i]), room)
+        state.horizon_ns = float(stream.issue_ns[-1])
+        return StreamResult(start, complete, ack, float(max(complete.max(), ack.max())),
+                            float(c[K.C_MEDIA_R]), float(c[K.C_MEDIA_W]), int(c[K.C_RMW]),
+                            int(c[K.C_RAW]), float(c[K.C_RAW_NS]), int(c[K.C_HITS]), float(c[K.C_ENERGY]))
+
+    def _validate(self, s: AccessStream, state: MediaState, outstanding: int, modules: int, interleave_B: int) -> None:
+        if state.modules != modules or state.interleave_B != interleave_B:
+            raise ValueError(f"state was made for {state.modules} modules at {state.interleave_B} B, "
+                             f"not {modules} at {interleave_B} B")
+        if outstanding < 1:
+            raise ValueError("outstanding must be >= 1")
+        n = len(s)
+        if not (s.issue_ns.shape[0] == s.size_B.shape[0] == s.is_write.shape[0] == n):
+            raise ValueError("stream arrays differ in length")
+        if n == 0:
+            return
+        if np.any(np.diff(s.issue_ns) < 0) or s.issue_ns[0] < state.horizon_ns:
+            raise ValueError("issue_ns must not decrease (within a stream and across serve calls)")
+        if np.any(s.size_B < 1) or np.any(s.addr_B < 0):
+            raise ValueError("sizes must be >= 1 B and addresses >= 0")
+
+    def _serve_reference(self, s: AccessStream, state: MediaState, ip: np.ndarray):
+        pending = {int(k): float(t) for k, t in zip(state.keys, state.times, strict=True) if k != K.EMPTY}
+        lines = [state.buffered_units(m) if self.params.wcb_entries else [] for m in range(state.modules)]
+        start, complete, ack, c = K.serve_reference(
+            s.issue_ns, s.addr_B, s.size_B, s.is_write, self._fp, ip, pending, state.bank_free,
+            state.cmd_free, state.last_line, state.wq_ring, state.wq_head, lines, state.wear_count)
+        state.keys = np.full(state.keys.shape[0], K.EMPTY, np.int64)
+        state.times = np.full(state.keys.shape[0], K.NO_TIME)
+        state.used = np.zeros(1, np.int64)
+        state._rebuild(-math.inf, len(pending))
+        for g, t in pending.items():
+            K.pend_insert(state.keys, state.times, state.used, np.int64(g), float(t), -math.inf)
+        state.wcb_tag[:] = K.EMPTY
+        for m, ls in enumerate(lines):
+            for e, g in enumerate(ls):
+                state.wcb_tag[m, e] = g
+                state.wcb_stamp[m, e] = state.stamp[0]
+                state.stamp[0] += 1
+        return start, complete, ack, c
+
+    def drain(self, state: MediaState, at_ns: float) -> DrainResult:
+        """Write every buffered unit back (LRU first per module) from ``at_ns``; empties buffers."""
+        p = self.params
+        if p.wcb_entries == 0:
+            return DrainResult(float(at_ns), 0.0, 0.0)
+        ip = self._ip(state, 1)
+        lines = [state.buffered_units(m) for m in range(state.modules)]
+        state._rebuild(float(at_ns), 2 * sum(map(len, lines)) + 2)
+        end, written = float(at_ns), 0
+        for m, ls in enumerate(lines):
+            for g in ls:
+                local = K._locate(g * self.unit_B, self.unit_B, state.interleave_B, state.modules, self.banks)
+                done = K._media_write(m, local[2], float(at_ns), np.int64(g), self._fp, ip, state.bank_free,
+                                      state.keys, state.times, state.used, state.wear_count, float(at_ns))
+                end = max(end, done)
+                written += self.unit_B
+        state.wcb_tag[:] = K.EMPTY
+        state.horizon_ns = max(state.horizon_ns, float(at_ns))
+        return DrainResult(end, float(written), written * float(self._fp[K.F_E_WRITE]))
+
+    def module_of(self, addr_B: int, modules: int, interleave_B: int) -> int:
+        """Module holding byte ``addr_B``."""
+        return (int(addr_B) // interleave_B) % modules
+
+
+def _check(value: str, allowed: tuple[str, ...], what: str) -> None:
+    if value not in allowed:
+        raise ValueError(f"{what} must be one of {', '.join(allowed)}; got {value!r}")
+
+
+class MediaComponent(Component):
+    """``modules`` interleaved modules of one media model, shared by simpy processes.
+
+    Contract: :meth:`access` is a process that issues one access at ``env.now``, waits until its
+    data (read) or acknowledgement (write) and returns that time; contention comes from the shared
+    :class:`MediaState`. Each module has a trace lane ``<name>.mc<k>`` with the access's
+    ``[start, complete]`` interval.
+    """
+
+    def __init__(self, sim: Simulation, name: str, model: MediaModel, modules: int = 1,
+                 interleave_B: int = 4096) -> None:
+        super().__init__(sim, name)
+        self.model = model
+        self.modules = modules
+        self.interleave_B = interleave_B
+        self.state = model.new_state(modules, interleave_B)
+
+    def lane(self, module: int) -> str:
+        return f"{self.name}.mc{module}"
+
+    def elaborate(self) -> None:
+        for m in range(self.modules):
+            self.sim.trace.declare_lane(self.lane(m))
+        self.reads = self.stat("reads_count", "count", "read accesses")
+        self.writes = self.stat("writes_count", "count", "write accesses")
+        self.media_read = self.stat("media_read_B", "B", "media bytes read")
+        self.media_write = self.stat("media_write_B", "B", "media bytes written")
+        self.raw_stall = self.stat("raw_stall_ns", "ns", "read-after-write wait")
+        self.energy = self.stat("dynamic_energy_J", "J", "dynamic media and I/O energy")
+
+    def access(self, op: str, addr_B: int, size_B: int, label: str = "", batch: int = -1) -> Generator[Any, Any, float]:
+        """Process: one access of ``size_B`` bytes at ``addr_B``; returns its completion (ns)."""
+        _check(op, OPS, "op")
+        now = float(self.env.now)
+        stream = AccessStream.of(now, [addr_B], size_B, op == "write")
+        r = self.model.serve(stream, self.state, 1, self.modules, self.interleave_B)
+        done = float(r.ack_ns[0] if op == "write" else r.complete_ns[0])
+        (self.writes if op == "write" else self.reads).add(1)
+        self.media_read.add(r.media_read_B)
+        self.media_write.add(r.media_write_B)
+        self.raw_stall.add(r.raw_stall_ns)
+        self.energy.add(r.energy_J)
+        first = addr_B // self.interleave_B
+        last = (addr_B + size_B - 1) // self.interleave_B
+        for m in sorted({c % self.modules for c in range(first, min(last, first + self.modules - 1) + 1)}):
+            self.sim.trace.record(self.lane(m), float(r.start_ns[0]), float(r.complete_ns[0]), label or op, batch)
+        yield self.env.timeout(max(0.0, done - now))
+        return done
+
+
+# --- microbenchmark ---------------------------------------------------------------------------
+BW_SIZES_B = (64, 128, 256, 512, 4096)
+WA_REGIONS_B = (4096, 8192, 16384, 32768, 65536)
+LATENCY_SAMPLES = 64
+BW_OUTSTANDING = 1024  # in flight: saturates every preset despite in-order slot reuse
+BW_MIN_ACCESSES = 16384
+BW_MIN_BYTES = 1 << 20
+WA_CHUNK_B = 64
+REGION_LIMIT_B = 1 << 30  # random accesses are spread over at most 1 GiB
+
+
+def microbench(model: MediaModel, options: Mapping[str, Any]) -> dict[str, Any]:
+    """LENS/OptaneStudy-style probe of one module, measured with ``serve`` (docs/devices-media.md)."""
+    rng = np.random.default_rng(int(options.get("seed") or 0))
+    p = model.params
+    region = int(min(p.capacity_GB * 1e9, REGION_LIMIT_B))
+    out: dict[str, Any] = {
+        "read_latency_ns": {pat: _latency(model, False, pat, region, rng) for pat in PATTERNS},
+        "write_latency_ns": {pat: _latency(model, True, pat, region, rng) for pat in PATTERNS},
+        "read_bw_GBps": {str(s): _bandwidth(model, False, s, region, rng) for s in BW_SIZES_B},
+        "write_bw_GBps": {str(s): _bandwidth(model, True, s, region, rng) for s in BW_SIZES_B},
+        "write_amplification": {str(r): write_amplification(model, r) for r in WA_REGIONS_B},
+    }
+    return out
+
+
+def _latency(model: MediaModel, write: bool, pattern: str, region: int, rng: np.random.Generator) -> float:
+    """Mean latency of 64 B accesses issued far apart (idle module); sequential excludes the first."""
+    gap = 10 * (model.params.read_latency_random_ns + model.params.write_latency_ns
+                + model.occ_write_ns + model.occ_read_ns + model.cmd_read_ns + model.cmd_write_ns)
+    n = LATENCY_SAMPLES
+    if pattern == "sequential":
+        addr = np.arange(n, dtype=np.int64) * WA_CHUNK_B
+    else:
+        addr = rng.integers(0, region // model.unit_B, n) * model.unit_B
+    r = model.serve(AccessStream.of(np.arange(n) * gap, addr, WA_CHUNK_B, write), model.new_state(), 1)
+    lat = (r.ack_ns if write else r.complete_ns) - r.start_ns
+    return float(lat[1:].mean() if pattern == "sequential" else lat.mean())
+
+
+def _bandwidth(model: MediaModel, write: bool, size_B: int, region: int, rng: np.random.Generator) -> float:
+    """GB/s of random aligned ``size_B`` accesses with BW_OUTSTANDING in flight; writes include the drain."""
+    n = max(BW_MIN_ACCESSES, BW_MIN_BYTES // size_B)
+    addr = _distinct(rng, region // size_B, n) * size_B
+    state = model.new_state()
+    r = model.serve(AccessStream.of(0.0, addr, size_B, write), state, BW_OUTSTANDING)
+    end = model.drain(state, r.end_ns).end_ns if write else r.end_ns
+    return float(n * size_B / end)
+
+
+def _distinct(rng: np.random.Generator, population: int, n: int) -> np.ndarray:
+    """``n`` distinct integers below ``population`` in random order."""
+    if n > population:
+        raise ValueError(f"cannot draw {n} distinct of {population}")
+    picked = np.unique(rng.integers(0, population, 2 * n + 16))
+    while picked.shape[0] < n:
+        picked = np.unique(np.concatenate([picked, rng.integers(0, population, n)]))
+    return rng.permutation(picked)[:n].astype(np.int64)
+
+
+def write_amplification(model: MediaModel, region_B: int) -> float:
+    """Media bytes written / bytes written by 64 B writes rotating over ``region_B`` bytes.
+
+    The region holds ``region_B / unit`` units of ``unit / 64`` chunks; round k writes chunk k of
+    every unit, in address order, so each byte is written once. The final buffer drain counts.
+    """
+    unit = model.unit_B
+    lines = max(1, region_B // unit)
+    chunks = max(1, unit // WA_CHUNK_B)
+    addr = (np.arange(chunks)[:, None] * WA_CHUNK_B + np.arange(lines)[None, :] * unit).ravel().astype(np.int64)
+    state = model.new_state()
+    r = model.serve(AccessStream.of(0.0, addr, WA_CHUNK_B, True), state, BW_OUTSTANDING)
+    d = model.drain(state, r.end_ns)
+    return float((r.media_write_B + d.media_write_B) / (addr.shape[0] * WA_CHUNK_B))
+
+
+def build(family: str):
+    """The ``build`` callable of a media family."""
+    return lambda params: MediaModel(family, params)

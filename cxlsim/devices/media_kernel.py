@@ -1,0 +1,462 @@
+"""The shared media mechanism's core loop: a numba kernel and its plain-Python reference.
+
+Both functions take arrays and scalars only (no simulator objects) and give bit-identical results;
+``tests/test_media_kernel.py`` holds them together on random streams. Units: time ns (float64),
+addresses and sizes bytes (int64), energy J.
+
+Mechanism per access, in stream order (see ``docs/devices-media.md``):
+
+* closed loop: access ``i`` starts at ``max(issue[i], done[i - outstanding])`` where ``done`` is the
+  completion of a read or the acknowledgement of a write;
+* addresses map to modules by ``interleave_B`` chunks, to internal units (``unit_B``) and to
+  ``banks`` parallel units per module (local unit index modulo ``banks``);
+* a unit served by the media holds its bank for ``occ`` ns (``banks * unit / bandwidth``); a read
+  returns ``d_seq`` or ``d_rand`` ns after its occupancy ends (idle latency = command + occ + d);
+* writes are acknowledged ``lat_w`` ns after start (persistence / ADR domain), later if the module's
+  write queue (``qdepth`` accesses with media work in flight, freed out of order as their media work
+  completes) is full;
+* a write-combining buffer of ``wcb`` units per module (LRU) merges writes; a miss evicts the LRU
+  unit (a media write of one unit); a partial write that misses and ``rmw`` is set first reads the
+  unit (read-modify-write); without a buffer every write goes to the media (write-through);
+* every unit keeps a *pending-until* time (its merge, RMW fill or media write in progress); a read
+  of that unit waits until then (read-after-write), unless ``forward`` (controller forwarding);
+* optional wear-levelling: every ``wear_interval`` media writes a module's banks stall
+  ``wear_stall`` ns.
+
+The pending table is an open-addressing hash map in two arrays (key = global unit index, value =
+pending-until ns). Entries whose time is <= the current access's issue time are dead (they can no
+longer delay anything, because issue times never decrease) and their slots are reused. The kernel
+stops and returns the index of the access it could not start when the table is half full; the
+caller then rebuilds the table (dropping dead entries, growing it if needed) and resumes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# --- indices into the float parameter vector ``fp`` -------------------------------------------
+F_OCC_R = 0  # bank occupancy of one unit read, ns
+F_OCC_W = 1  # bank occupancy of one unit write, ns
+F_D_SEQ = 2  # read delay after occupancy when sequential, ns
+F_D_RAND = 3  # read delay after occupancy when random (also RMW fill reads), ns
+F_LAT_W = 4  # write acknowledgement latency, ns
+F_MERGE = 5  # time to merge a write into the write-combining buffer, ns
+F_WCB_READ = 6  # latency of a read served from the write-combining buffer, ns
+F_CMD_R = 7  # command-processor occupancy per read access per module, ns (0: no limit)
+F_CMD_W = 8  # command-processor occupancy per write access per module, ns
+F_WEAR_STALL = 9  # wear-levelling stall, ns
+F_E_READ = 10  # media read energy, J per byte
+F_E_WRITE = 11  # media write energy, J per byte
+F_E_IO = 12  # interface energy, J per requested byte
+N_FP = 13
+
+# --- indices into the integer parameter vector ``ip`` -----------------------------------------
+I_UNIT = 0  # internal access unit, B
+I_BANKS = 1  # parallel units (banks) per module
+I_MODULES = 2  # modules interleaved
+I_INTERLEAVE = 3  # interleaving granularity, B (a multiple of the unit)
+I_WCB = 4  # write-combining buffer entries per module (0: none)
+I_RMW = 5  # 1: partial writes missing the buffer read-modify-write the unit
+I_FORWARD = 6  # 1: reads never wait for pending writes (controller forwarding)
+I_QDEPTH = 7  # write-queue depth per module (accesses with media work in flight)
+I_WEAR_INTERVAL = 8  # media writes per module between wear-levelling stalls (0: off)
+I_OUTSTANDING = 9  # requester's maximum accesses in flight
+N_IP = 10
+
+# --- indices into the counter vector -------------------------------------------------------------
+C_MEDIA_R = 0  # media bytes read
+C_MEDIA_W = 1  # media bytes written
+C_RMW = 2  # read-modify-write fills
+C_RAW = 3  # accesses that waited for a pending write
+C_RAW_NS = 4  # total read-after-write wait, ns
+C_HITS = 5  # units served by / merged into the write-combining buffer
+C_ENERGY = 6  # dynamic energy, J
+N_C = 7
+
+EMPTY = -1  # an unused hash-table slot / buffer entry
+NO_TIME = -np.inf  # "no pending write" / "never"
+HASH_MULT = 2654435761  # Knuth's multiplicative hash constant
+MAX_LOAD_FRACTION = 0.5  # the kernel stops when the pending table is this full
+
+
+@njit(cache=True)
+def pend_lookup(keys, times, g):
+    """Pending-until time (ns) of global unit ``g``, or -inf."""
+    mask = keys.shape[0] - 1
+    s = (g * HASH_MULT) & mask
+    while True:
+        k = keys[s]
+        if k == g:
+            return times[s]
+        if k == EMPTY:
+            return NO_TIME
+        s = (s + 1) & mask
+
+
+@njit(cache=True)
+def pend_insert(keys, times, used, g, t, now):
+    """Set unit ``g``'s pending-until to ``t``; slots dead at ``now`` are reused."""
+    mask = keys.shape[0] - 1
+    s = (g * HASH_MULT) & mask
+    reuse = -1
+    while True:
+        k = keys[s]
+        if k == g:
+            times[s] = t
+            return
+        if k == EMPTY:
+            break
+        if reuse < 0 and times[s] <= now:
+            reuse = s
+        s = (s + 1) & mask
+    if reuse >= 0:
+        keys[reuse] = g
+        times[reuse] = t
+    else:
+        keys[s] = g
+        times[s] = t
+        used[0] += 1
+
+
+@njit(cache=True)
+def pend_rebuild(keys, times, now, capacity):
+    """A new table of ``capacity`` slots (a power of two) holding the entries alive after ``now``."""
+    nk = np.full(capacity, EMPTY, np.int64)
+    nt = np.full(capacity, NO_TIME, np.float64)
+    used = np.zeros(1, np.int64)
+    for s in range(keys.shape[0]):
+        if keys[s] != EMPTY and times[s] > now:
+            pend_insert(nk, nt, used, keys[s], times[s], now)
+    return nk, nt, used
+
+
+@njit(cache=True)
+def _locate(a, unit, interleave, modules, banks):
+    """(module, bank) of the unit holding byte address ``a``."""
+    chunk = a // interleave
+    m = chunk % modules
+    local = (chunk // modules) * (interleave // unit) + (a % interleave) // unit
+    return m, local, local % banks
+
+
+@njit(cache=True)
+def _wcb_find(tags, m, g):
+    for e in range(tags.shape[1]):
+        if tags[m, e] == g:
+            return e
+    return -1
+
+
+@njit(cache=True)
+def _wcb_victim(tags, stamps, m):
+    """First empty entry, else the least recently used one."""
+    best = 0
+    for e in range(tags.shape[1]):
+        if tags[m, e] == EMPTY:
+            return e
+        if stamps[m, e] < stamps[m, best]:
+            best = e
+    return best
+
+
+@njit(cache=True)
+def _earliest(ring, m):
+    """Write-queue entry of module ``m`` that frees first (entries drain out of order)."""
+    best = 0
+    for e in range(ring.shape[1]):
+        if ring[m, e] < ring[m, best]:
+            best = e
+    return best
+
+
+@njit(cache=True)
+def _media_write(m, b, ready, g, fp, ip, bank_free, keys, times, used, wear_count, now):
+    """One unit written to the media no earlier than ``ready``; returns its completion, ns."""
+    s = max(ready, pend_lookup(keys, times, g))
+    s = max(s, bank_free[m, b])
+    done = s + fp[F_OCC_W]
+    bank_free[m, b] = done
+    pend_insert(keys, times, used, g, done, now)
+    interval = ip[I_WEAR_INTERVAL]
+    if interval > 0:
+        wear_count[m] += 1
+        if wear_count[m] % interval == 0:
+            for bb in range(bank_free.shape[1]):
+                bank_free[m, bb] = max(bank_free[m, bb], done) + fp[F_WEAR_STALL]
+    return done
+
+
+@njit(cache=True)
+def serve_kernel(issue, addr, size, is_write, first, fp, ip,
+                 bank_free, cmd_free, last_line, wq_ring, wq_head, wcb_tag, wcb_stamp, stamp,
+                 keys, times, used, wear_count, loop_ring,
+                 start_out, complete_out, ack_out, counters, need, ready, mod_end):
+    """Serve accesses ``first..n-1`` in order; returns the index reached (n when done).
+
+    State arrays are updated in place; ``need``, ``ready``, ``mod_end`` are per-module scratch.
+    Returns early (index of the access not started) when the pending table needs a rebuild.
+    """
+    n = issue.shape[0]
+    unit = ip[I_UNIT]
+    banks = ip[I_BANKS]
+    modules = ip[I_MODULES]
+    interleave = ip[I_INTERLEAVE]
+    wcb = ip[I_WCB]
+    outstanding = ip[I_OUTSTANDING]
+    limit = keys.shape[0] * MAX_LOAD_FRACTION
+    for i in range(first, n):
+        a0 = addr[i]
+        a1 = a0 + size[i]
+        g0 = a0 // unit
+        g1 = (a1 - 1) // unit
+        if used[0] + 2 * (g1 - g0 + 1) + 2 > limit:
+            return i
+        now = issue[i]
+        slot = i % outstanding
+        t = max(now, loop_ring[slot])
+        start_out[i] = t
+        media_r0 = counters[C_MEDIA_R]
+        media_w0 = counters[C_MEDIA_W]
+        for m in range(modules):
+            need[m] = 0
+        for g in range(g0, g1 + 1):
+            m, loc, b = _locate(g * unit, unit, interleave, modules, banks)
+            if wcb == 0 or _wcb_find(wcb_tag, m, g) < 0:
+                need[m] = 1
+        if not is_write[i]:
+            t0 = t
+            if ip[I_FORWARD] == 0:
+                for g in range(g0, g1 + 1):
+                    p = pend_lookup(keys, times, g)
+                    if p > t0:
+                        t0 = p
+            if t0 > t:
+                counters[C_RAW] += 1
+                counters[C_RAW_NS] += t0 - t
+            for m in range(modules):
+                if need[m] == 1:
+                    cs = max(t0, cmd_free[m])
+                    cmd_free[m] = cs + fp[F_CMD_R]
+                    ready[m] = cs + fp[F_CMD_R]
+            done = t0
+            for g in range(g0, g1 + 1):
+                m, loc, b = _locate(g * unit, unit, interleave, modules, banks)
+                if wcb > 0 and _wcb_find(wcb_tag, m, g) >= 0:
+                    u = t0 + fp[F_WCB_READ]
+                    counters[C_HITS] += 1
+                else:
+                    seq = loc == last_line[m] or loc == last_line[m] + 1
+                    last_line[m] = loc
+                    s = max(ready[m], bank_free[m, b])
+                    bank_free[m, b] = s + fp[F_OCC_R]
+                    if seq:
+                        u = s + fp[F_OCC_R] + fp[F_D_SEQ]
+                    else:
+                        u = s + fp[F_OCC_R] + fp[F_D_RAND]
+                    counters[C_MEDIA_R] += unit
+                done = max(done, u)
+            complete_out[i] = done
+            ack_out[i] = done
+            loop_ring[slot] = done
+        else:
+            ack = t + fp[F_LAT_W]
+            for m in range(modules):
+                if need[m] == 1:
+                    wq_head[m] = _earliest(wq_ring, m)
+                    ack = max(ack, wq_ring[m, wq_head[m]])
+            for m in range(modules):
+                ready[m] = ack  # a unit evicted by this same access needs no command
+                mod_end[m] = ack
+                if need[m] == 1:
+                    cs = max(ack, cmd_free[m])
+                    cmd_free[m] = cs + fp[F_CMD_W]
+                    ready[m] = cs + fp[F_CMD_W]
+                    mod_end[m] = ready[m]
+            done = ack
+            for g in range(g0, g1 + 1):
+                m, loc, b = _locate(g * unit, unit, interleave, modules, banks)
+                lo = max(a0, g * unit)
+                hi = min(a1, (g + 1) * unit)
+                partial = hi - lo < unit
+                if wcb > 0:
+                    e = _wcb_find(wcb_tag, m, g)
+                    if e >= 0:
+                        counters[C_HITS] += 1
+                        u = max(ack, pend_lookup(keys, times, g)) + fp[F_MERGE]
+                    else:
+                        e = _wcb_victim(wcb_tag, wcb_stamp, m)
+                        vg = wcb_tag[m, e]
+                        if vg != EMPTY:
+                            vm, vloc, vb = _locate(vg * unit, unit, interleave, modules, banks)
+                            wd = _media_write(m, vb, ready[m], vg, fp, ip, bank_free,
+                                              keys, times, used, wear_count, now)
+                            counters[C_MEDIA_W] += unit
+                            mod_end[m] = max(mod_end[m], wd)
+                        if partial and ip[I_RMW] == 1:
+                            s = max(ready[m], pend_lookup(keys, times, g))
+                            s = max(s, bank_free[m, b])
+                            bank_free[m, b] = s + fp[F_OCC_R]
+                            fd = s + fp[F_OCC_R] + fp[F_D_RAND]
+                            counters[C_MEDIA_R] += unit
+                            counters[C_RMW] += 1
+                            mod_end[m] = max(mod_end[m], fd)
+                            u = fd + fp[F_MERGE]
+                        else:
+                            u = max(ack, pend_lookup(keys, times, g)) + fp[F_MERGE]
+                        wcb_tag[m, e] = g
+                    pend_insert(keys, times, used, g, u, now)
+                    wcb_stamp[m, e] = stamp[0]
+                    stamp[0] += 1
+                else:
+                    r = ready[m]
+                    if partial and ip[I_RMW] == 1:
+                        s = max(r, pend_lookup(keys, times, g))
+                        s = max(s, bank_free[m, b])
+                        bank_free[m, b] = s + fp[F_OCC_R]
+                        r = s + fp[F_OCC_R] + fp[F_D_RAND]
+                        counters[C_MEDIA_R] += unit
+                        counters[C_RMW] += 1
+                    u = _media_write(m, b, r, g, fp, ip, bank_free, keys, times, used, wear_count, now)
+                    counters[C_MEDIA_W] += unit
+                    mod_end[m] = max(mod_end[m], u)
+                done = max(done, u)
+            for m in range(modules):
+                if need[m] == 1:
+                    wq_ring[m, wq_head[m]] = mod_end[m]
+            complete_out[i] = done
+            ack_out[i] = ack
+            loop_ring[slot] = ack
+        counters[C_ENERGY] += ((counters[C_MEDIA_R] - media_r0) * fp[F_E_READ]
+                               + (counters[C_MEDIA_W] - media_w0) * fp[F_E_WRITE]
+                               + size[i] * fp[F_E_IO])
+    return n
+
+
+def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd_free, last_line,
+                    wq_ring, wq_head, wcb_lines, wear_count):
+    """Plain-Python twin of :func:`serve_kernel` (the whole stream in one call).
+
+    ``pending`` is a dict {global unit: pending-until ns}; ``wcb_lines`` is a list per module of
+    buffered units ordered least- to most-recently used. Both and the numpy state arrays are updated
+    in place. Returns ``(start, complete, ack, counters)``.
+    """
+    n = len(issue)
+    unit, banks, modules, interleave = int(ip[I_UNIT]), int(ip[I_BANKS]), int(ip[I_MODULES]), int(ip[I_INTERLEAVE])
+    wcb, outstanding = int(ip[I_WCB]), int(ip[I_OUTSTANDING])
+    occ_r, occ_w, d_seq, d_rand = float(fp[F_OCC_R]), float(fp[F_OCC_W]), float(fp[F_D_SEQ]), float(fp[F_D_RAND])
+    start = np.zeros(n)
+    complete = np.zeros(n)
+    ack_out = np.zeros(n)
+    c = [0.0] * N_C
+    done_ring = [NO_TIME] * outstanding
+
+    def where(g):
+        chunk = (g * unit) // interleave
+        local = (chunk // modules) * (interleave // unit) + ((g * unit) % interleave) // unit
+        return chunk % modules, local, local % banks
+
+    def media_write(m, b, ready, g):
+        s = max(max(ready, pending.get(g, NO_TIME)), float(bank_free[m, b]))
+        done = s + occ_w
+        bank_free[m, b] = done
+        pending[g] = done
+        if ip[I_WEAR_INTERVAL] > 0:
+            wear_count[m] += 1
+            if wear_count[m] % ip[I_WEAR_INTERVAL] == 0:
+                for bb in range(banks):
+                    bank_free[m, bb] = max(float(bank_free[m, bb]), done) + float(fp[F_WEAR_STALL])
+        return done
+
+    for i in range(n):
+        a0, a1 = int(addr[i]), int(addr[i]) + int(size[i])
+        units = range(a0 // unit, (a1 - 1) // unit + 1)
+        t = max(float(issue[i]), done_ring[i % outstanding])
+        start[i] = t
+        r0, w0 = c[C_MEDIA_R], c[C_MEDIA_W]
+        need = sorted({where(g)[0] for g in units if wcb == 0 or g not in wcb_lines[where(g)[0]]})
+        ready = {}
+        if not is_write[i]:
+            t0 = t
+            if not ip[I_FORWARD]:
+                t0 = max([t] + [pending.get(g, NO_TIME) for g in units])
+            if t0 > t:
+                c[C_RAW] += 1
+                c[C_RAW_NS] += t0 - t
+            for m in need:
+                cs = max(t0, float(cmd_free[m]))
+                cmd_free[m] = cs + fp[F_CMD_R]
+                ready[m] = cs + float(fp[F_CMD_R])
+            done = t0
+            for g in units:
+                m, loc, b = where(g)
+                if wcb > 0 and g in wcb_lines[m]:
+                    u = t0 + float(fp[F_WCB_READ])
+                    c[C_HITS] += 1
+                else:
+                    seq = loc == last_line[m] or loc == last_line[m] + 1
+                    last_line[m] = loc
+                    s = max(ready[m], float(bank_free[m, b]))
+                    bank_free[m, b] = s + occ_r
+                    u = s + occ_r + (d_seq if seq else d_rand)
+                    c[C_MEDIA_R] += unit
+                done = max(done, u)
+            complete[i] = ack_out[i] = done_ring[i % outstanding] = done
+        else:
+            ack = t + float(fp[F_LAT_W])
+            for m in need:
+                wq_head[m] = int(np.argmin(wq_ring[m]))
+                ack = max(ack, float(wq_ring[m, wq_head[m]]))
+            ready = dict.fromkeys(range(modules), ack)
+            mod_end = dict.fromkeys(range(modules), ack)
+            for m in need:
+                cs = max(ack, float(cmd_free[m]))
+                cmd_free[m] = cs + fp[F_CMD_W]
+                ready[m] = mod_end[m] = cs + float(fp[F_CMD_W])
+            done = ack
+            for g in units:
+                m, loc, b = where(g)
+                partial = min(a1, (g + 1) * unit) - max(a0, g * unit) < unit
+                if wcb > 0:
+                    lines = wcb_lines[m]
+                    if g in lines:
+                        c[C_HITS] += 1
+                        u = max(ack, pending.get(g, NO_TIME)) + float(fp[F_MERGE])
+                        lines.remove(g)
+                    else:
+                        if len(lines) == wcb:
+                            vg = lines.pop(0)
+                            wd = media_write(m, where(vg)[2], ready[m], vg)
+                            c[C_MEDIA_W] += unit
+                            mod_end[m] = max(mod_end[m], wd)
+                        if partial and ip[I_RMW]:
+                            s = max(max(ready[m], pending.get(g, NO_TIME)), float(bank_free[m, b]))
+                            bank_free[m, b] = s + occ_r
+                            fd = s + occ_r + d_rand
+                            c[C_MEDIA_R] += unit
+                            c[C_RMW] += 1
+                            mod_end[m] = max(mod_end[m], fd)
+                            u = fd + float(fp[F_MERGE])
+                        else:
+                            u = max(ack, pending.get(g, NO_TIME)) + float(fp[F_MERGE])
+                    lines.append(g)
+                    pending[g] = u
+                else:
+                    r = ready[m]
+                    if partial and ip[I_RMW]:
+                        s = max(max(r, pending.get(g, NO_TIME)), float(bank_free[m, b]))
+                        bank_free[m, b] = s + occ_r
+                        r = s + occ_r + d_rand
+                        c[C_MEDIA_R] += unit
+                        c[C_RMW] += 1
+                    u = media_write(m, b, r, g)
+                    c[C_MEDIA_W] += unit
+                    mod_end[m] = max(mod_end[m], u)
+                done = max(done, u)
+            for m in need:
+                wq_ring[m, wq_head[m]] = mod_end[m]
+            complete[i] = done
+            ack_out[i] = done_ring[i % outstanding] = ack
+        c[C_ENERGY] += ((c[C_MEDIA_R] - r0) * float(fp[F_E_READ]) + (c[C_MEDIA_W] - w0) * float(fp[F_E_WRITE])
+                        + int(size[i]) * float(fp[F_E_IO]))
+    return start, complete, ack_out, np.array(c)

@@ -1,0 +1,20 @@
+"""Cluster-scale failure tolerance side by side (SPEC §8) and the TPU/PS step model.
+
+Time inside this package is in **seconds** (runs span hours); sizes are bytes. Conversions to the
+project's ns happen at the boundary (:func:`cxlsim.ft.tpu_ps.tpu_ps_step` returns ns).
+
+- :mod:`cxlsim.ft.formulas` closed forms (Eq. 1/2, PLS, CPR decision, intermittent rule, ...);
+- :mod:`cxlsim.ft.scenario` scenario files (``configs/ft/*.yaml``), validated;
+- :mod:`cxlsim.ft.failures` the seeded interruption trace shared by all schemes;
+- :mod:`cxlsim.ft.access` row access statistics (power-law process, kernels' counters/bit vectors);
+- :mod:`cxlsim.ft.storage` checkpoint save/load times from sizes and bandwidth;
+- :mod:`cxlsim.ft.schemes` full, partial, CPR, Check-N-Run, ECRec, TPU epochs, undo log;
+- :mod:`cxlsim.ft.simulator` the simpy failure-and-checkpoint simulator;
+- :mod:`cxlsim.ft.tpu_ps` the TPU / parameter-server per-step model.
+"""
+
+from cxlsim.ft.run import run_scenario
+from cxlsim.ft.scenario import Scenario, load_scenario
+from cxlsim.ft.tpu_ps import tpu_ps_step
+
+__all__ = ["Scenario", "load_scenario", "run_scenario", "tpu_ps_step"]

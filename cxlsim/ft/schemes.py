@@ -1,0 +1,650 @@
+"""Failure-tolerance schemes, each a configuration (``kind`` + parameters) of one contract.
+
+Contract of a scheme (times in s, sizes in bytes; see :mod:`cxlsim.ft.simulator`):
+
+- ``interval_s``: work between checkpoints (``math.inf``: none); ``slowdown`` σ ≥ 1: steady
+  wall/work ratio of training with the scheme on; ``handles_notices``: acts on preemption notices;
+- ``checkpoint(state) -> CheckpointCost``; ``on_valid(state)`` when it becomes durable;
+  ``on_abort(state)`` when it is cancelled (stall interrupted or background write lost);
+- ``recover(state, event) -> Recovery``;
+- ``peak_capacity_bytes``, ``throughput_during_recovery`` and ``details()`` (scheme figures).
+
+Kinds register in :data:`SCHEMES` with a parameter :class:`~cxlsim.config.params.Schema` in
+:data:`SCHEME_SCHEMAS`; a scenario's ``schemes:`` list picks kinds and sets parameters.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cxlsim.config.params import Param, ParamSet, Schema
+from cxlsim.engine.component import Simulation
+from cxlsim.ft import formulas as F
+from cxlsim.ft.access import AccessProcess
+from cxlsim.ft.access import from_scenario as access_from_scenario
+from cxlsim.ft.failures import HOUR_S, Event
+from cxlsim.ft.scenario import Scenario
+from cxlsim.ft.simulator import CheckpointCost, Recovery, RunState
+from cxlsim.ft.storage import Storage
+from cxlsim.ft.storage import from_scenario as storage_from_scenario
+from cxlsim.kernels import ft as K
+
+GB = 1e9
+#: Bytes of the row id stored with each row of an incremental checkpoint (int64 local id).
+ROW_ID_B = 8
+#: Bytes of per-row quantization metadata: symmetric keeps a scale, asymmetric a scale and offset.
+QUANT_META_B = {"symmetric": 4, "asymmetric": 8, "adaptive": 8, "kmeans": 0}
+#: CPR-MFU counter size per row (reference: 4-byte counters).
+MFU_COUNTER_B = 4
+#: Vectors the quantization error is measured on, and their init scale (normal N(0, 1/√dim)).
+QUANT_SAMPLE_ROWS = 512
+KMEANS_ITERS = 8
+
+
+# ============================================================================ context
+@dataclass
+class Context:
+    """What schemes share in one scenario run."""
+
+    scenario: Scenario
+    storage: Storage
+    t_total_s: float
+    t_fail_s: float
+    expected_resumes: float
+    _access: AccessProcess | None = None
+
+    @property
+    def access(self) -> AccessProcess:
+        if self._access is None:
+            self._access = access_from_scenario(self.scenario.access, self.scenario.seed)
+        return self._access
+
+    @property
+    def m(self) -> ParamSet:
+        return self.scenario.model
+
+    @property
+    def emb_state_B(self) -> float:
+        """Embedding rows plus their optimizer state."""
+        return self.m.embedding_GB * GB * (1.0 + self.m.optimizer_state_factor)
+
+    @property
+    def dense_state_B(self) -> float:
+        return self.m.dense_GB * GB * (1.0 + self.m.optimizer_state_factor)
+
+    @property
+    def model_B(self) -> float:
+        return self.emb_state_B + self.dense_state_B
+
+    @property
+    def rows_total(self) -> float:
+        return self.m.embedding_GB * GB / self.m.row_B
+
+    @property
+    def o_res_s(self) -> float:
+        return self.scenario.failures.reschedule_s
+
+    def reschedule_s(self, ev: Event) -> float:
+        return ev.duration_s if ev.kind == "preemption" else self.o_res_s
+
+
+def build_context(sc: Scenario) -> Context:
+    f, it = sc.failures, sc.interruptions
+    t_total = sc.job.duration_h * HOUR_S
+    if f.process_policy == "uniform-count":
+        t_fail = t_total / f.count if f.count else math.inf
+        failures = float(f.count)
+    elif f.process_policy == "none":
+        t_fail, failures = math.inf, 0.0
+    else:
+        t_fail = f.mtbf_h * HOUR_S
+        failures = t_total / t_fail
+    resumes = failures + len(sc.trace)
+    for mean_h in (it.preemption_mean_interval_h, it.temporary_error_mean_interval_h):
+        if mean_h > 0:
+            resumes += sc.job.duration_h / mean_h
+    if not math.isfinite(t_fail):
+        t_fail = t_total / max(resumes, 1.0) if resumes else 1e12
+    return Context(sc, storage_from_scenario(sc.storage, sc.path), t_total, t_fail, resumes)
+
+
+# ============================================================================ base
+class Scheme:
+    """Shared behaviour: full-model checkpoints, full recovery (roll back to the last valid one)."""
+
+    kind = ""
+    handles_notices = False
+
+    def __init__(self, label: str, p: ParamSet, ctx: Context) -> None:
+        self.label, self.p, self.ctx = label, p, ctx
+        self.interval_s = math.inf
+        self.slowdown = 1.0
+        self.peak_capacity_bytes = 0.0
+        self.throughput_during_recovery = 0.0
+        self.recovery_reads_B: list[float] = []
+
+    # checkpoints
+    def checkpoint(self, st: RunState) -> CheckpointCost:
+        b = self.ctx.model_B
+        self.peak_capacity_bytes = max(self.peak_capacity_bytes, 2 * b if st.has_valid_checkpoint else b)
+        return CheckpointCost(self.ctx.storage.storage_write_s(b), 0.0, b)
+
+    def on_valid(self, st: RunState) -> None:
+        pass
+
+    def on_abort(self, st: RunState) -> None:
+        pass
+
+    # recovery
+    def recover_full(self, st: RunState, ev: Event, read_B: float | None = None) -> Recovery:
+        if not st.has_valid_checkpoint:
+            return Recovery(st.work_s, self.ctx.reschedule_s(ev), 0.0)
+        read_B = self.ctx.model_B if read_B is None else read_B
+        self.recovery_reads_B.append(read_B)
+        return Recovery(st.work_s - st.last_valid_work_s, self.ctx.reschedule_s(ev),
+                        self.ctx.storage.storage_read_s(read_B))
+
+    def recover(self, st: RunState, ev: Event) -> Recovery:
+        return self.recover_full(st, ev)
+
+    def details(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if math.isfinite(self.interval_s):
+            out["interval_h"] = self.interval_s / HOUR_S
+        return out
+
+    def summary(self) -> str:
+        """One short line for the table."""
+        return f"T_save {self.interval_s / HOUR_S:.3g} h" if math.isfinite(self.interval_s) else ""
+
+
+def _o_save(ctx: Context) -> float:
+    return ctx.storage.storage_write_s(ctx.model_B)
+
+
+# ============================================================================ full / partial
+class Full(Scheme):
+    """Full recovery: every node reloads the last checkpoint and recomputes lost work."""
+
+    kind = "full"
+
+    def __init__(self, label, p, ctx):
+        super().__init__(label, p, ctx)
+        self.interval_s = p.interval_h * HOUR_S if p.interval_h > 0 else F.optimal_full_interval_s(_o_save(ctx), ctx.t_fail_s)
+
+    def details(self):
+        return {**super().details(), "o_save_s": _o_save(self.ctx),
+                "o_load_s": self.ctx.storage.storage_read_s(self.ctx.model_B),
+                "optimal_interval_h": F.optimal_full_interval_s(_o_save(self.ctx), self.ctx.t_fail_s) / HOUR_S}
+
+
+class Partial(Scheme):
+    """Partial recovery: only the failed shards reload; lost updates (PLS) instead of lost time.
+    Whole-job events (preemption, temporary error, every shard failed) need full recovery."""
+
+    kind = "partial"
+
+    def __init__(self, label, p, ctx):
+        super().__init__(label, p, ctx)
+        self.interval_s = p.interval_h * HOUR_S if p.interval_h > 0 else F.optimal_full_interval_s(_o_save(ctx), ctx.t_fail_s)
+
+    def _whole(self, ev: Event) -> bool:
+        return ev.whole_job or len(ev.shards) >= self.ctx.m.emb_shards_count
+
+    def recover(self, st, ev):
+        if self._whole(ev):
+            return self.recover_full(st, ev)
+        n = self.ctx.m.emb_shards_count
+        last = st.last_valid_work_s if st.has_valid_checkpoint else 0.0
+        pls = F.pls_increment(st.work_s, last, st.total_work_s, n, len(ev.shards))
+        read_B = self.ctx.emb_state_B * len(ev.shards) / n
+        self.recovery_reads_B.append(read_B)
+        return Recovery(0.0, self.ctx.reschedule_s(ev), self.ctx.storage.storage_read_s(read_B) if st.has_valid_checkpoint else 0.0, pls)
+
+    def details(self):
+        n = self.ctx.m.emb_shards_count
+        return {**super().details(), "expected_pls": F.expected_pls(self.interval_s, self.ctx.t_fail_s, n)
+                * max(1, round(self.ctx.scenario.failures.shards_fraction * n))}
+
+
+# ============================================================================ CPR
+class Cpr(Partial):
+    """CPR: interval from a target PLS, benefit check against full recovery, prioritised saving."""
+
+    kind = "cpr"
+
+    def __init__(self, label, p, ctx):
+        Scheme.__init__(self, label, p, ctx)
+        n = ctx.m.emb_shards_count
+        n_f = min(n, max(1, round(ctx.scenario.failures.shards_fraction * n)))
+        # a failure wiping n_f of N_emb shards is one shard of an (N_emb/n_f)-shard model: the
+        # reference's one-shard formulas apply with N_emb/n_f (exactly the reference for n_f = 1)
+        self.decision = F.cpr_decision(
+            ctx.t_total_s, ctx.t_fail_s, _o_save(ctx), ctx.storage.storage_read_s(ctx.model_B),
+            ctx.storage.storage_read_s(n_f / n * ctx.emb_state_B), ctx.o_res_s, p.target_pls_fraction, n / n_f)
+        self.partial = self.decision["recovery"] == "partial"
+        self.policy = p.priority_policy if self.partial else "none"
+        base = self.decision["interval_s"]
+        self.r = p.r_fraction if self.policy != "none" else 1.0
+        self.interval_s = self.r * base
+        if self.policy != "none":
+            acc = ctx.access
+            self.rows = acc.rows
+            self.since = np.zeros(acc.rows)          # accesses since each row was last saved
+            self.change = np.zeros(acc.rows)         # SCAR: accumulated update magnitude
+            self.ssu: list[int] = []                 # SSU: duplicate-free sub-sampled row list
+            sim = Simulation(ctx.scenario.seed, trace=False)
+            self.rng = sim.rng(f"ft.cpr.{label}")
+            self.update_scale = np.exp(sim.rng("ft.cpr.update-scale").normal(0.0, p.scar_update_sigma, acc.rows))
+            self.shard_of = np.arange(acc.rows) % n
+            self.slot = 0
+
+    def checkpoint(self, st):
+        if self.policy == "none":
+            return super().checkpoint(st)
+        acc = self.ctx.access
+        self.slot = int(round(st.work_s / self.interval_s))
+        counts = acc.counts(self.interval_s, self.slot)
+        self.since += counts
+        self.change += counts * self.update_scale
+        keep = max(1, int(self.r * self.rows))
+        if self.policy == "mfu":
+            chosen = np.argpartition(-self.since, keep - 1)[:keep]
+        elif self.policy == "scar":
+            chosen = np.argpartition(-self.change, keep - 1)[:keep]
+        else:  # ssu: every ssu_period-th access enters the list; overflow drops random entries
+            sampled = acc.thinned_rows(self.interval_s, self.slot, self.p.ssu_period_count, f"ssu.{self.label}")
+            pool = np.union1d(np.asarray(self.ssu, dtype=np.int64), sampled)
+            if pool.size > keep:
+                pool = self.rng.choice(pool, size=keep, replace=False)
+            chosen, self.ssu = pool, []
+        self.since[chosen] = 0.0
+        self.change[chosen] = 0.0
+        b = self.r * self.ctx.emb_state_B + self.ctx.dense_state_B
+        self.peak_capacity_bytes = max(self.peak_capacity_bytes, self.ctx.model_B + b)
+        return CheckpointCost(self.ctx.storage.storage_write_s(b), 0.0, b)
+
+    def recover(self, st, ev):
+        if not self.partial:
+            return self.recover_full(st, ev)
+        if self.policy == "none" or self._whole(ev):
+            rec = super().recover(st, ev)
+            if self.policy != "none":
+                self.since[:] = 0.0
+                self.change[:] = 0.0
+            return rec
+        acc = self.ctx.access
+        slot_next = int(round(st.last_valid_work_s / self.interval_s)) + 1 if st.has_valid_checkpoint else 1
+        phi = (st.work_s - (slot_next - 1) * self.interval_s) / self.interval_s
+        partial_counts = phi * acc.counts(self.interval_s, slot_next)
+        failed = np.isin(self.shard_of, np.asarray(ev.shards))
+        lost_accesses = float((self.since[failed] + partial_counts[failed]).sum())
+        pls = lost_accesses / (acc.accesses_per_s * st.total_work_s)
+        # failed rows revert to their saved values: their pre-failure accesses are already lost
+        self.since[failed] = -partial_counts[failed]
+        self.change[failed] = -partial_counts[failed] * self.update_scale[failed]
+        n = self.ctx.m.emb_shards_count
+        read_B = self.ctx.emb_state_B * len(ev.shards) / n
+        self.recovery_reads_B.append(read_B)
+        return Recovery(0.0, self.ctx.reschedule_s(ev), self.ctx.storage.storage_read_s(read_B), pls)
+
+    def details(self):
+        d = {k: (v / HOUR_S if k.endswith("_s") and "overhead" not in k else v) for k, v in self.decision.items()}
+        d = {(k[:-2] + "_h" if k.endswith("_s") and "overhead" not in k else k): v for k, v in d.items()}
+        out = {"recovery": self.decision["recovery"], "interval_h": self.interval_s / HOUR_S,
+               "priority_policy": self.policy, "r_fraction": self.r, **d}
+        n = self.ctx.m.emb_shards_count
+        if self.partial:
+            n_f = min(n, max(1, round(self.ctx.scenario.failures.shards_fraction * n)))
+            out["expected_pls"] = F.expected_pls(self.decision["interval_s"], self.ctx.t_fail_s, n / n_f)
+        row_B = self.ctx.m.row_B
+        out["tracking_memory_fraction"] = {"none": 0.0, "mfu": MFU_COUNTER_B / row_B,
+                                           "ssu": self.r * MFU_COUNTER_B / row_B, "scar": 1.0}[self.policy]
+        return out
+
+    def summary(self):
+        s = f"{self.decision['recovery']}, T_save {self.interval_s / HOUR_S:.3g} h"
+        return s + (f", {self.policy} r={self.r:g}" if self.policy != "none" else "")
+
+
+# ============================================================================ Check-N-Run
+class CheckNRun(Scheme):
+    """Check-N-Run: snapshot stall + background write, incremental policies, quantization."""
+
+    kind = "check-n-run"
+
+    def __init__(self, label, p, ctx):
+        super().__init__(label, p, ctx)
+        self.interval_s = p.interval_h * HOUR_S
+        self.policy = p.incremental_policy
+        self.bits = p.bits_count if p.bits_count else F.cnr_bit_width(ctx.expected_resumes)
+        self.initial_bits = self.bits
+        self.fell_back = False
+        self.quantized_resumes = 0
+        self.chain: list[dict[str, Any]] = []       # valid checkpoints since the current baseline
+        self.pending: dict[str, Any] | None = None
+        self.sizes: list[dict[str, Any]] = []
+        self.dim = ctx.m.row_B // 4
+        self.quant_error = self._quant_error()
+
+    def _mode(self, bits: int) -> str:
+        q = self.p.quant_policy
+        if q == "auto":
+            return "adaptive" if bits <= 4 else "asymmetric"
+        return q
+
+    def row_bytes(self, bits: int) -> float:
+        mode = self._mode(bits)
+        if mode == "none":
+            return float(self.ctx.m.row_B * (1 + self.ctx.m.optimizer_state_factor))
+        codebook = (1 << bits) * 4 if mode == "kmeans" else 0
+        return self.dim * bits / 8 + QUANT_META_B[mode] + codebook
+
+    def _quant_error(self) -> dict[str, Any]:
+        """Mean ℓ2 error of the chosen quantizer on normal-initialised vectors, per bit width."""
+        rng = Simulation(self.ctx.scenario.seed, trace=False).rng("ft.cnr.vectors")
+        x = rng.normal(0.0, 1.0 / math.sqrt(self.dim), size=(QUANT_SAMPLE_ROWS, self.dim)).astype(np.float32)
+        norm = float(np.linalg.norm(x, axis=1).mean())
+        out = {}
+        for bits in sorted(F.CNR_TOLERATED_RESUMES):
+            mode = self._mode(bits)
+            if mode == "none":
+                y = x
+            elif mode == "kmeans":
+                codes, book = K.kmeans_rows(x, bits, KMEANS_ITERS)
+                y = K.kmeans_dequantize(codes, book)
+            else:
+                q, s, o = K.quantize_rows(x, bits, K.MODES[mode])
+                y = K.dequantize_rows(q, s, o)
+            err = K.mean_l2_error(x, y)
+            out[str(bits)] = {"mode": mode, "mean_l2_error": err, "relative_error": err / norm}
+        return out
+
+    def _modified_fraction(self, first: int, last: int) -> float:
+        acc = self.ctx.access
+        bits = np.zeros_like(acc.modified(self.interval_s, max(first, 1)))
+        for k in range(first, last + 1):
+            bits |= acc.modified(self.interval_s, k)
+        return K.count_bits(bits) / acc.rows
+
+    def checkpoint(self, st):
+        idx = int(round(st.work_s / self.interval_s))
+        rows = self.ctx.rows_total
+        row_q = self.row_bytes(self.bits)
+        full_B = rows * row_q + self.ctx.dense_state_B
+        base_idx = self.chain[0]["index"] if self.chain else None
+        incs = [c["fraction"] for c in self.chain[1:]]
+        take_full = base_idx is None or self.policy == "full"
+        if not take_full and self.policy == "intermittent":
+            take_full = F.intermittent_take_full(incs)
+        if take_full:
+            entry = {"index": idx, "kind": "full", "fraction": 1.0, "bytes": full_B, "bits": self.bits}
+        else:
+            first = base_idx + 1 if self.policy in ("one-shot", "intermittent") else self.chain[-1]["index"] + 1
+            frac = self._modified_fraction(first, idx)
+            b = frac * rows * (row_q + ROW_ID_B) + self.ctx.dense_state_B
+            entry = {"index": idx, "kind": "increment", "fraction": frac, "bytes": b, "bits": self.bits}
+        self.pending = entry
+        self.sizes.append({"interval": idx, "kind": entry["kind"], "fraction": entry["fraction"], "bytes": entry["bytes"]})
+        self.peak_capacity_bytes = max(self.peak_capacity_bytes, self._needed_B(self.chain) + entry["bytes"])
+        snapshot_s = (self.ctx.model_B / self.ctx.m.nodes_count) / (self.p.snapshot_GBps * GB)
+        return CheckpointCost(snapshot_s, self.ctx.storage.storage_write_s(entry["bytes"]), entry["bytes"])
+
+    def _needed_B(self, chain: list[dict[str, Any]]) -> float:
+        """Bytes a recovery from ``chain`` reads (and storage must keep)."""
+        if not chain:
+            return 0.0
+        if self.policy == "consecutive":
+            return sum(c["bytes"] for c in chain)
+        return chain[0]["bytes"] + (chain[-1]["bytes"] if len(chain) > 1 else 0.0)
+
+    def on_valid(self, st):
+        if self.pending is None:
+            return
+        if self.pending["kind"] == "full":
+            self.chain = [self.pending]
+        else:
+            self.chain.append(self.pending)
+        self.pending = None
+
+    def on_abort(self, st):
+        self.pending = None
+
+    def recover(self, st, ev):
+        rec = self.recover_full(st, ev, self._needed_B(self.chain))
+        quantized = self._mode(self.bits) != "none" and self.bits < 8
+        if st.has_valid_checkpoint and quantized:
+            self.quantized_resumes += 1
+            if self.quantized_resumes > F.CNR_TOLERATED_RESUMES[self.bits]:
+                self.bits, self.fell_back = 8, True  # more failures than estimated
+        return rec
+
+    def details(self):
+        full = [s["bytes"] for s in self.sizes if s["kind"] == "full"]
+        inc = [s for s in self.sizes if s["kind"] == "increment"]
+        return {
+            **super().details(), "incremental_policy": self.policy,
+            "bits": self.initial_bits, "bits_final": self.bits, "fell_back_to_8_bits": self.fell_back,
+            "quant_mode": self._mode(self.initial_bits),
+            "expected_resumes": self.ctx.expected_resumes,
+            "quantization_error": self.quant_error,
+            "snapshot_stall_s": (self.ctx.model_B / self.ctx.m.nodes_count) / (self.p.snapshot_GBps * GB),
+            "full_checkpoint_bytes": full[0] if full else 0.0,
+            "mean_increment_fraction": float(np.mean([s["fraction"] for s in inc])) if inc else 0.0,
+            "recovery_read_bytes_mean": float(np.mean(self.recovery_reads_B)) if self.recovery_reads_B else 0.0,
+            "checkpoints": self.sizes,
+        }
+
+    def summary(self):
+        mode = self._mode(self.initial_bits)
+        q = "fp32" if mode == "none" else f"{self.initial_bits}-bit {mode}"
+        return f"{self.policy}, {q}, T {self.interval_s / HOUR_S:.3g} h"
+
+
+# ============================================================================ ECRec
+class EcRec(Scheme):
+    """ECRec: k+1 erasure-coded embeddings (rotated sum parity), replicated dense parameters,
+    difference propagation, degraded reads and background reconstruction; optional backup
+    checkpoints for events beyond one lost server per stripe."""
+
+    kind = "ecrec"
+
+    def __init__(self, label, p, ctx):
+        super().__init__(label, p, ctx)
+        k, n = p.k_count, p.servers_count
+        self.k, self.n = k, n
+        self.interval_s = p.backup_interval_h * HOUR_S if p.backup_interval_h > 0 else math.inf
+        nic_Bps = p.nic_GBps * GB
+        base_update_B = p.unique_rows_per_step_count * ctx.m.row_B
+        extra_B = (F.ecrec_update_traffic_factor(k) - 1.0) * base_update_B + ctx.m.dense_GB * GB
+        self.extra_per_step_B = extra_B
+        exposed = extra_B / (n * nic_Bps) * (1.0 - p.overlap_fraction)
+        if p.two_phase_commit:
+            exposed += p.rtt_us * 1e-6
+        self.exposed_per_step_s = exposed
+        self.slowdown = 1.0 + exposed / ctx.scenario.job.step_s
+        self.memory_factor = F.ecrec_memory_factor(k)
+        self.coded_B = ctx.emb_state_B * self.memory_factor
+        self.redundancy_B = ctx.emb_state_B / k + ctx.dense_state_B
+        lost_server_B = self.coded_B / n + ctx.dense_state_B
+        self.rebuild_s = k * lost_server_B / (nic_Bps * p.reconstruction_share_fraction)
+        self.throughput_during_recovery = F.ecrec_degraded_throughput(n, k) * max(
+            0.0, 1.0 - p.reconstruction_share_fraction * k / (n - 1))
+        self.peak_capacity_bytes = self.redundancy_B
+        self.steps = ctx.t_total_s / ctx.scenario.job.step_s
+        self.fallbacks = 0
+
+    def checkpoint(self, st):
+        cost = super().checkpoint(st)
+        self.peak_capacity_bytes = max(self.peak_capacity_bytes, self.redundancy_B + 2 * self.ctx.model_B)
+        return cost
+
+    def recover(self, st, ev):
+        failed_servers = max(1, round(len(ev.shards) / self.ctx.m.emb_shards_count * self.n))
+        if ev.whole_job or failed_servers > 1 or st.degraded_until_s > st.now_s:
+            self.fallbacks += 1
+            return self.recover_full(st, ev)
+        # no pause: the replacement starts (O_res) and rebuilds set by set under locks while
+        # degraded reads serve the lost rows
+        return Recovery(0.0, 0.0, 0.0, 0.0, self.ctx.reschedule_s(ev) + self.rebuild_s,
+                        self.throughput_during_recovery)
+
+    def details(self):
+        return {
+            **super().details(), "k": self.k, "servers": self.n, "memory_factor": self.memory_factor,
+            "coded_memory_bytes": self.coded_B, "dense_replicas": 2,
+            "update_traffic_factor": F.ecrec_update_traffic_factor(self.k),
+            "extra_traffic_per_step_bytes": self.extra_per_step_B,
+            "exposed_per_step_ms": self.exposed_per_step_s * 1e3,
+            "two_phase_commit": self.p.two_phase_commit,
+            "rebuild_s": self.rebuild_s, "fallbacks_to_backup": self.fallbacks,
+            "fault_tolerance_traffic_bytes": self.extra_per_step_B * self.steps,
+        }
+
+    def summary(self):
+        return f"k={self.k}, mem x{self.memory_factor:.3g}, rebuild {self.rebuild_s / 60:.3g} min"
+
+
+# ============================================================================ TPU epochs
+class TpuEpoch(Scheme):
+    """TPU/PS interruptions: drain + checkpoint at every epoch end; a failure retrains the epoch;
+    a preemption notice ends the epoch early (kept if the checkpoint commits in time)."""
+
+    kind = "tpu-epoch"
+
+    def __init__(self, label, p, ctx):
+        super().__init__(label, p, ctx)
+        self.interval_s = p.epoch_h * HOUR_S
+        self.handles_notices = p.use_notices
+        self.early = 0
+
+    def checkpoint(self, st):
+        cost = super().checkpoint(st)
+        if abs(st.work_s % self.interval_s) > 1e-6 and abs(st.work_s % self.interval_s - self.interval_s) > 1e-6:
+            self.early += 1
+        return CheckpointCost(self.p.drain_s + cost.stall_s, 0.0, cost.bytes_written)
+
+    def details(self):
+        return {**super().details(), "drain_s": self.p.drain_s, "uses_notices": self.handles_notices,
+                "early_checkpoints": self.early}
+
+    def summary(self):
+        return f"epoch {self.interval_s / HOUR_S:.3g} h" + (", notices" if self.handles_notices else "")
+
+
+# ============================================================================ TrainingCXL undo log
+class UndoLog(Scheme):
+    """TrainingCXL's batch-aware undo log on CXL-attached PMEM (per node): logging overlaps the
+    GPU's interaction/top-MLP window and only its excess is exposed; a failure loses at most the
+    in-flight batch; recovery reads the flagged log and restores the rows."""
+
+    kind = "undo-log"
+
+    def __init__(self, label, p, ctx):
+        super().__init__(label, p, ctx)
+        rd, wr = self._pmem_bw()
+        self.read_Bps, self.write_Bps = rd * GB, wr * GB
+        emb_log_B = p.unique_rows_per_batch_count * ctx.m.row_B
+        mlp_B = ctx.m.dense_GB * GB / ctx.m.nodes_count if p.mlp_log_B < 0 else p.mlp_log_B
+        self.log_B = emb_log_B + mlp_B
+        emb_s = emb_log_B / self.read_Bps + emb_log_B / self.write_Bps
+        mlp_s = mlp_B / (p.mlp_pull_GBps * GB) + mlp_B / self.write_Bps
+        busy = emb_s if p.relaxed else emb_s + mlp_s   # relaxed: MLP logging spread over batches
+        self.exposed_s = max(0.0, busy - p.idle_window_s)
+        self.step_s = ctx.scenario.job.step_s
+        self.slowdown = 1.0 + self.exposed_s / self.step_s
+        self.restore_s = self.log_B / self.read_Bps + emb_log_B / self.write_Bps
+        self.peak_capacity_bytes = 2 * self.log_B * ctx.m.nodes_count
+        self.batches = ctx.t_total_s / self.step_s
+
+    def _pmem_bw(self) -> tuple[float, float]:
+        p = self.p
+        if p.pmem_device_name:
+            from cxlsim.ft.storage import _READ_KEYS, _WRITE_KEYS, _preset_bw
+            return (_preset_bw(p.pmem_device_name, _READ_KEYS, self.ctx.scenario.path),
+                    _preset_bw(p.pmem_device_name, _WRITE_KEYS, self.ctx.scenario.path))
+        return p.pmem_read_GBps, p.pmem_write_GBps
+
+    def recover(self, st, ev):
+        in_flight = st.work_s % self.step_s
+        return Recovery(in_flight, self.ctx.reschedule_s(ev), self.restore_s)
+
+    def details(self):
+        return {"log_bytes_per_batch": self.log_B, "exposed_per_batch_ms": self.exposed_s * 1e3,
+                "restore_s": self.restore_s, "relaxed": self.p.relaxed,
+                "log_bytes_written": self.log_B * self.batches * self.ctx.m.nodes_count}
+
+    def summary(self):
+        return f"per-batch log {self.log_B / 1e6:.3g} MB, exposed {self.exposed_s * 1e3:.3g} ms"
+
+    # log writes are not storage checkpoints but are what this scheme persists
+    @property
+    def written_B(self) -> float:
+        return self.log_B * self.batches * self.ctx.m.nodes_count
+
+
+# ============================================================================ registry
+_INTERVAL = Param("interval_h", float, "checkpoint interval (0 = optimal sqrt(2·O_save·T_fail))", default=0.0, minimum=0)
+
+SCHEME_SCHEMAS: dict[str, Schema] = {
+    "full": Schema("ft.scheme.full", (_INTERVAL,)),
+    "partial": Schema("ft.scheme.partial", (_INTERVAL,)),
+    "cpr": Schema("ft.scheme.cpr", (
+        Param("target_pls_fraction", float, "target portion of lost samples", default=0.1, minimum=0, exclusive_minimum=True),
+        Param("priority_policy", str, "rows saved first", default="none", choices=("none", "mfu", "ssu", "scar")),
+        Param("r_fraction", float, "save r·N rows every r·T_save (prioritised policies)", default=0.125,
+              minimum=0, maximum=1, exclusive_minimum=True),
+        Param("ssu_period_count", int, "SSU keeps every n-th access", default=2, minimum=1),
+        Param("scar_update_sigma", float, "log-normal spread of per-row update size (SCAR ranks by change)",
+              default=0.2, minimum=0),
+    )),
+    "check-n-run": Schema("ft.scheme.check-n-run", (
+        Param("interval_h", float, "checkpoint interval", default=0.5, minimum=0, exclusive_minimum=True),
+        Param("incremental_policy", str, "which rows each checkpoint stores", default="intermittent",
+              choices=("full", "one-shot", "consecutive", "intermittent")),
+        Param("quant_policy", str, "row quantizer (auto: adaptive ≤ 4 bits, asymmetric at 8)", default="auto",
+              choices=("auto", "none", "symmetric", "asymmetric", "adaptive", "kmeans")),
+        Param("bits_count", int, "bit width (0 = from expected failures)", default=0, minimum=0, maximum=8),
+        Param("snapshot_GBps", float, "per-node GPU → pinned host memory copy bandwidth", default=12.0,
+              minimum=0, exclusive_minimum=True),
+    ), checks=(lambda v: ("bits_count", "must be 0, 2, 3, 4 or 8") if v["bits_count"] not in (0, 2, 3, 4, 8) else None,)),
+    "ecrec": Schema("ft.scheme.ecrec", (
+        Param("k_count", int, "data units per parity unit", default=2, minimum=1),
+        Param("servers_count", int, "parameter servers", default=5, minimum=2),
+        Param("nic_GBps", float, "server NIC bandwidth (25 Gbps = 3.125 GB/s)", default=3.125, minimum=0, exclusive_minimum=True),
+        Param("unique_rows_per_step_count", int, "distinct rows a step updates (8,900 per 2048-sample batch)",
+              default=8900, minimum=0),
+        Param("overlap_fraction", float, "share of the extra traffic hidden behind compute", default=0.0, minimum=0, maximum=1),
+        Param("two_phase_commit", bool, "per-iteration two-phase commit", default=False),
+        Param("rtt_us", float, "network round trip added by the commit", default=100.0, minimum=0),
+        Param("reconstruction_share_fraction", float, "NIC share given to background reconstruction",
+              default=0.5, minimum=0, maximum=1, exclusive_minimum=True),
+        Param("backup_interval_h", float, "backup checkpoints for unrecoverable events (0 = none)", default=0.0, minimum=0),
+    ), checks=(lambda v: ("k_count", f"k + 1 must not exceed servers_count ({v['servers_count']})")
+               if v["k_count"] + 1 > v["servers_count"] else None,)),
+    "tpu-epoch": Schema("ft.scheme.tpu-epoch", (
+        Param("epoch_h", float, "epoch length (a checkpoint at each end)", default=1.0, minimum=0, exclusive_minimum=True),
+        Param("drain_s", float, "time to drain in-flight work before the checkpoint", default=60.0, minimum=0),
+        Param("use_notices", bool, "end the epoch early on a preemption notice", default=True),
+    )),
+    "undo-log": Schema("ft.scheme.undo-log", (
+        Param("unique_rows_per_batch_count", int, "rows a batch updates per node (logged)", default=20000, minimum=0),
+        Param("idle_window_s", float, "CXL-MEM idle window per batch the logging overlaps", default=0.0016, minimum=0),
+        Param("pmem_read_GBps", float, "PMEM read bandwidth of the log copy", default=12.0, minimum=0, exclusive_minimum=True),
+        Param("pmem_write_GBps", float, "PMEM write bandwidth of the log copy", default=2.0, minimum=0, exclusive_minimum=True),
+        Param("pmem_device_name", str, "optional PMEM preset giving the two bandwidths", default=""),
+        Param("mlp_log_B", float, "MLP log size per node (-1 = dense_GB / nodes)", default=-1.0, minimum=-1),
+        Param("mlp_pull_GBps", float, "CXL.cache pull bandwidth of MLP parameters", default=50.0, minimum=0, exclusive_minimum=True),
+        Param("relaxed", bool, "relaxed checkpoint: MLP logging spread over batches, never exposed", default=True),
+    )),
+}
+
+SCHEMES: dict[str, type[Scheme]] = {c.kind: c for c in (Full, Partial, Cpr, CheckNRun, EcRec, TpuEpoch, UndoLog)}
+
+
+def build_scheme(label: str, kind: str, params: ParamSet, ctx: Context) -> Scheme:
+    return SCHEMES[kind](label, params, ctx)

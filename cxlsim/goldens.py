@@ -1,0 +1,73 @@
+"""Golden timing regressions: every system × RM1–RM4 on short runs, stored in tests/goldens/.
+
+    python -m cxlsim.goldens            # compare with the stored goldens, print what changed
+    python -m cxlsim.goldens --update   # rewrite the goldens after a reviewed change; prints the diff
+
+A change in a number is a visible, reviewed change: the update prints every value that moved.
+Runs use a reduced batch size (``GOLDEN_BATCH_SIZE``) so the whole set stays fast; the mechanisms
+are those of full-size runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+SYSTEMS = ("ssd", "pmem", "pcie", "cxl-d", "cxl-b", "cxl", "dram")
+WORKLOADS = ("rm1", "rm2", "rm3", "rm4")
+GOLDEN_BATCH_SIZE = 32
+GOLDEN_BATCHES = 2
+GOLDEN_WARMUP = 1
+GOLDEN_SEED = 1
+PATH = Path(__file__).resolve().parents[1] / "tests" / "goldens" / "timing.json"
+REL_TOL = 1e-9
+
+
+def compute(system: str, workload: str) -> dict[str, float]:
+    from cxlsim.api import simulate
+
+    r = simulate(system, workload=workload, batches=GOLDEN_BATCHES, warmup=GOLDEN_WARMUP, seed=GOLDEN_SEED,
+                 workload_sets={"batch_size": GOLDEN_BATCH_SIZE}, trace=False)
+    out = {"batch_time_ms": r.batch_time_ms["mean"], "raw_stall_ms": float(r.raw_stall_ns.mean() / 1e6)}
+    out.update({f"breakdown.{k}": v for k, v in r.breakdown_ms.items()})
+    return out
+
+
+def compute_all() -> dict[str, dict[str, float]]:
+    return {f"{s}/{w}": compute(s, w) for w in WORKLOADS for s in SYSTEMS}
+
+
+def diff(old: dict, new: dict) -> list[str]:
+    lines = []
+    for case in sorted(set(old) | set(new)):
+        a, b = old.get(case, {}), new.get(case, {})
+        for key in sorted(set(a) | set(b)):
+            va, vb = a.get(key), b.get(key)
+            if va is None or vb is None or abs(va - vb) > REL_TOL * max(abs(va), abs(vb), 1e-12):
+                lines.append(f"{case} {key}: {va} -> {vb}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m cxlsim.goldens", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--update", action="store_true", help="rewrite the stored goldens")
+    args = ap.parse_args(argv)
+    new = compute_all()
+    old = json.loads(PATH.read_text()) if PATH.exists() else {}
+    changes = diff(old, new)
+    for line in changes:
+        print(line)
+    if args.update:
+        PATH.parent.mkdir(parents=True, exist_ok=True)
+        PATH.write_text(json.dumps(new, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {PATH} ({len(changes)} values changed)")
+        return 0
+    print("goldens match" if not changes else f"{len(changes)} values differ; review, then run with --update")
+    return 1 if changes else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,276 @@
+"""System configurations: ``configs/<name>.yaml`` resolved into devices by role and a pipeline.
+
+File format::
+
+    version: 1
+    inherits: cxl-d        # optional: deep-merge over another system (by name or path)
+    name: cxl-b
+    description: ...
+    workload: rm1          # default workload, replaced by --workload
+    seed: 1
+    batches: 20            # measured batches
+    warmup_batches: 2      # simulated first, excluded from statistics
+    devices:               # role: {preset, count, interleave_B, params: {overrides}}
+      table_memory: {preset: pmem/paper, count: 4, interleave_B: 4096}
+      ...
+    pipeline: {tables_on: table_memory, embedding_engine: ndp, ...}   # see PIPELINE
+
+Contract: :func:`load_system` validates everything (unknown keys, kinds, ranges, presets) and
+raises :class:`~cxlsim.errors.ConfigError` naming the file and key path; ``--set`` overrides use
+dotted paths into this document (``devices.table_memory.params.write_bw_GBps=2``,
+``pipeline.relaxed_lookup=true``, ``batches=5``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cxlsim.config.catalog import Preset, catalog_roots, load_preset
+from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
+from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
+from cxlsim.errors import ConfigError
+
+TOP_KEYS = {"version", "inherits", "name", "description", "workload", "seed", "batches", "warmup_batches", "devices", "pipeline", "workload_overrides"}
+DEVICE_KEYS = {"preset", "count", "interleave_B", "params", "levels"}
+
+#: Device roles a pipeline may refer to, and what each is.
+ROLES = {
+    "gpu": "the GPU (bottom/top MLP, interaction, optimizer)",
+    "host_cpu": "the host CPU (training software; embedding ops when embedding_engine=host_cpu)",
+    "host_dram": "host DRAM modules (vector cache, bounce buffers, tables for the dram system)",
+    "table_memory": "modules holding the embedding tables (data region) and, for PMEM, the log region",
+    "checkpoint_storage": "modules receiving redo checkpoints when not the table memory (e.g. SSD)",
+    "ndp": "near-data computing logic beside the table memory (embedding lookup/update)",
+    "ckpt_logic": "checkpointing logic (DMA engine, counters, persistent flags)",
+    "fabric_link": "the link between the embedding engine's device and the switch/host (CXL)",
+    "gpu_link": "the GPU's link to the switch/host (CXL or PCIe)",
+    "switch": "the CXL switch (per-hop latency; `levels` switch levels between devices)",
+    "cxl_protocol": "CXL.cache/DCOH, CXL.mem and CXL.io protocol costs",
+    "pcie": "PCIe link and CUDA-like software path (launch, sync, memcpy)",
+}
+
+PIPELINE = Schema(
+    "pipeline",
+    (
+        Param("tables_on", str, "role holding the embedding tables", choices=("table_memory", "host_dram")),
+        Param("embedding_engine", str, "who computes lookup/update", choices=("ndp", "host_cpu")),
+        Param("data_movement", str, "how pooled vectors and gradients move", choices=("cxl_cache", "software")),
+        Param("persistence", str, "per-batch persistence", choices=("none", "redo", "undo")),
+        Param("checkpoint_on", str, "role receiving the redo record or logs", default="table_memory",
+              choices=("table_memory", "checkpoint_storage")),
+        Param("checkpoint_agent", str, "who copies rows into the checkpoint", default="ckpt_logic",
+              choices=("ckpt_logic", "ndp", "host_cpu")),
+        Param("mlp_pull", str, "how MLP parameters reach the checkpoint", default="cxl_cache",
+              choices=("cxl_cache", "software")),
+        Param("relaxed_lookup", bool, "batch n+1's lookup during batch n, corrected afterwards (SPEC §3.3)", default=False),
+        Param("relaxed_mlp_log", bool, "MLP logging only in the GPU's interaction/top-MLP window (SPEC §3.4)", default=False),
+        Param("vector_cache_GB", float, "host-DRAM LRU cache of embedding vectors in front of the table memory", default=0.0, minimum=0),
+        Param("lookup_dedup", bool, "read each distinct row once per bag set (true) or once per index (false)", default=False),
+        Param("table_region_offset_B", int, "byte address where the data region starts", default=0, minimum=0),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class DeviceRole:
+    """A resolved device role: the preset (one module) and how many modules the system holds."""
+
+    role: str
+    preset: Preset
+    count: int = 1
+    interleave_B: int = 4096
+    levels: int = 1
+
+    @property
+    def params(self) -> ParamSet:
+        return self.preset.params
+
+
+@dataclass(frozen=True)
+class SystemConfig:
+    name: str
+    description: str
+    workload: str
+    seed: int
+    batches: int
+    warmup_batches: int
+    devices: dict[str, DeviceRole]
+    pipeline: ParamSet
+    workload_overrides: dict[str, Any] = field(default_factory=dict)
+    source: str = ""
+    document: dict[str, Any] = field(default_factory=dict)
+
+    def role(self, name: str) -> DeviceRole:
+        if name not in self.devices:
+            raise ConfigError(self.source, f"devices.{name}", f"missing: the pipeline needs a {name} ({ROLES.get(name, '')})")
+        return self.devices[name]
+
+    def has(self, name: str) -> bool:
+        return name in self.devices
+
+    def resolved(self) -> dict[str, Any]:
+        """The fully resolved configuration (embedded in result files)."""
+        return {
+            "name": self.name,
+            "workload": self.workload,
+            "seed": self.seed,
+            "batches": self.batches,
+            "warmup_batches": self.warmup_batches,
+            "pipeline": dict(self.pipeline),
+            "devices": {
+                r: {"preset": d.preset.name, "count": d.count, "interleave_B": d.interleave_B, "levels": d.levels,
+                    "params": dict(d.params)}
+                for r, d in self.devices.items()
+            },
+            "workload_overrides": dict(self.workload_overrides),
+        }
+
+
+def list_systems() -> list[str]:
+    names: set[str] = set()
+    for root in catalog_roots("configs"):
+        if root.is_dir():
+            names.update(p.stem for p in root.glob("*.yaml"))
+    return sorted(names)
+
+
+def system_path(name_or_path: str) -> Path:
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml"):
+        return p
+    found = None
+    for root in catalog_roots("configs"):
+        cand = root / f"{name_or_path}.yaml"
+        if cand.is_file():
+            found = cand
+    if found is None:
+        raise ConfigError(name_or_path, "", "no such system" + unknown_key_message(name_or_path, list_systems())[len("unknown key"):]
+                          + f" (known: {', '.join(list_systems())})")
+    return found
+
+
+def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) -> SystemConfig:
+    """Load ``configs/<name>.yaml`` (or a path), apply ``sets`` and validate."""
+    path = system_path(name_or_path)
+    where = str(path)
+    doc = _read_with_parents(path, ())
+    if sets:
+        doc = apply_sets(doc, sets)
+        where_sets = "--set"
+    else:
+        where_sets = where
+    for key in doc:
+        if key not in TOP_KEYS:
+            raise ConfigError(where_sets if sets and key in dict(sets) else where, key, unknown_key_message(key, TOP_KEYS))
+    ints = {}
+    for key, default, minimum in (("seed", 0, 0), ("batches", 20, 1), ("warmup_batches", 2, 0)):
+        value = doc.get(key, default)
+        ints[key] = Param(key, int, key, minimum=minimum).coerce(value, where_sets, key)
+    devices_doc = doc.get("devices") or {}
+    if not isinstance(devices_doc, dict):
+        raise ConfigError(where, "devices", "expected a mapping role: {preset: ...}")
+    devices = {role: _device(role, spec, where, where_sets) for role, spec in devices_doc.items()}
+    pipeline_doc = doc.get("pipeline") or {}
+    if not isinstance(pipeline_doc, dict):
+        raise ConfigError(where, "pipeline", "expected a mapping")
+    pipeline = PIPELINE.validate(pipeline_doc, {}, where_sets, "pipeline.")
+    workload_overrides = doc.get("workload_overrides") or {}
+    if not isinstance(workload_overrides, dict):
+        raise ConfigError(where, "workload_overrides", "expected a mapping")
+    cfg = SystemConfig(
+        name=str(doc.get("name", path.stem)),
+        description=str(doc.get("description", "")),
+        workload=str(doc.get("workload", "rm1")),
+        seed=ints["seed"],
+        batches=ints["batches"],
+        warmup_batches=ints["warmup_batches"],
+        devices=devices,
+        pipeline=pipeline,
+        workload_overrides=dict(workload_overrides),
+        source=where,
+        document=doc,
+    )
+    _check_roles(cfg, where)
+    return cfg
+
+
+def _read_with_parents(path: Path, stack: tuple[str, ...]) -> dict[str, Any]:
+    """The document at ``path`` deep-merged over the one it ``inherits:`` (by name or path)."""
+    where = str(path)
+    if where in stack:
+        raise ConfigError(where, "inherits", "inheritance cycle: " + " -> ".join(stack + (where,)))
+    doc = read_yaml(path)
+    check_version(doc, where)
+    parent = doc.pop("inherits", None)
+    if parent is None:
+        return doc
+    base = _read_with_parents(system_path(str(parent)), stack + (where,))
+    base.pop("name", None)
+    base.pop("description", None)
+    return _merge(base, doc)
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _device(role: str, spec: Any, where: str, where_sets: str) -> DeviceRole:
+    kp = f"devices.{role}"
+    if role not in ROLES:
+        raise ConfigError(where, kp, unknown_key_message(role, ROLES) + f" (roles: {', '.join(ROLES)})")
+    if isinstance(spec, str):
+        spec = {"preset": spec}
+    if not isinstance(spec, dict) or "preset" not in spec:
+        raise ConfigError(where, kp, "expected {preset: family/name, count: N, ...}")
+    for key in spec:
+        if key not in DEVICE_KEYS:
+            raise ConfigError(where, f"{kp}.{key}", unknown_key_message(key, DEVICE_KEYS))
+    overrides = spec.get("params") or {}
+    if not isinstance(overrides, dict):
+        raise ConfigError(where, f"{kp}.params", "expected a mapping of parameter: value")
+    try:
+        preset = load_preset(str(spec["preset"]), overrides, overrides_where=where_sets)
+    except ConfigError as exc:
+        if exc.where == str(spec["preset"]):  # missing preset: point at the config key
+            raise ConfigError(where, f"{kp}.preset", exc.message) from None
+        if exc.where == where_sets and overrides:  # a bad override: name its full key path
+            raise ConfigError(where_sets, f"{kp}.{exc.key}", exc.message) from None
+        raise
+    count = Param("count", int, "modules", minimum=1).coerce(spec.get("count", 1), where_sets, f"{kp}.count")
+    inter = Param("interleave_B", int, "interleave", minimum=64).coerce(spec.get("interleave_B", 4096), where_sets, f"{kp}.interleave_B")
+    levels = Param("levels", int, "switch levels", minimum=0).coerce(spec.get("levels", 1), where_sets, f"{kp}.levels")
+    return DeviceRole(role, preset, count, inter, levels)
+
+
+def _check_roles(cfg: SystemConfig, where: str) -> None:
+    p = cfg.pipeline
+    need = ["gpu", "host_cpu", p.tables_on]
+    need.append("ndp" if p.embedding_engine == "ndp" else "host_cpu")
+    persists = p.persistence != "none"
+    if p.data_movement == "software" or (persists and p.mlp_pull == "software"):
+        need.append("pcie")
+    if p.data_movement == "cxl_cache" or (persists and p.mlp_pull == "cxl_cache"):
+        need += ["fabric_link", "gpu_link", "switch", "cxl_protocol"]
+    if p.persistence != "none":
+        need.append(p.checkpoint_on)
+        if p.checkpoint_agent != "host_cpu":
+            need.append(p.checkpoint_agent)
+    if p.vector_cache_GB > 0:
+        need.append("host_dram")
+    if p.persistence == "undo" and p.checkpoint_agent != "ckpt_logic":
+        raise ConfigError(where, "pipeline.checkpoint_agent", "undo logging runs on the checkpointing logic (ckpt_logic)")
+    if (p.relaxed_lookup or p.relaxed_mlp_log) and p.persistence != "undo":
+        raise ConfigError(where, "pipeline.relaxed_lookup", "relaxations need the batch-aware undo log (persistence: undo)")
+    if p.relaxed_lookup and p.embedding_engine != "ndp":
+        raise ConfigError(where, "pipeline.relaxed_lookup", "relaxed lookup runs on the near-data logic (embedding_engine: ndp)")
+    for role in need:
+        if role not in cfg.devices:
+            raise ConfigError(where, f"devices.{role}", f"missing: this pipeline needs a {role} ({ROLES[role]})")

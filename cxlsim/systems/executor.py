@@ -1,0 +1,147 @@
+"""Run an op graph on the simpy clock and record who gated whom.
+
+An :class:`Op` is one step of one batch on one lane (an exclusive resource: ``gpu``, ``ndp``,
+``host_cpu``, ``ckpt_logic``, ``cxl.link``...). It starts when all its dependencies are met and its
+lane is free (first come, first served), asks its ``work`` callable for its end time *at that
+instant* (device models with state, e.g. PMEM write-combining and pending writes, are served in
+simulated-time order), holds the lane until then, and records the interval on the trace.
+
+Dependencies are op keys ``(name, batch)`` meaning "after it ends", or ``(name, batch, "start")``
+meaning "after it starts" (used for windows such as relaxed MLP logging during the top MLP).
+Keys of ops that do not exist (batch −1, steps a pipeline lacks) are ignored.
+
+Contract: after :meth:`Executor.run`, each :class:`OpRecord` holds ``ready_ns`` (dependencies met),
+``start_ns``, ``end_ns`` and ``gate`` — the key of what released it (the dependency that ended or
+started last, or the lane's previous holder). :mod:`cxlsim.systems.critical_path` walks these gates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import simpy
+
+from cxlsim.engine.trace import TraceRecorder
+
+OpKey = tuple[str, int]
+DepKey = tuple  # (name, batch) or (name, batch, "start")
+
+
+@dataclass
+class OpOutcome:
+    """What an op's work returns: its end time (ns) and any statistics to keep (e.g. raw_stall_ns)."""
+
+    end_ns: float
+    stats: dict[str, float] = field(default_factory=dict)
+    label: str | None = None
+
+
+@dataclass
+class Op:
+    name: str
+    batch: int
+    lane: str
+    category: str  # b_mlp | t_mlp | transfer | embedding | checkpoint | sync
+    work: Callable[[float], OpOutcome]
+    deps: list[DepKey] = field(default_factory=list)
+    label: str = ""
+    priority: int = 0  # among ops waiting for the same lane, lower goes first
+
+
+    @property
+    def key(self) -> OpKey:
+        return (self.name, self.batch)
+
+
+@dataclass
+class OpRecord:
+    op: Op
+    ready_ns: float = float("nan")
+    start_ns: float = float("nan")
+    end_ns: float = float("nan")
+    gate: tuple | None = None  # ("end", key) | ("start", key) | ("lane", key) | None
+    stats: dict[str, float] = field(default_factory=dict)
+
+
+class Executor:
+    """Runs :class:`Op` s on simpy with one resource per lane (first come first served, then by priority)."""
+
+    def __init__(self, trace: TraceRecorder | None = None) -> None:
+        self.env = simpy.Environment()
+        self.trace = trace or TraceRecorder()
+        self.ops: dict[OpKey, Op] = {}
+        self.records: dict[OpKey, OpRecord] = {}
+        self._lanes: dict[str, simpy.PriorityResource] = {}
+        self._lane_last: dict[str, OpKey | None] = {}
+        self._started: dict[OpKey, simpy.Event] = {}
+        self._done: dict[OpKey, simpy.Event] = {}
+
+    def add(self, op: Op) -> None:
+        if op.key in self.ops:
+            raise ValueError(f"op {op.key} added twice")
+        self.ops[op.key] = op
+        self.records[op.key] = OpRecord(op)
+        self._started[op.key] = self.env.event()
+        self._done[op.key] = self.env.event()
+        if op.lane not in self._lanes:
+            self._lanes[op.lane] = simpy.PriorityResource(self.env, capacity=1)
+            self._lane_last[op.lane] = None
+            self.trace.declare_lane(op.lane)
+
+    def planned_end(self, key: OpKey) -> float:
+        """End time of an op that has started (its work already decided it)."""
+        return self.records[key].end_ns
+
+    def record(self, key: OpKey) -> OpRecord | None:
+        return self.records.get(key)
+
+    def run(self) -> None:
+        for op in self.ops.values():
+            self.env.process(self._process(op))
+        self.env.run()
+        missing = [k for k, r in self.records.items() if r.end_ns != r.end_ns]
+        if missing:
+            raise RuntimeError(f"op graph deadlocked; never ran: {sorted(missing)[:5]}")
+
+    def _events(self, op: Op) -> list[tuple[tuple, simpy.Event]]:
+        out = []
+        for dep in op.deps:
+            key = (dep[0], dep[1])
+            if key not in self.ops:
+                continue
+            kind = dep[2] if len(dep) > 2 else "end"
+            out.append(((kind, key), self._started[key] if kind == "start" else self._done[key]))
+        return out
+
+    def _process(self, op: Op):
+        rec = self.records[op.key]
+        deps = self._events(op)
+        if deps:
+            yield simpy.AllOf(self.env, [ev for _, ev in deps])
+        rec.ready_ns = float(self.env.now)
+        gate = None
+        latest = float("-inf")
+        for (kind, key), _ in deps:
+            r = self.records[key]
+            t = r.start_ns if kind == "start" else r.end_ns
+            if t >= latest:  # ties: the later-listed dependency (deps are listed in data order)
+                latest, gate = t, (kind, key)
+        lane = self._lanes[op.lane]
+        with lane.request(priority=op.priority) as req:
+            yield req
+            rec.start_ns = float(self.env.now)
+            if rec.start_ns > rec.ready_ns and self._lane_last[op.lane] is not None:
+                gate = ("lane", self._lane_last[op.lane])
+            rec.gate = gate
+            outcome = op.work(rec.start_ns)
+            if outcome.end_ns < rec.start_ns:
+                raise RuntimeError(f"op {op.key} ends before it starts")
+            rec.end_ns = float(outcome.end_ns)
+            rec.stats = outcome.stats
+            self._started[op.key].succeed()
+            yield self.env.timeout(rec.end_ns - rec.start_ns)
+            self._lane_last[op.lane] = op.key
+            self.trace.record(op.lane, rec.start_ns, rec.end_ns, outcome.label or op.label or op.name, op.batch, op.category)
+        self._done[op.key].succeed()

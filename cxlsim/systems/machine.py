@@ -1,0 +1,391 @@
+"""How long each dataflow step takes on one system's devices (the :class:`~.dataflow.Machine`).
+
+One machine serves every system: the pipeline settings choose the engine (near-data logic or host
+CPU), the mover (CXL.cache flushes or the software path over PCIe) and the persistence agent. Memory
+steps are served access by access by the media model of the role that holds the data, with state
+carried across steps and batches (write-combining buffers, pending writes: read-after-write is
+decided per access from the real index streams). Links are exclusive lanes in the op graph.
+
+Address map of the table memory: the data region holds the tables at ``table_region_offset_B``
+(layout order, :class:`~cxlsim.workloads.layout.TableLayout`); the log region starts at the next
+GiB boundary after it: two embedding-log slots (batch parity), an MLP-log area and a redo-record
+ring, each written sequentially.
+
+Named modelling choices (documented in docs/timing-model.md):
+- indices travel as 4 B row numbers; the host also writes ``CONFIG_REGISTERS`` scalar registers per
+  batch (learning rate, vector length, MLP address and size);
+- pooled vectors and embedding gradients are fp32, ``batch × tables × dim × 4`` bytes each way;
+- the update reads each distinct row, adds its accumulated gradient and writes it back; a write is
+  issued when its row's read has returned;
+- a flag is one line written after every write it covers is acknowledged (fence).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cxlsim.devices.media import AccessStream
+from cxlsim.devices.registry import get_family
+from cxlsim.systems.config import DeviceRole, SystemConfig
+from cxlsim.systems.executor import Executor, OpOutcome
+from cxlsim.systems.streams import BatchStreams, StreamSet
+from cxlsim.units import GiB
+
+INDEX_B = 4
+CONFIG_REGISTERS = 4
+FP32_B = 4
+#: Log and redo records are written sequentially in 4 KiB bursts (the largest AXI burst, the DMA
+#: engine's ``burst_B``; a page for the host writing to an SSD).
+LOG_BURST_B = 4096
+
+
+def build(role: DeviceRole):
+    return get_family(role.preset.family).build(role.params)
+
+
+class Memory:
+    """Modules of one role serving access streams, with persistent media state."""
+
+    def __init__(self, role: DeviceRole) -> None:
+        self.role = role
+        self.model = build(role)
+        self.modules = role.count
+        self.interleave_B = role.interleave_B
+        self.state = self.model.new_state(self.modules, self.interleave_B)
+        self.bytes_read = 0.0
+        self.bytes_written = 0.0
+        self.energy_J = 0.0
+        self.busy_ns = 0.0
+
+    def serve(self, t_ns: float, addr_B: np.ndarray, size_B, is_write, outstanding: int):
+        """Serve accesses issued together at ``t_ns`` (in order, at most ``outstanding`` in flight).
+
+        Every stream of a step is issued at the step's start: the media model needs issue times
+        that never decrease across calls, and steps start in simulated-time order.
+        """
+        n = addr_B.size
+        size = np.broadcast_to(np.asarray(size_B, dtype=np.int64), (n,))
+        wr = np.broadcast_to(np.asarray(is_write, dtype=np.bool_), (n,))
+        stream = AccessStream.of(np.full(n, t_ns), addr_B.astype(np.int64, copy=False), size, wr)
+        res = self.model.serve(stream, self.state, outstanding, self.modules, self.interleave_B)
+        self.bytes_read += float(res.media_read_B)
+        self.bytes_written += float(res.media_write_B)
+        self.energy_J += float(res.energy_J)
+        return res
+
+
+def done_ns(res, is_write) -> float:
+    """When a served stream is done for its requester: reads when their data returned, writes
+    when acknowledged (durable in the ADR domain); media work may continue after (SPEC §2.2)."""
+    if res.complete_ns.size == 0:
+        return -math.inf
+    wr = np.broadcast_to(np.asarray(is_write, dtype=np.bool_), res.complete_ns.shape)
+    return float(np.max(np.where(wr, res.ack_ns, res.complete_ns)))
+
+
+def interleave(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``[a0, b0, a1, b1, ...]`` for equal-length arrays."""
+    out = np.empty(a.size + b.size, dtype=np.result_type(a, b))
+    out[0::2], out[1::2] = a, b
+    return out
+
+
+@dataclass
+class MlpLogProgress:
+    """Relaxed MLP logging: bytes copied of the log in progress and the batches it spans."""
+
+    done_B: float = 0.0
+    first_batch: int = -1
+    complete_span: tuple[int, int] | None = None  # (first, last) batch of the latest complete log
+    gaps: dict[int, int] = field(default_factory=dict)  # batch -> embedding-log batch − MLP-log batch
+
+
+class TrainingMachine:
+    """Durations of dataflow steps for ``cfg`` on ``streams`` (see module docstring)."""
+
+    def __init__(self, cfg: SystemConfig, streams: StreamSet) -> None:
+        self.cfg = cfg
+        p = self.pipe = cfg.pipeline
+        self.streams = streams
+        w = self.workload = streams.workload
+        self.B = w.params.batch_size
+        self.T = w.params.tables
+        self.dim = w.params.dim
+        self.row_B = w.row_B
+        self.bottom = list(w.bottom_widths)
+        self.top = list(w.top_widths)
+        mp = w.mlp_params
+        self.mlp_params = mp["bottom"] + mp["top"]
+        self.mlp_B = self.mlp_params * FP32_B
+        self.mlp_tensors = 2 * (len(self.bottom) - 1 + len(self.top) - 1)
+        self.pooled_B = self.B * self.T * self.dim * FP32_B
+
+        self.gpu = build(cfg.role("gpu"))
+        self.cpu = build(cfg.role("host_cpu"))
+        self.tables = Memory(cfg.role(p.tables_on))
+        self.ckpt_mem = self.tables
+        if p.persistence != "none" and p.checkpoint_on != p.tables_on:
+            self.ckpt_mem = Memory(cfg.role(p.checkpoint_on))
+        self.ndp = build(cfg.role("ndp")) if cfg.has("ndp") else None
+        self.ckpt = build(cfg.role("ckpt_logic")) if cfg.has("ckpt_logic") else None
+        self.cxl = build(cfg.role("cxl_protocol")) if cfg.has("cxl_protocol") else None
+        self.hops = cfg.role("switch").levels if cfg.has("switch") else 1
+        self.pcie = build(cfg.role("pcie")) if cfg.has("pcie") else None
+        self.cache = None
+        if p.vector_cache_GB > 0:
+            from cxlsim.kernels.vector_cache import new_cache
+
+            self.host_dram = Memory(cfg.role("host_dram"))
+            self.cache = new_cache(int(p.vector_cache_GB * 1e9 // self.row_B))
+        self.engine_lane = "ndp" if p.embedding_engine == "ndp" else "host_cpu"
+        self.mover_lane = "cxl.link" if p.data_movement == "cxl_cache" else "host_cpu"
+        self.agent_lane = {"ckpt_logic": "ckpt_logic", "ndp": "ndp", "host_cpu": "host_cpu"}[p.checkpoint_agent]
+
+        data_end = p.table_region_offset_B + streams.layout.total_B
+        self.data_base = p.table_region_offset_B
+        log_base = (data_end // GiB + 1) * GiB if self.ckpt_mem is self.tables else 0
+        self.emb_log_base = [log_base, log_base + self._slot_B()]
+        self.mlp_log_base = log_base + 2 * self._slot_B()
+        self.redo_base = self.mlp_log_base + self._round(self.mlp_B)
+        self.redo_cursor = 0
+        self.mlp_log = MlpLogProgress()
+        self.stats: dict[tuple[str, int], dict[str, float]] = {}
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _round(self, nbytes: float) -> int:
+        return int(math.ceil(nbytes / GiB) * GiB)
+
+    def _slot_B(self) -> int:
+        return self._round(self.B * self.T * self.workload.params.lookups_per_table * self.row_B)
+
+    def _batch(self, n: int) -> BatchStreams:
+        return self.streams.batch(n)
+
+    def _rows_addr(self, rows: np.ndarray) -> np.ndarray:
+        return self.data_base + rows * self.row_B
+
+    def _engine_outstanding(self) -> int:
+        if self.pipe.embedding_engine == "ndp":
+            return self.ndp.p.outstanding_per_mc_count * self.tables.modules
+        c = self.cpu.p
+        return c.cores_count * c.line_fill_buffers_count
+
+    # -- dispatch ----------------------------------------------------------------------------
+    def step(self, name: str, batch: int, start_ns: float, ex: Executor) -> OpOutcome:
+        out = getattr(self, f"_{name}")(batch, start_ns, ex)
+        if out.stats:
+            self.stats[(name, batch)] = out.stats
+        return out
+
+    def _begin(self, n, t, ex):
+        return OpOutcome(t)
+
+    # -- host configuration ---------------------------------------------------------------------
+    def _config(self, n, t, ex):
+        b = self._batch(n)
+        idx_B = b.n_indices * INDEX_B
+        if self.pipe.embedding_engine == "host_cpu":
+            return OpOutcome(t + self.cpu.dispatch_ns(1))
+        if self.pipe.data_movement == "cxl_cache":
+            return OpOutcome(t + self.cxl.configure_batch_ns(CONFIG_REGISTERS, idx_B, self.hops))
+        return OpOutcome(t + self.pcie.launch_ns() + self.pcie.memcpy_ns(idx_B, False))
+
+    # -- GPU -----------------------------------------------------------------------------------
+    def _b_fwd(self, n, t, ex):
+        return OpOutcome(t + self.gpu.mlp_time_ns(self.bottom, self.B, "forward"))
+
+    def _t_mlp(self, n, t, ex):
+        g, B = self.gpu, self.B
+        d = (g.interaction_time_ns(B, self.T + 1, self.dim, "forward") + g.mlp_time_ns(self.top, B, "forward")
+             + g.mlp_time_ns(self.top, B, "backward") + g.interaction_time_ns(B, self.T + 1, self.dim, "backward"))
+        return OpOutcome(t + d)
+
+    def _b_bwd(self, n, t, ex):
+        return OpOutcome(t + self.gpu.mlp_time_ns(self.bottom, self.B, "backward"))
+
+    def _mlp_opt(self, n, t, ex):
+        return OpOutcome(t + self.gpu.optimizer_step_ns(self.mlp_params, self.mlp_tensors))
+
+    # -- embedding engine ------------------------------------------------------------------------
+    def _lookup(self, n, t, ex):
+        b = self._batch(n)
+        rows = b.unique_rows if self.pipe.lookup_dedup else b.lookup_rows
+        out = self._engine_outstanding()
+        stats: dict[str, float] = {}
+        if self.cache is not None:
+            from cxlsim.kernels.vector_cache import cache_access
+
+            hit, evicted = cache_access(rows, False, *self.cache)
+            miss_rows = rows[~hit]
+            r_hit = self.host_dram.serve(t, self._rows_addr(rows[hit]), self.row_B, False, out)
+            r_miss = self.tables.serve(t, self._rows_addr(miss_rows), self.row_B, False, out)
+            end = max(t, done_ns(r_hit, False), done_ns(r_miss, False))
+            if evicted.size:
+                wb = self.tables.serve(t, self._rows_addr(evicted), self.row_B, True, out)
+                end = max(end, done_ns(wb, True))
+            stats.update(cache_hit_fraction=float(hit.mean()) if hit.size else 0.0, writebacks=float(evicted.size),
+                         raw_stall_ns=float(r_miss.raw_stall_ns))
+            media_end = end
+        else:
+            res = self.tables.serve(t, self._rows_addr(rows), self.row_B, False, out)
+            media_end = done_ns(res, False)
+            stats.update(raw_stall_ns=float(res.raw_stall_ns), raw_count=float(res.raw_stall_count))
+        compute = (self.ndp.pool_ns(b.n_indices, self.dim) if self.pipe.embedding_engine == "ndp"
+                   else self.cpu.compute_ns(b.n_indices, self.dim, self.cpu.p.lookup_cycles_per_element))
+        return OpOutcome(max(media_end, t + compute), stats)
+
+    def _correction(self, n, t, ex):
+        b = self._batch(n)
+        return OpOutcome(t + self.ndp.correction_ns(b.n_shared_lookups, self.dim))
+
+    def _update(self, n, t, ex):
+        b = self._batch(n)
+        out = self._engine_outstanding()
+        if self.cache is not None:
+            from cxlsim.kernels.vector_cache import cache_access
+
+            hit, evicted = cache_access(b.unique_rows, True, *self.cache)
+            mem = self.host_dram
+        else:
+            mem = self.tables
+        addr = self._rows_addr(b.unique_rows)
+        # read each distinct row, add its accumulated gradient, write it back (read, write, ...)
+        wr = interleave(np.zeros(addr.size, bool), np.ones(addr.size, bool))
+        res = mem.serve(t, interleave(addr, addr), self.row_B, wr, out)
+        if self.pipe.embedding_engine == "ndp":
+            compute = self.ndp.update_ns(b.n_unique, self.dim, b.n_indices)
+        else:
+            compute = self.cpu.compute_ns(b.n_unique, self.dim, self.cpu.p.update_cycles_per_element)
+        return OpOutcome(max(t, done_ns(res, wr), t + compute), {"raw_stall_ns": float(res.raw_stall_ns)})
+
+    # -- data movement -------------------------------------------------------------------------
+    def _move(self, nbytes: float, t: float, to_gpu: bool) -> OpOutcome:
+        if self.pipe.data_movement == "cxl_cache":
+            lines = math.ceil(nbytes / self.cxl.line_B)
+            return OpOutcome(t + self.cxl.flush_ns(lines, self.hops))
+        bounce = self.pipe.embedding_engine == "ndp"  # a PCIe card: device → host → device
+        return OpOutcome(t + self.pcie.sync_ns() + self.pcie.memcpy_ns(nbytes, bounce) + self.pcie.launch_ns())
+
+    def _pooled(self, n, t, ex):
+        return self._move(self.pooled_B, t, True)
+
+    def _grads(self, n, t, ex):
+        return self._move(self.pooled_B, t, False)
+
+    # -- persistence -----------------------------------------------------------------------------
+    def _flag_ns(self, mem: Memory) -> float:
+        """A persistent flag: one line written after the data it covers is acknowledged (a fence),
+        so it costs one idle sequential write latency after that point (pure API: the flag is
+        issued in the future, beyond the streams already served)."""
+        return mem.model.write_latency_ns("sequential")
+
+    def _copy_rows(self, rows: np.ndarray, dst_base: int, t: float, outstanding: int, read_source: bool = True) -> float:
+        """Copy rows into a sequential log area: rows are gathered (read) from the data region and
+        written packed, in ``LOG_BURST_B`` bursts, each burst after the reads that fill it.
+        Returns the time the last write is acknowledged."""
+        if rows.size == 0:
+            return t
+        nbytes = rows.size * self.row_B
+        k = int(math.ceil(nbytes / LOG_BURST_B))
+        dst = dst_base + np.arange(k, dtype=np.int64) * LOG_BURST_B
+        if not read_source:
+            return done_ns(self.ckpt_mem.serve(t, dst, LOG_BURST_B, True, outstanding), True)
+        src = self._rows_addr(rows)
+        if self.ckpt_mem is not self.tables:
+            r = self.tables.serve(t, src, self.row_B, False, outstanding)
+            w = self.ckpt_mem.serve(t, dst, LOG_BURST_B, True, outstanding)
+            return max(done_ns(r, False), done_ns(w, True))
+        per = max(1, LOG_BURST_B // self.row_B)
+        burst_of = np.arange(rows.size) // per
+        # order: reads of burst 0, write of burst 0, reads of burst 1, ...
+        key = np.concatenate([burst_of * 2, np.arange(k) * 2 + 1])
+        addr = np.concatenate([src, dst])
+        size = np.concatenate([np.full(rows.size, self.row_B), np.full(k, LOG_BURST_B)])
+        wr = np.concatenate([np.zeros(rows.size, bool), np.ones(k, bool)])
+        order = np.argsort(key, kind="stable")
+        res = self.tables.serve(t, addr[order], size[order], wr[order], outstanding)
+        return done_ns(res, wr[order])
+
+    def _pull_mlp_ns(self, nbytes: float) -> float:
+        """Time to bring ``nbytes`` of MLP parameters from the GPU to the checkpointing side."""
+        if nbytes <= 0:
+            return 0.0
+        if self.pipe.mlp_pull == "cxl_cache":
+            lines = math.ceil(nbytes / self.cxl.line_B)
+            # GPU memory serves lines at its streaming bandwidth; its load latency (hundreds of ns)
+            # is not a GPU-preset parameter and is negligible against megabyte pulls: left out
+            gpu_bw = self.gpu.p.mem_bw_GBps * self.gpu.p.mem_bw_efficiency_fraction
+            return self.cxl.cache_fill_ns(lines, 0.0, self.hops, self.cxl.line_B / gpu_bw)
+        bounce = self.pipe.checkpoint_agent == "ndp"
+        return self.pcie.sync_ns() + self.pcie.memcpy_ns(nbytes, bounce)
+
+    def _write_mlp(self, nbytes: float, base: int, t: float, pull_ns: float, outstanding: int) -> float:
+        """Write ``nbytes`` sequentially at ``base`` while they arrive over ``pull_ns``; returns the
+        later of the last acknowledgement and the end of the pull."""
+        if nbytes <= 0:
+            return t
+        k = int(math.ceil(nbytes / LOG_BURST_B))
+        addr = base + np.arange(k, dtype=np.int64) * LOG_BURST_B
+        w = self.ckpt_mem.serve(t, addr, LOG_BURST_B, True, outstanding)
+        return float(max(done_ns(w, True), t + pull_ns))
+
+    def _ckpt_outstanding(self) -> int:
+        if self.pipe.checkpoint_agent == "ckpt_logic":
+            return self.ckpt.p.outstanding_count
+        return self._engine_outstanding()
+
+    def _emb_log(self, n, t, ex):
+        b = self._batch(n)
+        out = self._ckpt_outstanding()
+        end = self._copy_rows(b.unique_rows, self.emb_log_base[n % 2], t, out)
+        end = max(end, t + self.ckpt.copy_issue_ns(b.n_unique * self.row_B, b.n_unique))
+        end += self._flag_ns(self.ckpt_mem)
+        return OpOutcome(end)
+
+    def _mlp_log(self, n, t, ex):
+        out = self._ckpt_outstanding()
+        if not self.pipe.relaxed_mlp_log:
+            pull = self._pull_mlp_ns(self.mlp_B)
+            end = self._write_mlp(self.mlp_B, self.mlp_log_base, t, pull, out)
+            end = max(end, t + pull) + self._flag_ns(self.ckpt_mem)
+            return OpOutcome(end, {"mlp_log_gap": 0.0})
+        # relaxed: copy only while the GPU runs interaction + top MLP of batch n (SPEC §3.4)
+        window_end = ex.planned_end(("t_mlp", n))
+        prog = self.mlp_log
+        if prog.first_batch < 0:
+            prog.first_batch = n
+        left = self.mlp_B - prog.done_B
+        end = t
+        if window_end > t and left > 0:
+            rate_ns_per_B = self._pull_mlp_ns(self.mlp_B) / self.mlp_B
+            nbytes = min(left, (window_end - t) / rate_ns_per_B)
+            pull = nbytes * rate_ns_per_B
+            end = self._write_mlp(nbytes, self.mlp_log_base + int(prog.done_B), t, pull, out)
+            prog.done_B += nbytes
+        if prog.done_B >= self.mlp_B - 1e-6:
+            end += self._flag_ns(self.ckpt_mem)
+            prog.complete_span = (prog.first_batch, n)
+            prog.done_B, prog.first_batch = 0.0, -1
+        gap = n - prog.complete_span[0] if prog.complete_span else n + 1
+        prog.gaps[n] = gap
+        return OpOutcome(end, {"mlp_log_gap": float(gap)}, label=f"mlp_log {n} ({100 * prog.done_B / self.mlp_B:.0f}%)")
+
+    def _redo(self, n, t, ex):
+        b = self._batch(n)
+        out = self._ckpt_outstanding()
+        base = self.redo_base + self.redo_cursor
+        agent = self.pipe.checkpoint_agent
+        # the host already holds the rows it just updated; logic reads them from the data region
+        rows_end = self._copy_rows(b.unique_rows, base, t, out, read_source=agent != "host_cpu")
+        if agent == "ckpt_logic":
+            rows_end = max(rows_end, t + self.ckpt.copy_issue_ns(b.n_unique * self.row_B, b.n_unique))
+        pull = self._pull_mlp_ns(self.mlp_B)
+        mlp_base = base + b.n_unique * self.row_B
+        mlp_end = self._write_mlp(self.mlp_B, mlp_base, t, pull, out)
+        record_B = b.n_unique * self.row_B + self.mlp_B
+        self.redo_cursor = (self.redo_cursor + self._round(record_B)) % (64 * self._round(record_B))
+        end = max(rows_end, mlp_end, t + pull) + self._flag_ns(self.ckpt_mem)
+        return OpOutcome(end)

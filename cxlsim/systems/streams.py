@@ -1,0 +1,79 @@
+"""Per-batch index streams and their access analysis, computed once and shared by every system.
+
+Systems that see the same inputs (same workload parameters, seed and batch count) share one
+:class:`StreamSet`; the most recent one is kept in memory, so a comparison of seven systems on one
+workload generates and analyses its streams once.
+
+Contract: ``StreamSet.batch(n)`` gives a :class:`BatchStreams` with global row ids (layout order):
+``lookup_rows`` — every lookup of the batch, table-major (table 0's bags first), as the engine
+processes them; ``unique_rows`` ascending with ``counts``; ``n_shared_prev`` — distinct rows also
+touched by batch n−1 (the relaxed-lookup correction's work).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from cxlsim.workloads.analysis import analyze_batch
+from cxlsim.workloads.catalog import Workload
+from cxlsim.workloads.generator import batches
+from cxlsim.workloads.layout import TableLayout
+
+
+@dataclass(frozen=True)
+class BatchStreams:
+    number: int
+    lookup_rows: np.ndarray  # int64 global row ids, table-major, length n_indices
+    unique_rows: np.ndarray  # int64 ascending distinct global rows
+    counts: np.ndarray  # lookups per unique row
+    n_shared_prev: int  # distinct rows batch n−1 touched too
+    n_shared_lookups: int  # lookups of those rows (the relaxed correction's adds, per element)
+
+    @property
+    def n_indices(self) -> int:
+        return int(self.lookup_rows.size)
+
+    @property
+    def n_unique(self) -> int:
+        return int(self.unique_rows.size)
+
+
+class StreamSet:
+    """The analysed input streams of ``n`` batches of a workload for a seed."""
+
+    def __init__(self, workload: Workload, seed: int, n: int) -> None:
+        self.workload = workload
+        self.seed = seed
+        self.layout = TableLayout.from_workload(workload)
+        self._batches: list[BatchStreams] = []
+        prev = None
+        for b in batches(workload, seed=seed, n=n, dense=False):
+            rows = (b.indices + self.layout.row_base[:, None]).ravel()
+            acc = analyze_batch(b.indices, self.layout, prev)
+            self._batches.append(BatchStreams(b.number, rows, acc.unique_rows, acc.counts, int(acc.shared_prev.sum()),
+                                              int(acc.counts[acc.shared_prev].sum())))
+            prev = acc
+
+    def batch(self, n: int) -> BatchStreams:
+        return self._batches[n]
+
+    def __len__(self) -> int:
+        return len(self._batches)
+
+
+def _key(workload: Workload) -> tuple:
+    return (workload.name, tuple(sorted((k, str(v)) for k, v in workload.params.items())))
+
+
+_LAST: dict[tuple, StreamSet] = {}
+
+
+def stream_set(workload: Workload, seed: int, n: int) -> StreamSet:
+    """The (possibly cached) stream set for ``workload``, ``seed`` and ``n`` batches."""
+    key = (_key(workload), seed, n)
+    if key not in _LAST:
+        _LAST.clear()  # keep one: full-size streams are large
+        _LAST[key] = StreamSet(workload, seed, n)
+    return _LAST[key]

@@ -1,0 +1,178 @@
+"""The workload catalog: ``workloads/<name>.yaml`` (RM1–RM4) and user files.
+
+A workload file::
+
+    version: 1
+    description: RM1 ...
+    source: note for values that carry none of their own     # optional
+    params:
+      dim: {value: 32, source: "paper Table 3"}
+      batch_size: 512                                        # the file's `source:` applies
+
+Contract: :func:`load_workload` returns a :class:`Workload` whose ``params`` passed
+:data:`~cxlsim.workloads.schema.WORKLOAD_SCHEMA`; every value has a non-empty source. Search path:
+the repository's ``workloads/`` then ``$CXLSIM_PATH/workloads`` (later folders shadow by name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from math import comb
+from pathlib import Path
+from typing import Any
+
+from cxlsim.config.catalog import catalog_roots
+from cxlsim.config.params import ParamSet, unknown_key_message
+from cxlsim.config.yamlio import check_version, read_yaml
+from cxlsim.errors import ConfigError
+from cxlsim.workloads.layout import ELEMENT_B
+from cxlsim.workloads.schema import CRITEO_KAGGLE_ROWS, WORKLOAD_SCHEMA, parse_widths
+
+FILE_KEYS = {"version", "description", "source", "params"}
+
+
+def mlp_param_count(widths: tuple[int, ...]) -> int:
+    """Weights plus biases of a fully connected stack ``widths[0] -> ... -> widths[-1]``."""
+    return sum(a * b + b for a, b in zip(widths[:-1], widths[1:], strict=True))
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A resolved workload: validated ``params`` plus derived sizes."""
+
+    name: str
+    description: str
+    params: ParamSet
+    path: str
+
+    def __getattr__(self, key: str) -> Any:  # w.batch_size etc. read params
+        if key.startswith("_") or key in ("name", "description", "params", "path"):
+            raise AttributeError(key)
+        return getattr(self.params, key)
+
+    @property
+    def rows_per_table(self) -> tuple[int, ...]:
+        return self.rows_per_table_scaled(1.0)
+
+    def rows_per_table_scaled(self, row_scale: float = 1.0) -> tuple[int, ...]:
+        """Rows of each table, multiplied by ``row_scale`` in (0, 1] (at least 1 row each)."""
+        if not 0 < row_scale <= 1:
+            raise ValueError(f"row_scale must be in (0, 1], got {row_scale!r}")
+        p = self.params
+        if p.rows_profile == "uniform":
+            base = [p.rows_per_table] * p.tables
+        else:
+            kaggle = CRITEO_KAGGLE_ROWS
+            base = [max(1, round(kaggle[t % len(kaggle)] * p.criteo_rows_factor)) for t in range(p.tables)]
+        return tuple(max(1, round(r * row_scale)) for r in base)
+
+    @property
+    def bottom_widths(self) -> tuple[int, ...]:
+        return parse_widths(self.params.bottom_mlp)  # type: ignore[return-value]
+
+    @property
+    def top_widths(self) -> tuple[int, ...]:
+        return parse_widths(self.params.top_mlp)  # type: ignore[return-value]
+
+    @property
+    def row_B(self) -> int:
+        return self.params.dim * ELEMENT_B
+
+    @property
+    def embedding_bytes(self) -> int:
+        """fp32 bytes of all embedding tables at full size."""
+        return sum(self.rows_per_table) * self.row_B
+
+    @property
+    def mlp_params(self) -> dict[str, int]:
+        """Parameter counts (weights + biases) of the bottom and top MLPs."""
+        return {"bottom": mlp_param_count(self.bottom_widths), "top": mlp_param_count(self.top_widths)}
+
+    @property
+    def interaction_width(self) -> int:
+        """Outputs of DLRM's dot interaction: pairwise dots of (tables + 1) vectors, plus the
+        bottom-MLP output (compare with the top MLP's input width; docs/workloads.md)."""
+        return comb(self.params.tables + 1, 2) + self.bottom_widths[-1]
+
+    @property
+    def lookups_per_batch(self) -> int:
+        return self.params.batch_size * self.params.tables * self.params.lookups_per_table
+
+
+def workload_path(name: str) -> Path:
+    """Path of catalog workload ``name`` (later search folders shadow earlier ones)."""
+    found = None
+    for root in catalog_roots("workloads"):
+        candidate = root / f"{name}.yaml"
+        if candidate.is_file():
+            found = candidate
+    if found is None:
+        known = list_workloads()
+        hint = unknown_key_message(name, known)[len("unknown key"):]
+        raise ConfigError(name, "", f"no such workload (known: {', '.join(known) or 'none'}){hint}")
+    return found
+
+
+def list_workloads() -> list[str]:
+    """Names of all catalog workloads, sorted."""
+    names: set[str] = set()
+    for root in catalog_roots("workloads"):
+        if root.is_dir():
+            names.update(p.stem for p in root.glob("*.yaml"))
+    return sorted(names)
+
+
+def load_workload(
+    name_or_path: str | Path,
+    overrides: Mapping[str, Any] | None = None,
+    overrides_where: str = "--set",
+) -> Workload:
+    """Load and validate a workload by catalog name (``rm1``) or YAML path; apply ``overrides``
+    (parameter name -> value, source ``overrides_where``)."""
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or p.is_file():
+        path = p
+    else:
+        path = workload_path(str(name_or_path))
+    where = str(path)
+    doc = read_yaml(path)
+    check_version(doc, where)
+    for key in doc:
+        if key not in FILE_KEYS:
+            raise ConfigError(where, key, unknown_key_message(key, FILE_KEYS))
+    params = doc.get("params") or {}
+    if not isinstance(params, dict):
+        raise ConfigError(where, "params", "expected a mapping of parameter: value")
+    file_source = doc.get("source")
+    declared = WORKLOAD_SCHEMA.by_name()
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for key, entry in params.items():
+        kp = f"params.{key}"
+        if key not in declared:
+            raise ConfigError(where, kp, unknown_key_message(key, declared))
+        source = None
+        if isinstance(entry, dict):
+            for k in entry:
+                if k not in ("value", "source"):
+                    raise ConfigError(where, f"{kp}.{k}", unknown_key_message(k, ("value", "source")))
+            if "value" not in entry:
+                raise ConfigError(where, kp, "expected a value or {value: ..., source: ...}")
+            entry, source = entry["value"], entry.get("source")
+        source = source or file_source
+        if not source:
+            raise ConfigError(where, kp, "no source: give `source:` for the value or the file")
+        values[key] = entry
+        sources[key] = str(source)
+    checked = WORKLOAD_SCHEMA.validate(values, sources, where, "params.")
+    if overrides:
+        values = dict(checked)
+        sources = dict(checked.sources)
+        for key, value in overrides.items():
+            if key not in declared:
+                raise ConfigError(overrides_where, key, unknown_key_message(key, declared))
+            values[key] = value
+            sources[key] = f"override ({overrides_where})"
+        checked = WORKLOAD_SCHEMA.validate(values, sources, overrides_where, "")
+    return Workload(path.stem, str(doc.get("description", "")), checked, where)

@@ -1,0 +1,43 @@
+"""Golden timing regressions (update with `python -m cxlsim.goldens --update`, which prints changes)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cxlsim import goldens
+
+pytestmark = pytest.mark.golden
+
+
+@pytest.fixture(scope="module")
+def results():
+    return goldens.compute_all()
+
+
+def test_goldens_match(results):
+    stored = json.loads(goldens.PATH.read_text())
+    changes = goldens.diff(stored, results)
+    assert not changes, "timing changed; review and run `python -m cxlsim.goldens --update`:\n" + "\n".join(changes[:40])
+
+
+@pytest.mark.parametrize("workload", goldens.WORKLOADS)
+def test_design_orderings(results, workload):
+    """cxl <= cxl-b <= cxl-d <= pcie batch time (SPEC §1.4's design steps), on every model."""
+    bt = {s: results[f"{s}/{workload}"]["batch_time_ms"] for s in goldens.SYSTEMS}
+    assert bt["cxl"] <= bt["cxl-b"] <= bt["cxl-d"] <= bt["pcie"]
+    assert bt["dram"] <= min(bt[s] for s in goldens.SYSTEMS if s != "dram") + 1e-9
+
+
+@pytest.mark.parametrize("case", [f"{s}/{w}" for w in goldens.WORKLOADS for s in goldens.SYSTEMS])
+def test_breakdown_sums_to_batch_time(results, case):
+    r = results[case]
+    parts = sum(v for k, v in r.items() if k.startswith("breakdown."))
+    assert parts == pytest.approx(r["batch_time_ms"], rel=1e-9)
+    assert r.get("breakdown.idle", 0.0) == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("workload", goldens.WORKLOADS)
+def test_relaxed_lookup_has_no_raw_stall(results, workload):
+    assert results[f"cxl/{workload}"]["raw_stall_ms"] == 0.0

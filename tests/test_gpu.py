@@ -1,0 +1,153 @@
+"""GPU model and MLP timing tables: bounds, table/formula agreement, measured-table precedence."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cxlsim.cli import main
+from cxlsim.devices import build_device
+from cxlsim.devices.gpu import GpuModel
+from cxlsim.devices.gpu_table import BATCH_GRID, COLUMNS, MlpTable, find_table, table_shapes
+
+RM1_BOTTOM = [13, 8192, 2048, 32]
+SHAPES = table_shapes()
+
+
+@pytest.fixture(scope="module")
+def gpu() -> GpuModel:
+    return build_device("gpu/rtx3090")
+
+
+def test_committed_table_is_current(gpu):
+    # If this fails, the formula or the preset changed: run `python -m cxlsim.devices.gpu_table`.
+    assert gpu.table_kind == "generated"
+    assert set(gpu.table.rows) == set(SHAPES)
+
+
+def test_table_equals_formula_on_grid_points(gpu):
+    for (n_in, n_out), rows in gpu.table.rows.items():
+        assert [r[0] for r in rows] == list(BATCH_GRID)
+        for b, fwd, bwd in rows:
+            assert fwd == pytest.approx(gpu.layer_formula_ns(n_in, n_out, b, "forward"), abs=0.06)
+            assert bwd == pytest.approx(gpu.layer_formula_ns(n_in, n_out, b, "backward"), abs=0.06)
+            assert gpu.layer_time_ns(n_in, n_out, b, "forward") == fwd
+
+
+shape_st = st.one_of(st.sampled_from(SHAPES), st.tuples(st.integers(1, 20000), st.integers(1, 20000)))
+batch_st = st.integers(1, 100_000)
+direction_st = st.sampled_from(["forward", "backward"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(shape=shape_st, batch=batch_st, direction=direction_st)
+def test_never_faster_than_roofline(gpu, shape, batch, direction):
+    n_in, n_out = shape
+    t = gpu.layer_time_ns(n_in, n_out, batch, direction)
+    bound = gpu.layer_roofline_ns(n_in, n_out, batch, direction)
+    assert t >= bound > 0
+    # stated factor: efficiency losses and launches never exceed 60x the bound plus the launches
+    assert t <= 60 * bound + 6 * gpu.launch_ns
+
+
+@settings(max_examples=100, deadline=None)
+@given(shape=shape_st, b1=batch_st, b2=batch_st, direction=direction_st)
+def test_monotone_in_batch(gpu, shape, b1, b2, direction):
+    lo, hi = sorted((b1, b2))
+    assert gpu.layer_time_ns(*shape, lo, direction) <= gpu.layer_time_ns(*shape, hi, direction)
+
+
+@settings(max_examples=60, deadline=None)
+@given(batch=st.integers(1, 65536), n=st.integers(2, 128), dim=st.sampled_from([16, 32, 64, 128]), direction=direction_st, params=st.integers(1, 10**9))
+def test_interaction_and_optimizer_above_bounds(gpu, batch, n, dim, direction, params):
+    assert gpu.interaction_time_ns(batch, n, dim, direction) >= gpu.interaction_roofline_ns(batch, n, dim, direction) > 0
+    assert gpu.optimizer_step_ns(params) >= gpu.optimizer_roofline_ns(params) + gpu.launch_ns
+
+
+def test_gemm_efficiency_saturates_below_one(gpu):
+    effs = [gpu.gemm_efficiency(m, 4096, 4096) for m in (16, 128, 1024, 8192)]
+    assert all(0 < e < 1 for e in effs)
+    assert effs == sorted(effs)
+    assert effs[-1] == pytest.approx(0.8 * 64 / 68, rel=0.05)  # gemm_peak_fraction x 8x8 issue efficiency
+
+
+def test_mlp_sums_layers_and_validates(gpu):
+    parts = sum(gpu.layer_time_ns(a, b, 512, "forward") for a, b in zip(RM1_BOTTOM, RM1_BOTTOM[1:], strict=False))
+    assert gpu.mlp_time_ns(RM1_BOTTOM, 512, "forward") == pytest.approx(parts)
+    with pytest.raises(ValueError, match="direction"):
+        gpu.layer_time_ns(13, 8192, 512, "sideways")
+    with pytest.raises(ValueError, match="batch"):
+        gpu.layer_time_ns(13, 8192, 0, "forward")
+    with pytest.raises(ValueError, match="two widths"):
+        gpu.mlp_time_ns([13], 512, "forward")
+
+
+def test_batch_for_forward_time(gpu):
+    target = 0.6e6
+    b = gpu.batch_for_forward_time(RM1_BOTTOM, target)
+    assert gpu.mlp_time_ns(RM1_BOTTOM, b, "forward") >= target > gpu.mlp_time_ns(RM1_BOTTOM, b - 1, "forward")
+    p2 = gpu.batch_for_forward_time(RM1_BOTTOM, target, powers_of_two=True)
+    assert p2 & (p2 - 1) == 0 and p2 >= b and p2 // 2 < b
+
+
+def test_override_invalidates_generated_table():
+    g = build_device("gpu/rtx3090", {"kernel_launch_us": 5.0})
+    assert g.table_kind == "formula"
+    base = build_device("gpu/rtx3090")
+    assert g.layer_time_ns(13, 8192, 512, "forward") > base.layer_time_ns(13, 8192, 512, "forward")
+
+
+def _write_measured(path, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = ["# measured on a test bench", ",".join(COLUMNS)]
+    lines += [f"{i},{o},{b},{f},{w},1,1" for i, o, b, f, w in rows]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_measured_table_takes_precedence(user_catalog):
+    _write_measured(user_catalog / "gpu" / "rtx3090_mlp_measured.csv",
+                    [(13, 8192, 256, 1e5, 2e5), (13, 8192, 1024, 4e5, 8e5)])
+    assert find_table("rtx3090", measured=True) is not None
+    g = build_device("gpu/rtx3090")
+    assert g.table_kind == "measured"
+    assert g.layer_time_ns(13, 8192, 256, "forward") == 1e5
+    assert g.layer_time_ns(13, 8192, 512, "backward") == pytest.approx(4e5)  # log-log midpoint
+    # beyond the measured grid: formula scaled by the measured/formula ratio at the edge
+    ratio = 4e5 / g.layer_formula_ns(13, 8192, 1024, "forward")
+    assert g.layer_time_ns(13, 8192, 4096, "forward") == pytest.approx(ratio * g.layer_formula_ns(13, 8192, 4096, "forward"))
+    # shapes it lacks fall back to the formula, never to zero
+    assert g.layer_time_ns(8192, 2048, 512, "forward") == g.layer_formula_ns(8192, 2048, 512, "forward")
+
+
+def test_measured_table_by_path(tmp_path):
+    path = tmp_path / "mine.csv"
+    _write_measured(path, [(2048, 32, 512, 123.0, 456.0)])
+    g = GpuModel(build_device("gpu/rtx3090").p, measured_path=path)
+    assert (g.table_kind, g.layer_time_ns(2048, 32, 512, "backward")) == ("measured", 456.0)
+
+
+def test_malformed_measured_table_is_a_config_error(tmp_path):
+    from cxlsim.errors import ConfigError
+
+    path = tmp_path / "bad.csv"
+    path.write_text("layer_in,layer_out,batch\n1,2,3\n")
+    with pytest.raises(ConfigError, match="missing column"):
+        MlpTable.read(path)
+
+
+def test_cli_microbench_json(capsys):
+    assert main(["microbench", "gpu/rtx3090", "--mlp", "13-8192-2048-32", "--batch", "512", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["batch"] == 512 and set(out) >= {"total", "layer_13x8192", "layer_8192x2048", "layer_2048x32"}
+    total = out["total"]
+    assert total["fwd_ns"] >= total["roofline_fwd_ns"] and total["bwd_ns"] >= total["roofline_bwd_ns"]
+    assert main(["microbench", "gpu/rtx3090"]) == 0
+    assert "batch_512" in capsys.readouterr().out
+    assert main(["microbench", "gpu/rtx3090", "--mlp", "13-x"]) == 2
+
+
+def test_energy(gpu):
+    assert gpu.energy_J(1e9, 1e9) == pytest.approx(350 + 30)

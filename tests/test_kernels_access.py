@@ -1,0 +1,119 @@
+"""Radix sort, generator sampling kernels and the per-batch access analysis against numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cxlsim.kernels.access import (
+    controller_histogram,
+    controller_histogram_ref,
+    intersect_sorted,
+    lines_of_rows,
+    lines_of_rows_ref,
+    member_sorted,
+    unique_global_rows,
+    unique_global_rows_ref,
+)
+from cxlsim.kernels.sampling import draw_table, feistel_permute, power_law_ranks
+from cxlsim.kernels.sorting import radix_sort_perm, unique_counts_sorted
+from cxlsim.workloads import TableLayout, analyze_batch
+
+
+@given(st.lists(st.integers(0, 2**40), max_size=300))
+@settings(max_examples=60, deadline=None)
+def test_radix_sort_is_a_stable_sort(values):
+    keys = np.array(values, np.int64)
+    sorted_keys, perm = radix_sort_perm(keys)
+    np.testing.assert_array_equal(perm, np.argsort(keys, kind="stable"))
+    np.testing.assert_array_equal(sorted_keys, np.sort(keys))
+    u, c = unique_counts_sorted(sorted_keys)
+    u2, c2 = np.unique(keys, return_counts=True)
+    np.testing.assert_array_equal(u, u2)
+    np.testing.assert_array_equal(c, c2)
+
+
+@given(n=st.integers(1, 5000), key=st.integers(0, 2**64 - 1))
+@settings(max_examples=40, deadline=None)
+def test_feistel_is_a_bijection_of_0_n(n, key):
+    out = feistel_permute(np.arange(n, dtype=np.int64), n, np.uint64(key))
+    np.testing.assert_array_equal(np.sort(out), np.arange(n))
+
+
+def test_feistel_keys_give_different_permutations():
+    x = np.arange(1000, dtype=np.int64)
+    assert not np.array_equal(feistel_permute(x, 1000, np.uint64(1)), feistel_permute(x, 1000, np.uint64(2)))
+
+
+@pytest.mark.parametrize("exponent", [0.0, 1.0, 1.1])
+def test_power_law_ranks_follow_the_bounded_law(exponent):
+    n, draws = 1000, 200_000
+    u = np.random.default_rng(0).random(draws)
+    ranks = power_law_ranks(u, n, exponent)
+    assert ranks.min() >= 0 and ranks.max() < n
+    freq = np.bincount(ranks, minlength=n) / draws
+    k = np.arange(n, dtype=float)
+    if exponent == 1.0:
+        expect = (np.log(k + 2) - np.log(k + 1)) / np.log(n + 1)
+    else:
+        a = 1 - exponent
+        expect = ((k + 2) ** a - (k + 1) ** a) / ((n + 1) ** a - 1)
+    assert np.abs(freq[:10] - expect[:10]).max() < 0.01
+    assert abs(freq[n // 2 :].sum() - expect[n // 2 :].sum()) < 0.01
+
+
+def test_draw_table_copies_positions_from_previous_batch():
+    rng = np.random.default_rng(1)
+    prev = np.full(10_000, 7, np.int64)
+    out = draw_table(prev, rng.random(10_000), 1_000_000, 1.1, np.uint64(5), 0.25)
+    copied = (out == 7).mean()
+    assert 0.23 < copied < 0.27
+    first = draw_table(np.empty(0, np.int64), rng.random(100), 10, 1.1, np.uint64(5), 0.25)
+    assert first.min() >= 0 and first.max() < 10
+
+
+@given(seed=st.integers(0, 2**32 - 1), tables=st.integers(1, 5), m=st.integers(1, 40),
+       row_B=st.sampled_from([64, 128, 192, 384]), base_B=st.sampled_from([0, 64, 4096]),
+       controllers=st.integers(1, 6), interleave_lines=st.sampled_from([1, 4]))
+@settings(max_examples=40, deadline=None)
+def test_access_kernels_match_references(seed, tables, m, row_B, base_B, controllers, interleave_lines):
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(1, 60, tables)
+    layout = TableLayout.of(rows, row_B // 4, base_B)
+    idx = np.stack([rng.integers(0, r, m) for r in rows]).astype(np.int64)
+    u, c = unique_global_rows(idx, layout.row_base)
+    u2, c2 = unique_global_rows_ref(idx, layout.row_base)
+    np.testing.assert_array_equal(u, u2)
+    np.testing.assert_array_equal(c, c2)
+    lines, reads = lines_of_rows(u, c, row_B, 256, base_B)
+    l2, r2 = lines_of_rows_ref(u, c, row_B, 256, base_B)
+    np.testing.assert_array_equal(lines, l2)
+    np.testing.assert_array_equal(reads, r2)
+    inter = 256 * interleave_lines
+    np.testing.assert_array_equal(controller_histogram(lines, reads, 256, inter, controllers),
+                                  controller_histogram_ref(lines, reads, 256, inter, controllers))
+    other = np.unique(rng.integers(0, rows.sum(), 30)).astype(np.int64)
+    np.testing.assert_array_equal(member_sorted(u, other), np.isin(u, other))
+    np.testing.assert_array_equal(intersect_sorted(u, other), np.intersect1d(u, other))
+
+
+def test_analyze_batch_fields():
+    layout = TableLayout.of([4, 6], dim=32)  # 128 B rows: 2 rows per 256 B line
+    a = analyze_batch(np.array([[0, 0, 3], [1, 5, 5]], np.int64), layout, controllers=2)
+    np.testing.assert_array_equal(a.unique_rows, [0, 3, 5, 9])  # table 1 starts at global row 4
+    np.testing.assert_array_equal(a.counts, [2, 1, 1, 2])
+    np.testing.assert_array_equal(a.lines, [0, 1, 2, 4])
+    np.testing.assert_array_equal(a.line_reads, [2, 1, 1, 2])
+    np.testing.assert_array_equal(a.controller_lines, [3, 1])
+    np.testing.assert_array_equal(a.controller_reads, [5, 1])
+    assert a.reuse_prev_fraction == 0.0 and a.raw_lines.size == 0
+    b = analyze_batch(np.array([[1, 2, 2], [5, 5, 5]], np.int64), layout, prev=a, controllers=2)
+    np.testing.assert_array_equal(b.unique_rows, [1, 2, 9])
+    np.testing.assert_array_equal(b.shared_prev, [False, False, True])
+    assert b.reuse_prev_fraction == pytest.approx(1 / 3)
+    np.testing.assert_array_equal(b.raw_lines, [0, 1, 4])  # row 1 shares line 0 with row 0, row 2 line 1 with row 3
+    assert layout.address_B(1, 5) == 9 * 128 and layout.line_of(1, 5) == 4 and layout.table_of(9) == 1
+    with pytest.raises(ValueError):
+        analyze_batch(np.zeros((2, 1), np.int64), layout, line_B=256, interleave_B=64)

@@ -1,0 +1,182 @@
+"""The shared media mechanism: kernel == reference, bounds, monotonicity, determinism, simpy side."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cxlsim.cli import main
+from cxlsim.devices import build_device, media
+from cxlsim.devices.media import AccessStream, MediaComponent
+from cxlsim.engine import Simulation
+
+FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+VARIANTS = {
+    "dram": ("dram/ddr4-2666", {}),
+    "optane-small-buffer": ("pmem/optane-100", {"wcb_entries": 3, "wear_level_interval_count": 5}),
+    "optane": ("pmem/optane-100", {}),
+    "paper-forwarding": ("pmem/paper", {"write_forwarding": True, "write_queue_entries": 2}),
+    "ssd": ("ssd/intel-750", {"write_queue_entries": 3}),
+}
+MODELS = {k: build_device(p, o) for k, (p, o) in VARIANTS.items()}
+
+
+@st.composite
+def streams(draw, max_n=40, writes=True):
+    n = draw(st.integers(1, max_n))
+    lines = draw(st.integers(1, 64))
+    addr = [draw(st.integers(0, lines * 512)) for _ in range(n)]
+    size = [draw(st.sampled_from([1, 8, 64, 100, 256, 300, 512, 4096])) for _ in range(n)]
+    gaps = [draw(st.sampled_from([0.0, 0.0, 50.0, 400.0, 30000.0])) for _ in range(n)]
+    wr = [draw(st.booleans()) if writes else False for _ in range(n)]
+    return AccessStream.of(np.cumsum(gaps), addr, size, wr)
+
+
+def _same(a, b):
+    for f in ("start_ns", "complete_ns", "ack_ns"):
+        np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+    for f in ("end_ns", "media_read_B", "media_write_B", "rmw_count", "raw_stall_count", "raw_stall_ns",
+              "buffer_hits_count", "energy_J"):
+        assert getattr(a, f) == getattr(b, f), f
+
+
+@FAST
+@given(name=st.sampled_from(sorted(MODELS)), s1=streams(), s2=streams(), modules=st.integers(1, 3),
+       outstanding=st.integers(1, 6))
+def test_kernel_equals_reference_across_calls(monkeypatch, name, s1, s2, modules, outstanding):
+    monkeypatch.setattr(media, "INITIAL_TABLE_SLOTS", 8)  # force pending-table rebuilds
+    m = MODELS[name]
+    s2 = AccessStream.of(s2.issue_ns + s1.issue_ns[-1], s2.addr_B, s2.size_B, s2.is_write)
+    fast, ref = m.new_state(modules), m.new_state(modules)
+    for s in (s1, s2):
+        _same(m.serve(s, fast, outstanding, modules), m.serve(s, ref, outstanding, modules, reference=True))
+    at = max(fast.horizon_ns, 0.0) + 1.0
+    assert m.drain(fast, at) == m.drain(ref, at)
+
+
+def _distinct_stream(rng, m, n, size, write, region_units=1 << 16):
+    units = m.units(size)
+    picks = rng.choice(region_units // units, n, replace=False)
+    return AccessStream.of(0.0, picks * units * m.unit_B, size, write)
+
+
+@FAST
+@given(name=st.sampled_from(sorted(MODELS)), seed=st.integers(0, 1000), n=st.integers(1, 300),
+       size=st.sampled_from([64, 256, 4096]), write=st.booleans(), modules=st.integers(1, 4))
+def test_detailed_at_least_bound(name, seed, n, size, write, modules):
+    m = MODELS[name]
+    s = _distinct_stream(np.random.default_rng(seed), m, n, size, write)
+    state = m.new_state(modules)
+    r = m.serve(s, state, n, modules)
+    end = m.drain(state, r.end_ns).end_ns if write else r.end_ns
+    assert end >= m.bound_ns("write" if write else "read", n, size, modules) * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("preset", ["dram/ddr4-2666", "pmem/optane-100", "pmem/paper", "ssd/paper", "ssd/intel-750"])
+@pytest.mark.parametrize("write", [False, True])
+def test_detailed_within_factor_of_bound_when_saturated(preset, write):
+    """Many distinct random accesses, all in flight: within 1.3× the bound (bank imbalance, queues)."""
+    m = build_device(preset)
+    n, size = 4096, m.unit_B
+    s = _distinct_stream(np.random.default_rng(7), m, n, size, write)
+    state = m.new_state(2)
+    r = m.serve(s, state, n, 2)
+    end = m.drain(state, r.end_ns).end_ns if write else r.end_ns
+    bound = m.bound_ns("write" if write else "read", n, size, 2)
+    assert bound <= end <= 1.3 * bound
+
+
+@FAST
+@given(name=st.sampled_from(sorted(MODELS)), seed=st.integers(0, 1000), n=st.integers(1, 200),
+       size=st.sampled_from([64, 256, 4096]), write=st.booleans())
+def test_more_modules_never_slower(name, seed, n, size, write):
+    m = MODELS[name]
+    s = _distinct_stream(np.random.default_rng(seed), m, n, size, write)
+    ends = []
+    for modules in (1, 2, 4):
+        state = m.new_state(modules)
+        r = m.serve(s, state, 16, modules)
+        ends.append(m.drain(state, r.end_ns).end_ns if write else r.end_ns)
+    assert ends[0] >= ends[1] >= ends[2]
+
+
+@FAST
+@given(name=st.sampled_from(sorted(MODELS)), s=streams(max_n=60))
+def test_deterministic(name, s):
+    m = MODELS[name]
+    _same(m.serve(s, m.new_state(2), 4, 2), m.serve(s, m.new_state(2), 4, 2))
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("size", [1, 64, 256, 1000, 4096, 16384])
+def test_access_cost_is_the_idle_single_access(name, size):
+    m = MODELS[name]
+    r = m.serve(AccessStream.of(0.0, [0], size, False), m.new_state(), 1)
+    c = m.access_cost("read", size)
+    assert c.time_ns == pytest.approx(r.complete_ns[0], rel=1e-12)
+    assert c.bytes == r.media_read_B and c.energy_J == pytest.approx(r.energy_J, rel=1e-12)
+    w = m.access_cost("write", size)
+    assert w.time_ns == m.write_latency_ns("random")
+    assert m.bound_ns("read", 1, min(size, m.unit_B)) == pytest.approx(m.read_latency_ns("sequential"))
+
+
+def test_pending_writes_carry_across_calls():
+    m = MODELS["optane"]
+    state = m.new_state()
+    m.serve(AccessStream.of(0.0, [0, 1024], 64, True), state, 4)  # batch n: updates
+    r = m.serve(AccessStream.of(10.0, [0, 4096], 64, False), state, 4)  # batch n+1: lookups
+    assert r.raw_stall_count == 1 and r.raw_stall_ns > 0
+    assert r.complete_ns[0] - 10.0 > m.read_latency_ns("random")  # waited for the RMW fill
+
+
+def test_stream_must_not_go_back_in_time():
+    m = MODELS["optane"]
+    state = m.new_state()
+    m.serve(AccessStream.of(100.0, [0], 64, True), state, 1)
+    with pytest.raises(ValueError, match="must not decrease"):
+        m.serve(AccessStream.of(50.0, [0], 64, False), state, 1)
+
+
+def test_million_accesses_run():
+    m = MODELS["optane"]
+    rng = np.random.default_rng(3)
+    n = 1_000_000
+    s = AccessStream.of(np.arange(n) * 20.0, rng.integers(0, 1 << 32, n) // 64 * 64, 64, rng.random(n) < 0.3)
+    r = m.serve(s, m.new_state(4), 64, 4)
+    assert r.end_ns > 0 and r.rmw_count > 0
+
+
+def test_component_contention_and_lanes():
+    sim = Simulation(seed=1)
+    model = MODELS["optane"]
+    comp = MediaComponent(sim, "pmem", model, modules=2)
+    done = {}
+
+    class Driver(media.Component):
+        def processes(self):
+            def reader(tag, addr):
+                done[tag] = yield from comp.access("read", addr, 4096, label=tag)
+            return [reader("a", 0), reader("b", 0), reader("c", 4096)]
+
+    Driver(sim, "driver")
+    sim.run()
+    alone = model.access_cost("read", 4096).time_ns
+    assert done["a"] == pytest.approx(alone) and done["c"] == pytest.approx(alone)
+    assert done["b"] > alone  # queued behind "a" on the same module
+    assert set(sim.trace.lanes) >= {"pmem.mc0", "pmem.mc1"}
+    assert sim.stats["pmem.reads_count"].value == 3
+
+
+def test_cli_microbench_json_and_devices_show(capsys):
+    assert main(["microbench", "pmem/optane-100", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"device", "read_latency_ns", "write_latency_ns", "read_bw_GBps", "write_bw_GBps",
+                        "write_amplification"}
+    assert list(out["read_bw_GBps"]) == ["64", "128", "256", "512", "4096"]
+    assert list(out["write_amplification"]) == ["4096", "8192", "16384", "32768", "65536"]
+    assert main(["devices", "show", "pmem/paper"]) == 0
+    assert "paper Table 2" in capsys.readouterr().out
