@@ -158,6 +158,7 @@ class MediaState:
         self.wq_ring = np.full((modules, queue), K.NO_TIME)
         self.wq_head = np.zeros(modules, np.int64)
         self.wcb_tag = np.full((modules, max(wcb_entries, 1)), K.EMPTY, np.int64)
+        self.wcb_filt = K.wcb_filter(self.wcb_tag)
         self.wcb_stamp = np.zeros((modules, max(wcb_entries, 1)), np.int64)
         self.stamp = np.zeros(1, np.int64)
         self.keys = np.full(INITIAL_TABLE_SLOTS, K.EMPTY, np.int64)
@@ -292,7 +293,9 @@ class MediaModel:
         ip[K.I_UNIT], ip[K.I_BANKS] = self.unit_B, self.banks
         ip[K.I_MODULES], ip[K.I_INTERLEAVE] = state.modules, state.interleave_B
         ip[K.I_WCB], ip[K.I_RMW] = p.wcb_entries, int(p.read_modify_write)
-        ip[K.I_FORWARD], ip[K.I_QDEPTH] = int(p.write_forwarding), p.write_queue_entries
+        ip[K.I_FORWARD] = int(p.write_forwarding)
+        ip[K.I_POW2], ip[K.I_CHUNK_SH], ip[K.I_MOD_SH], ip[K.I_UNIT_SH] = K.pow2_geometry(
+            self.unit_B, state.interleave_B, state.modules, self.banks)
         ip[K.I_WEAR_INTERVAL], ip[K.I_OUTSTANDING] = p.wear_level_interval_count, outstanding
         return ip
 
@@ -317,7 +320,7 @@ class MediaModel:
             while i < n:
                 i = K.serve_kernel(stream.issue_ns, stream.addr_B, stream.size_B, stream.is_write, i,
                                    self._fp, ip, state.bank_free, state.cmd_free, state.last_line,
-                                   state.wq_ring, state.wq_head, state.wcb_tag, state.wcb_stamp,
+                                   state.wq_ring, state.wq_head, state.wcb_tag, state.wcb_filt, state.wcb_stamp,
                                    state.stamp, state.keys, state.times, state.used,
                                    state.wear_count, loop_ring, start, complete, ack, c, *scratch)
                 if i < n:
@@ -361,6 +364,7 @@ class MediaModel:
                 state.wcb_tag[m, e] = g
                 state.wcb_stamp[m, e] = state.stamp[0]
                 state.stamp[0] += 1
+        state.wcb_filt = K.wcb_filter(state.wcb_tag)
         return start, complete, ack, c
 
     def drain(self, state: MediaState, at_ns: float) -> DrainResult:
@@ -380,6 +384,7 @@ class MediaModel:
                 end = max(end, done)
                 written += self.unit_B
         state.wcb_tag[:] = K.EMPTY
+        state.wcb_filt[:] = 0
         state.horizon_ns = max(state.horizon_ns, float(at_ns))
         return DrainResult(end, float(written), written * float(self._fp[K.F_E_WRITE]))
 

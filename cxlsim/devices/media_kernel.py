@@ -59,10 +59,13 @@ I_INTERLEAVE = 3  # interleaving granularity, B (a multiple of the unit)
 I_WCB = 4  # write-combining buffer entries per module (0: none)
 I_RMW = 5  # 1: partial writes missing the buffer read-modify-write the unit
 I_FORWARD = 6  # 1: reads never wait for pending writes (controller forwarding)
-I_QDEPTH = 7  # write-queue depth per module (accesses with media work in flight)
+I_POW2 = 7  # 1: unit, interleave, modules and banks are powers of two (shift/mask addressing)
 I_WEAR_INTERVAL = 8  # media writes per module between wear-levelling stalls (0: off)
 I_OUTSTANDING = 9  # requester's maximum accesses in flight
-N_IP = 10
+I_CHUNK_SH = 10  # log2(units per interleave chunk), when I_POW2
+I_MOD_SH = 11  # log2(modules), when I_POW2
+I_UNIT_SH = 12  # log2(unit), when I_POW2
+N_IP = 13
 
 # --- indices into the counter vector -------------------------------------------------------------
 C_MEDIA_R = 0  # media bytes read
@@ -78,6 +81,7 @@ EMPTY = -1  # an unused hash-table slot / buffer entry
 NO_TIME = -np.inf  # "no pending write" / "never"
 HASH_MULT = 2654435761  # Knuth's multiplicative hash constant
 MAX_LOAD_FRACTION = 0.5  # the kernel stops when the pending table is this full
+WCB_FILTER_BUCKETS = 1024  # per-module buckets of the write-combining buffer's membership filter
 
 
 @njit(cache=True)
@@ -140,12 +144,53 @@ def _locate(a, unit, interleave, modules, banks):
     return m, local, local % banks
 
 
+@njit(cache=True, inline="always")
+def _where(g, ip):
+    """(module, local unit, bank) of global unit ``g``: shifts and masks when every geometry
+    parameter is a power of two (the same values as :func:`_locate`, without divisions)."""
+    if ip[I_POW2] == 1:
+        sh = ip[I_CHUNK_SH]
+        chunk = g >> sh
+        local = ((chunk >> ip[I_MOD_SH]) << sh) | (g & ((1 << sh) - 1))
+        return chunk & (ip[I_MODULES] - 1), local, local & (ip[I_BANKS] - 1)
+    return _locate(g * ip[I_UNIT], ip[I_UNIT], ip[I_INTERLEAVE], ip[I_MODULES], ip[I_BANKS])
+
+
+def pow2_geometry(unit, interleave, modules, banks):
+    """``(I_POW2, I_CHUNK_SH, I_MOD_SH, I_UNIT_SH)`` for the integer parameter vector."""
+    def is_pow2(x):
+        return x > 0 and x & (x - 1) == 0
+    per = interleave // unit
+    if all(is_pow2(int(x)) for x in (unit, interleave, modules, banks)) and interleave % unit == 0:
+        return 1, int(per).bit_length() - 1, int(modules).bit_length() - 1, int(unit).bit_length() - 1
+    return 0, 0, 0, 0
+
+
+@njit(cache=True, inline="always")
+def _wcb_bucket(g, filt):
+    return ((g * HASH_MULT) >> 16) & (filt.shape[1] - 1)
+
+
 @njit(cache=True)
-def _wcb_find(tags, m, g):
+def _wcb_find(tags, filt, m, g):
+    """Entry of module ``m``'s buffer holding unit ``g``, or -1. ``filt`` counts the buffered
+    units per hash bucket, so most misses skip the scan."""
+    if filt[m, _wcb_bucket(g, filt)] == 0:
+        return -1
     for e in range(tags.shape[1]):
         if tags[m, e] == g:
             return e
     return -1
+
+
+def wcb_filter(tags, buckets=WCB_FILTER_BUCKETS):
+    """The bucket counts of :func:`_wcb_find` for buffer tags ``tags`` (modules × entries)."""
+    filt = np.zeros((tags.shape[0], buckets), np.int32)
+    for m in range(tags.shape[0]):
+        for g in tags[m]:
+            if g != EMPTY:
+                filt[m, ((int(g) * HASH_MULT) >> 16) & (buckets - 1)] += 1
+    return filt
 
 
 @njit(cache=True)
@@ -189,7 +234,7 @@ def _media_write(m, b, ready, g, fp, ip, bank_free, keys, times, used, wear_coun
 
 @njit(cache=True)
 def serve_kernel(issue, addr, size, is_write, first, fp, ip,
-                 bank_free, cmd_free, last_line, wq_ring, wq_head, wcb_tag, wcb_stamp, stamp,
+                 bank_free, cmd_free, last_line, wq_ring, wq_head, wcb_tag, wcb_filt, wcb_stamp, stamp,
                  keys, times, used, wear_count, loop_ring,
                  start_out, complete_out, ack_out, counters, need, ready, mod_end):
     """Serve accesses ``first..n-1`` in order; returns the index reached (n when done).
@@ -205,15 +250,21 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     wcb = ip[I_WCB]
     outstanding = ip[I_OUTSTANDING]
     limit = keys.shape[0] * MAX_LOAD_FRACTION
+    pow2 = ip[I_POW2] == 1
+    ush = ip[I_UNIT_SH]
+    slot = first % outstanding
     for i in range(first, n):
         a0 = addr[i]
         a1 = a0 + size[i]
-        g0 = a0 // unit
-        g1 = (a1 - 1) // unit
+        if pow2:
+            g0 = a0 >> ush
+            g1 = (a1 - 1) >> ush
+        else:
+            g0 = a0 // unit
+            g1 = (a1 - 1) // unit
         if used[0] + 2 * (g1 - g0 + 1) + 2 > limit:
             return i
         now = issue[i]
-        slot = i % outstanding
         t = max(now, loop_ring[slot])
         start_out[i] = t
         media_r0 = counters[C_MEDIA_R]
@@ -221,8 +272,8 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         for m in range(modules):
             need[m] = 0
         for g in range(g0, g1 + 1):
-            m, loc, b = _locate(g * unit, unit, interleave, modules, banks)
-            if wcb == 0 or _wcb_find(wcb_tag, m, g) < 0:
+            m, loc, b = _where(g, ip)
+            if wcb == 0 or _wcb_find(wcb_tag, wcb_filt, m, g) < 0:
                 need[m] = 1
         if not is_write[i]:
             t0 = t
@@ -241,8 +292,8 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                     ready[m] = cs + fp[F_CMD_R]
             done = t0
             for g in range(g0, g1 + 1):
-                m, loc, b = _locate(g * unit, unit, interleave, modules, banks)
-                if wcb > 0 and _wcb_find(wcb_tag, m, g) >= 0:
+                m, loc, b = _where(g, ip)
+                if wcb > 0 and _wcb_find(wcb_tag, wcb_filt, m, g) >= 0:
                     u = t0 + fp[F_WCB_READ]
                     counters[C_HITS] += 1
                 else:
@@ -275,12 +326,12 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                     mod_end[m] = ready[m]
             done = ack
             for g in range(g0, g1 + 1):
-                m, loc, b = _locate(g * unit, unit, interleave, modules, banks)
+                m, loc, b = _where(g, ip)
                 lo = max(a0, g * unit)
                 hi = min(a1, (g + 1) * unit)
                 partial = hi - lo < unit
                 if wcb > 0:
-                    e = _wcb_find(wcb_tag, m, g)
+                    e = _wcb_find(wcb_tag, wcb_filt, m, g)
                     if e >= 0:
                         counters[C_HITS] += 1
                         u = max(ack, pend_lookup(keys, times, g)) + fp[F_MERGE]
@@ -288,7 +339,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         e = _wcb_victim(wcb_tag, wcb_stamp, m)
                         vg = wcb_tag[m, e]
                         if vg != EMPTY:
-                            vm, vloc, vb = _locate(vg * unit, unit, interleave, modules, banks)
+                            vm, vloc, vb = _where(vg, ip)
                             wd = _media_write(m, vb, ready[m], vg, fp, ip, bank_free,
                                               keys, times, used, wear_count, now)
                             counters[C_MEDIA_W] += unit
@@ -304,6 +355,9 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                             u = fd + fp[F_MERGE]
                         else:
                             u = max(ack, pend_lookup(keys, times, g)) + fp[F_MERGE]
+                        if vg != EMPTY:
+                            wcb_filt[m, _wcb_bucket(vg, wcb_filt)] -= 1
+                        wcb_filt[m, _wcb_bucket(g, wcb_filt)] += 1
                         wcb_tag[m, e] = g
                     pend_insert(keys, times, used, g, u, now)
                     wcb_stamp[m, e] = stamp[0]
@@ -330,6 +384,9 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         counters[C_ENERGY] += ((counters[C_MEDIA_R] - media_r0) * fp[F_E_READ]
                                + (counters[C_MEDIA_W] - media_w0) * fp[F_E_WRITE]
                                + size[i] * fp[F_E_IO])
+        slot += 1
+        if slot == outstanding:
+            slot = 0
     return n
 
 
