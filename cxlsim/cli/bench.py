@@ -32,6 +32,8 @@ def _targets() -> dict[str, object]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", help="what to benchmark: " + ", ".join(sorted(_targets())) if _targets() else "target")
     p.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="sim: processes for the comparison (default: CPU count; 1 = serial only)")
 
 
 def run(args: argparse.Namespace) -> int:

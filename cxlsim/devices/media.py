@@ -161,8 +161,7 @@ class MediaState:
         self.wcb_filt = K.wcb_filter(self.wcb_tag)
         self.wcb_stamp = np.zeros((modules, max(wcb_entries, 1)), np.int64)
         self.stamp = np.zeros(1, np.int64)
-        self.keys = np.full(INITIAL_TABLE_SLOTS, K.EMPTY, np.int64)
-        self.times = np.full(INITIAL_TABLE_SLOTS, K.NO_TIME)
+        self.keys, self.times = K.new_table(INITIAL_TABLE_SLOTS)
         self.used = np.zeros(1, np.int64)
         self.wear_count = np.zeros(modules, np.int64)
         self.horizon_ns = -math.inf  # latest issue time seen
@@ -171,6 +170,8 @@ class MediaState:
         other = object.__new__(MediaState)
         for k, v in self.__dict__.items():
             other.__dict__[k] = v.copy() if isinstance(v, np.ndarray) else v
+        other.keys, other.times = K.new_table(self.keys.shape[0])  # keep key and time side by side
+        other.keys[:], other.times[:] = self.keys, self.times
         return other
 
     def pending_until_ns(self, unit_index: int) -> float:
@@ -352,8 +353,7 @@ class MediaModel:
         start, complete, ack, c = K.serve_reference(
             s.issue_ns, s.addr_B, s.size_B, s.is_write, self._fp, ip, pending, state.bank_free,
             state.cmd_free, state.last_line, state.wq_ring, state.wq_head, lines, state.wear_count)
-        state.keys = np.full(state.keys.shape[0], K.EMPTY, np.int64)
-        state.times = np.full(state.keys.shape[0], K.NO_TIME)
+        state.keys, state.times = K.new_table(state.keys.shape[0])
         state.used = np.zeros(1, np.int64)
         state._rebuild(-math.inf, len(pending))
         for g, t in pending.items():

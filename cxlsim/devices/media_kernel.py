@@ -123,15 +123,30 @@ def pend_insert(keys, times, used, g, t, now):
         used[0] += 1
 
 
+def new_table(capacity):
+    """An empty pending table of ``capacity`` slots (a power of two): ``(keys, times)``, two
+    strided views of one buffer so that a slot's key and time share a cache line."""
+    buf = np.empty((capacity, 2), np.int64)
+    keys = buf[:, 0]
+    times = buf.view(np.float64)[:, 1]
+    keys[:] = EMPTY
+    times[:] = NO_TIME
+    return keys, times
+
+
 @njit(cache=True)
-def pend_rebuild(keys, times, now, capacity):
-    """A new table of ``capacity`` slots (a power of two) holding the entries alive after ``now``."""
-    nk = np.full(capacity, EMPTY, np.int64)
-    nt = np.full(capacity, NO_TIME, np.float64)
-    used = np.zeros(1, np.int64)
+def _pend_move(keys, times, now, nk, nt, used):
     for s in range(keys.shape[0]):
         if keys[s] != EMPTY and times[s] > now:
             pend_insert(nk, nt, used, keys[s], times[s], now)
+
+
+def pend_rebuild(keys, times, now, capacity):
+    """A new table of ``capacity`` slots holding the entries alive after ``now``:
+    ``(keys, times, used)``."""
+    nk, nt = new_table(capacity)
+    used = np.zeros(1, np.int64)
+    _pend_move(keys, times, float(now), nk, nt, used)
     return nk, nt, used
 
 
