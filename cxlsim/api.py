@@ -46,12 +46,14 @@ class RunResult:
     breakdowns_ns: list[dict[str, float]]
     raw_stall_ns: np.ndarray
     mlp_log_gap_batches: int
-    executor: Executor
-    machine: TrainingMachine
+    executor: Executor | None  # None for the analytic tpu-ps model
+    machine: TrainingMachine | None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def trace(self) -> TraceRecorder:
+        if self.executor is None:
+            raise InputError(f"system {self.config.name!r} (model {self.config.model}) is analytic: it has no timeline")
         return self.executor.trace
 
     @property
@@ -66,7 +68,7 @@ class RunResult:
 
     def batch_span(self, n: int) -> tuple[float, float]:
         """Start and end (ns) of batch ``n`` (absolute batch number, warm-up included)."""
-        r = self.executor.records
+        r = self.trace and self.executor.records
         return r[("begin", n)].start_ns, r[("begin", n + 1)].start_ns
 
     def to_dict(self) -> dict[str, Any]:
@@ -74,6 +76,10 @@ class RunResult:
         bt = self.batch_time_ms
         resolved = cfg.resolved()
         resolved["workload_params"] = dict(self.workload.params)
+        from cxlsim.energy import energy_per_batch, provisioned_modules
+
+        analytic = self.machine is None  # tpu-ps: no device-level activity, so no energy accounting
+        resolved["provisioned_modules"] = {} if analytic else provisioned_modules(cfg, self.workload)
         return {
             "system": cfg.name,
             "workload": self.workload.name,
@@ -83,6 +89,7 @@ class RunResult:
             "raw_stall_ms": float(self.raw_stall_ns.mean() / 1e6),
             "mlp_log_gap_batches": int(self.mlp_log_gap_batches),
             "throughput_samples_per_s": float(self.workload.params.batch_size / (bt["mean"] / 1e3)),
+            "energy_J_per_batch": None if analytic else energy_per_batch(self),
             **self.extra,
             "config": resolved,
             "seed": cfg.seed,
@@ -120,6 +127,10 @@ def simulate(
     wl = load_workload(cfg.workload, {**cfg.workload_overrides, **(workload_sets or {})})
     total = cfg.warmup_batches + cfg.batches + 1  # one more batch closes the last measured one
     streams = stream_set(wl, cfg.seed, total)
+    if cfg.model == "tpu_ps":
+        from cxlsim.systems.tpu_ps_run import simulate_tpu_ps
+
+        return simulate_tpu_ps(cfg, wl, streams)
     machine = TrainingMachine(cfg, streams)
     ex = Executor(TraceRecorder(enabled=trace))
     build_graph(ex, machine, cfg.pipeline, total)

@@ -17,6 +17,7 @@ DUR = {"begin": 0, "config": 5, "b_fwd": 600, "lookup": 500, "correction": 50, "
 
 class FixedMachine:
     engine_lane, mover_lane, agent_lane = "ndp", "cxl.link", "ckpt_logic"
+    mlp_log_lane = "ckpt_logic"
 
     def __init__(self, dur=DUR):
         self.dur = dur
@@ -86,3 +87,20 @@ def test_relaxed_lookup_runs_during_previous_batch():
     assert look.start_ns >= ex.records[("emb_log", 2)].end_ns
     # the correction waits for batch 2's gradients
     assert ex.records[("correction", 3)].start_ns >= ex.records[("grads", 2)].end_ns
+
+
+class TwoChannelMachine(FixedMachine):
+    mlp_log_lane = "ckpt_logic.mlp"
+
+
+def test_relaxed_mlp_log_on_its_own_channel_starts_with_the_gpu_window():
+    ex = run(pipeline(persistence="undo", relaxed_lookup=True, relaxed_mlp_log=True), machine=TwoChannelMachine())
+    for n in range(1, 5):
+        log, window = ex.records[("mlp_log", n)], ex.records[("t_mlp", n)]
+        assert log.op.lane == "ckpt_logic.mlp"
+        assert log.start_ns >= window.start_ns
+        # it waits for nothing else of its batch: not the embedding log, not the next lookup
+        if ex.records[("mlp_log", n - 1)].end_ns <= window.start_ns:
+            assert log.start_ns == window.start_ns
+    one = run(pipeline(persistence="undo", relaxed_lookup=True, relaxed_mlp_log=True))
+    assert one.records[("mlp_log", 3)].start_ns >= one.records[("lookup", 4)].end_ns  # one channel: Figure 12c order

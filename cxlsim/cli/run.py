@@ -50,7 +50,7 @@ def render(d: dict) -> str:
     ]
     rows = [[k, v, 100 * v / bt["mean"] if bt["mean"] else 0.0] for k, v in d["breakdown_ms"].items()]
     lines.append(format_table(["critical path", "ms", "%"], rows))
-    if "energy_J_per_batch" in d:
+    if d.get("energy_J_per_batch"):
         e = d["energy_J_per_batch"]
         lines.append("")
         lines.append(format_table(["energy", "J/batch"], [[k, v] for k, v in e["by_component"].items()] + [["total", e["total"]]]))

@@ -51,6 +51,9 @@ SCHEMA = Schema(
         Param("dram_channels_count", int, "host DDR channels (informative; the medium model owns bandwidth)", minimum=1),
         Param("tdp_W", float, "package power with all cores busy (TDP)", minimum=0),
         Param("idle_power_W", float, "package power when idle", minimum=0),
+        Param("software_memory_GB", float, "host DRAM the OS, framework and input pipeline occupy (energy provisioning)", default=0.0, minimum=0),
+        Param("host_dram_preset_name", str, "DRAM module preset of the host memory where a system configures no DRAM role (energy provisioning)",
+              default="dram/ddr4-2666"),
     ),
     checks=(
         lambda v: ("idle_power_W", "must be <= tdp_W") if v["idle_power_W"] > v["tdp_W"] else None,

@@ -66,6 +66,8 @@ CKPT_SCHEMA = Schema(
         Param("burst_B", int, "largest DMA request (burst) size", minimum=1),
         Param("descriptor_cycles_count", int, "cycles to set up one contiguous segment (descriptor)", minimum=0),
         Param("outstanding_count", int, "max outstanding DMA requests", minimum=1),
+        Param("channels_count", int, "DMA channels copying concurrently (the relaxed MLP log takes its own "
+              "when >= 2, so it can use every GPU window)", default=1, minimum=1),
         Param("flag_line_B", int, "bytes of one persistent flag write (a persisted line)", default=64, minimum=1),
         Param("counter_bits", int, "width of each of the two counters (rows logged, MLP bytes logged)", default=64, minimum=1),
         Param("dma_pJ_per_B", float, "dynamic energy of the DMA logic per byte copied (media and link energy excluded)", minimum=0),

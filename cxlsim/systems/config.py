@@ -32,7 +32,11 @@ from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
 from cxlsim.errors import ConfigError
 
-TOP_KEYS = {"version", "inherits", "name", "description", "workload", "seed", "batches", "warmup_batches", "devices", "pipeline", "workload_overrides"}
+TOP_KEYS = {"version", "inherits", "name", "description", "model", "workload", "seed", "batches", "warmup_batches",
+            "devices", "pipeline", "workload_overrides", "tpu_ps"}
+#: ``model:`` of a system: the shared op-graph dataflow over device models, or the analytic
+#: TPU/parameter-server step model (SPEC §1.4 ``tpu-ps``, :mod:`cxlsim.ft.tpu_ps`).
+MODELS = ("dataflow", "tpu_ps")
 DEVICE_KEYS = {"preset", "count", "interleave_B", "params", "levels"}
 
 #: Device roles a pipeline may refer to, and what each is.
@@ -97,10 +101,12 @@ class SystemConfig:
     batches: int
     warmup_batches: int
     devices: dict[str, DeviceRole]
-    pipeline: ParamSet
+    pipeline: ParamSet | None  # None for model tpu_ps
     workload_overrides: dict[str, Any] = field(default_factory=dict)
     source: str = ""
     document: dict[str, Any] = field(default_factory=dict)
+    model: str = "dataflow"
+    tpu_ps: ParamSet | None = None  # model tpu_ps: the step model's parameters
 
     def role(self, name: str) -> DeviceRole:
         if name not in self.devices:
@@ -112,13 +118,14 @@ class SystemConfig:
 
     def resolved(self) -> dict[str, Any]:
         """The fully resolved configuration (embedded in result files)."""
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
+            "model": self.model,
             "workload": self.workload,
             "seed": self.seed,
             "batches": self.batches,
             "warmup_batches": self.warmup_batches,
-            "pipeline": dict(self.pipeline),
+            "pipeline": dict(self.pipeline) if self.pipeline is not None else {},
             "devices": {
                 r: {"preset": d.preset.name, "count": d.count, "interleave_B": d.interleave_B, "levels": d.levels,
                     "params": dict(d.params)}
@@ -126,6 +133,9 @@ class SystemConfig:
             },
             "workload_overrides": dict(self.workload_overrides),
         }
+        if self.tpu_ps is not None:
+            out["tpu_ps"] = dict(self.tpu_ps)
+        return out
 
 
 def list_systems() -> list[str]:
@@ -157,6 +167,8 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
     where = str(path)
     doc = _read_with_parents(path, ())
     if sets:
+        if isinstance(doc.get("devices"), dict):  # `role: family/name` is short for {preset: ...}
+            doc["devices"] = {r: {"preset": d} if isinstance(d, str) else d for r, d in doc["devices"].items()}
         doc = apply_sets(doc, sets)
         where_sets = "--set"
     else:
@@ -172,10 +184,28 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
     if not isinstance(devices_doc, dict):
         raise ConfigError(where, "devices", "expected a mapping role: {preset: ...}")
     devices = {role: _device(role, spec, where, where_sets) for role, spec in devices_doc.items()}
+    model = str(doc.get("model", "dataflow"))
+    if model not in MODELS:
+        raise ConfigError(where_sets, "model", f"unknown model {model!r} (models: {', '.join(MODELS)})")
     pipeline_doc = doc.get("pipeline") or {}
     if not isinstance(pipeline_doc, dict):
         raise ConfigError(where, "pipeline", "expected a mapping")
-    pipeline = PIPELINE.validate(pipeline_doc, {}, where_sets, "pipeline.")
+    tpu_doc = doc.get("tpu_ps")
+    pipeline, tpu = None, None
+    if model == "tpu_ps":
+        if pipeline_doc:
+            raise ConfigError(where, "pipeline", "model tpu_ps has no dataflow pipeline (its parameters go under tpu_ps:)")
+        from cxlsim.ft.tpu_ps import TPU_PS_SCHEMA
+
+        if tpu_doc is not None and not isinstance(tpu_doc, dict):
+            raise ConfigError(where, "tpu_ps", "expected a mapping of parameter: value")
+        tpu_doc = tpu_doc or {}
+        sources = {k: str(v["source"]) for k, v in tpu_doc.items() if isinstance(v, dict) and "source" in v}
+        tpu = TPU_PS_SCHEMA.validate({k: _value(v) for k, v in tpu_doc.items()}, sources, where_sets, "tpu_ps.")
+    else:
+        if tpu_doc is not None:
+            raise ConfigError(where, "tpu_ps", "tpu_ps: parameters need model: tpu_ps")
+        pipeline = PIPELINE.validate(pipeline_doc, {}, where_sets, "pipeline.")
     workload_overrides = doc.get("workload_overrides") or {}
     if not isinstance(workload_overrides, dict):
         raise ConfigError(where, "workload_overrides", "expected a mapping")
@@ -191,9 +221,17 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
         workload_overrides=dict(workload_overrides),
         source=where,
         document=doc,
+        model=model,
+        tpu_ps=tpu,
     )
-    _check_roles(cfg, where)
+    if model == "dataflow":
+        _check_roles(cfg, where)
     return cfg
+
+
+def _value(v: Any) -> Any:
+    """``{value: x, source: ...}`` → ``x`` (system files may annotate values with sources)."""
+    return v["value"] if isinstance(v, dict) and "value" in v else v
 
 
 def _read_with_parents(path: Path, stack: tuple[str, ...]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ Steps of batch n (lane in brackets; the engine lane is ``ndp`` or ``host_cpu``):
 - ``mlp_opt``    [gpu]       MLP optimizer step
 - ``emb_log``    [ckpt]      undo: copy the rows batch n will update into the log region, set flag
 - ``mlp_log``    [ckpt]      undo: pull MLP parameters from the GPU into the log region, set flag
+                             (relaxed, with a second DMA channel: on lane ``ckpt_logic.mlp``)
 - ``redo``       [agent]     redo: write updated rows + MLP parameters + commit flag (SPEC §3.1)
 
 Batch completion (what ``begin`` of n+1 waits for): ``mlp_opt`` of n; ``update`` of n unless the
@@ -26,7 +27,9 @@ Undo logging (SPEC §3.2) starts when the engine's lookup is done (the CXL-MEM i
 previous update; the update waits for the embedding log, the optimizer step for the MLP log.
 Relaxed (SPEC §3.3/§3.4): lookup n+1 runs after emb_log n on the table before update n, corrected
 once batch n's gradients arrive; MLP logging copies only while the GPU runs ``t_mlp`` and spans
-batches. The order emb_log → next lookup → MLP log on the CXL-MEM follows the paper's Figure 12c.
+batches. With one DMA channel the order emb_log → next lookup → MLP log on the CXL-MEM follows the
+paper's Figure 12c; with two (``ckpt_logic.channels_count``) the MLP log has its own channel and
+copies in every GPU window, concurrently with the embedding log.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ class Machine(Protocol):
     engine_lane: str
     mover_lane: str
     agent_lane: str
+    mlp_log_lane: str
 
     def step(self, name: str, batch: int, start_ns: float, ex: Executor) -> OpOutcome: ...
 
@@ -107,7 +111,11 @@ def build_graph(ex: Executor, machine: Machine, pipeline: ParamSet, n_batches: i
         add("mlp_opt", n, "gpu", opt_deps)
         if undo:
             add("emb_log", n, "ckpt_logic", [("lookup", n), ("update", p)])
-            if pipeline.relaxed_mlp_log:
+            if pipeline.relaxed_mlp_log and machine.mlp_log_lane != "ckpt_logic":
+                # a DMA channel of its own: copy during batch n's GPU window whatever the
+                # embedding log is doing (the two share the media, served in time order)
+                add("mlp_log", n, machine.mlp_log_lane, [("t_mlp", n, "start"), ("mlp_log", p)])
+            elif pipeline.relaxed_mlp_log:
                 log_deps = [("t_mlp", n, "start"), ("emb_log", n), ("mlp_log", p)]
                 if relaxed:
                     log_deps.append(("lookup", n + 1))

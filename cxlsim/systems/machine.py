@@ -47,7 +47,14 @@ def build(role: DeviceRole):
 
 
 class Memory:
-    """Modules of one role serving access streams, with persistent media state."""
+    """Modules of one role serving access streams, with persistent media state.
+
+    Energy accounting (no timing effect): what is served is also counted per batch in
+    ``by_batch[batch]`` (keys ``TRAFFIC``), ``batch`` being the batch of the step being served
+    (set by :meth:`enter_batch` from :meth:`TrainingMachine.step`).
+    """
+
+    TRAFFIC = ("media_read_B", "media_write_B", "requested_B", "energy_J")
 
     def __init__(self, role: DeviceRole) -> None:
         self.role = role
@@ -59,6 +66,15 @@ class Memory:
         self.bytes_written = 0.0
         self.energy_J = 0.0
         self.busy_ns = 0.0
+        self.batch = -1
+        self.by_batch: dict[int, dict[str, float]] = {}
+
+    @staticmethod
+    def enter_batch(owner: object, batch: int) -> None:
+        """Charge what every :class:`Memory` attribute of ``owner`` serves from now on to ``batch``."""
+        for mem in vars(owner).values():
+            if isinstance(mem, Memory):
+                mem.batch = batch
 
     def serve(self, t_ns: float, addr_B: np.ndarray, size_B, is_write, outstanding: int):
         """Serve accesses issued together at ``t_ns`` (in order, at most ``outstanding`` in flight).
@@ -74,6 +90,11 @@ class Memory:
         self.bytes_read += float(res.media_read_B)
         self.bytes_written += float(res.media_write_B)
         self.energy_J += float(res.energy_J)
+        acc = self.by_batch.setdefault(self.batch, dict.fromkeys(self.TRAFFIC, 0.0))
+        acc["media_read_B"] += float(res.media_read_B)
+        acc["media_write_B"] += float(res.media_write_B)
+        acc["requested_B"] += float(size.sum())
+        acc["energy_J"] += float(res.energy_J)
         return res
 
 
@@ -143,6 +164,8 @@ class TrainingMachine:
         self.engine_lane = "ndp" if p.embedding_engine == "ndp" else "host_cpu"
         self.mover_lane = "cxl.link" if p.data_movement == "cxl_cache" else "host_cpu"
         self.agent_lane = {"ckpt_logic": "ckpt_logic", "ndp": "ndp", "host_cpu": "host_cpu"}[p.checkpoint_agent]
+        self.mlp_log_lane = ("ckpt_logic.mlp" if self.ckpt is not None and self.ckpt.p.channels_count >= 2
+                             else "ckpt_logic")
 
         data_end = p.table_region_offset_B + streams.layout.total_B
         self.data_base = p.table_region_offset_B
@@ -153,6 +176,8 @@ class TrainingMachine:
         self.redo_cursor = 0
         self.mlp_log = MlpLogProgress()
         self.stats: dict[tuple[str, int], dict[str, float]] = {}
+        #: energy accounting (no timing effect): bytes per (batch, path) on the links, see _count_link
+        self.link_B: dict[tuple[int, str], float] = {}
 
     # -- helpers -----------------------------------------------------------------------------
     def _round(self, nbytes: float) -> int:
@@ -173,8 +198,16 @@ class TrainingMachine:
         c = self.cpu.p
         return c.cores_count * c.line_fill_buffers_count
 
+    def _count_link(self, path: str, nbytes: float) -> None:
+        """Energy accounting, no timing effect: ``nbytes`` on ``path`` in the batch being served.
+        Paths: ``pcie`` (bytes per PCIe leg), ``cxl_gpu`` / ``cxl_host`` (wire bytes per link on the
+        CXL-MEM↔GPU / host↔CXL-MEM path), ``mlp_log`` (MLP payload written to the checkpoint)."""
+        key = (self.tables.batch, path)
+        self.link_B[key] = self.link_B.get(key, 0.0) + nbytes
+
     # -- dispatch ----------------------------------------------------------------------------
     def step(self, name: str, batch: int, start_ns: float, ex: Executor) -> OpOutcome:
+        Memory.enter_batch(self, batch)
         out = getattr(self, f"_{name}")(batch, start_ns, ex)
         if out.stats:
             self.stats[(name, batch)] = out.stats
@@ -190,7 +223,9 @@ class TrainingMachine:
         if self.pipe.embedding_engine == "host_cpu":
             return OpOutcome(t + self.cpu.dispatch_ns(1))
         if self.pipe.data_movement == "cxl_cache":
+            self._count_link("cxl_host", self.cxl.read_cost(idx_B, 0.0, self.hops).bytes)  # the device's index DMA
             return OpOutcome(t + self.cxl.configure_batch_ns(CONFIG_REGISTERS, idx_B, self.hops))
+        self._count_link("pcie", self.pcie.memcpy(idx_B, False).bytes)
         return OpOutcome(t + self.pcie.launch_ns() + self.pcie.memcpy_ns(idx_B, False))
 
     # -- GPU -----------------------------------------------------------------------------------
@@ -265,8 +300,10 @@ class TrainingMachine:
     def _move(self, nbytes: float, t: float, to_gpu: bool) -> OpOutcome:
         if self.pipe.data_movement == "cxl_cache":
             lines = math.ceil(nbytes / self.cxl.line_B)
+            self._count_link("cxl_gpu", self.cxl.flush_cost(lines, self.hops).bytes)
             return OpOutcome(t + self.cxl.flush_ns(lines, self.hops))
         bounce = self.pipe.embedding_engine == "ndp"  # a PCIe card: device → host → device
+        self._count_link("pcie", self.pcie.memcpy(nbytes, bounce).bytes)
         return OpOutcome(t + self.pcie.sync_ns() + self.pcie.memcpy_ns(nbytes, bounce) + self.pcie.launch_ns())
 
     def _pooled(self, n, t, ex):
@@ -327,6 +364,12 @@ class TrainingMachine:
         later of the last acknowledgement and the end of the pull."""
         if nbytes <= 0:
             return t
+        # the bytes pulled as _pull_mlp_ns times them (counted here: relaxed logging pulls part)
+        self._count_link("mlp_log", nbytes)
+        if self.pipe.mlp_pull == "cxl_cache":
+            self._count_link("cxl_gpu", self.cxl.read_cost(nbytes, 0.0, self.hops).bytes)
+        else:
+            self._count_link("pcie", self.pcie.memcpy(nbytes, self.pipe.checkpoint_agent == "ndp").bytes)
         k = int(math.ceil(nbytes / LOG_BURST_B))
         addr = base + np.arange(k, dtype=np.int64) * LOG_BURST_B
         w = self.ckpt_mem.serve(t, addr, LOG_BURST_B, True, outstanding)

@@ -1,0 +1,113 @@
+"""Energy per measured batch of a simulation, and the comparison with a baseline system.
+
+Contract:
+
+* :func:`energy_per_batch` ``(result, config=None)`` → ``{"total": J, "by_component": {c: J}}``,
+  the mean over the measured batches (warm-up excluded), components in :data:`COMPONENTS` order;
+  ``total`` is the sum of the components. ``config`` re-prices the same run with other *energy*
+  parameters (same system: pipeline and roles; energy parameters never change timing, so this
+  equals re-simulating with those ``--set`` overrides).
+* :func:`energy_detail` — the same by component and part (static, active, dynamic).
+* :func:`energy_report` simulates a system and a baseline on one workload and returns the
+  ``cxlsim energy`` document (shape in :mod:`cxlsim.cli.energy`).
+
+Overrides given for the system reach the baseline where they make sense: ``seed``, ``batches``,
+``warmup_batches`` and ``workload_overrides.*`` (both run the same inputs); and ``devices.<role>.params.<key>`` when the baseline's ``<role>`` uses the
+same preset (a physical fact of that device, e.g. the PMEM's background power). Pipeline and
+structural overrides are the system's alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from cxlsim.energy.activity import batch_activity
+from cxlsim.energy.model import COMPONENTS, PARTS, batch_energy
+from cxlsim.energy.provision import provision
+from cxlsim.errors import InputError
+from cxlsim.systems.config import SystemConfig
+
+SHARED_TOP_KEYS = ("seed", "batches", "warmup_batches")
+
+
+def measured(result: Any) -> range:
+    """Batch numbers of the measured batches of a run."""
+    cfg = result.config
+    return range(cfg.warmup_batches, cfg.warmup_batches + cfg.batches)
+
+
+def _check_same_system(ran: SystemConfig, priced: SystemConfig) -> None:
+    if dict(ran.pipeline) != dict(priced.pipeline) or {r: d.preset.family for r, d in ran.devices.items()} != {
+            r: d.preset.family for r, d in priced.devices.items()}:
+        raise InputError(f"energy parameters of {priced.name!r} cannot price a run of {ran.name!r}: "
+                         "pipeline or device roles differ")
+
+
+def energy_detail(result: Any, config: SystemConfig | None = None) -> dict[str, dict[str, float]]:
+    """Mean energy per measured batch by component and part (J)."""
+    if result.machine is None:
+        raise InputError(f"system {result.config.name!r} is an analytic model (model {result.config.model}): "
+                         "it has no device-level activity to charge energy to")
+    cfg = config or result.config
+    _check_same_system(result.config, cfg)
+    wl = result.workload
+    pools = provision(cfg, wl)
+    per = [batch_energy(a, cfg, pools, wl.params.dim, wl.row_B) for a in batch_activity(result, measured(result))]
+    return {c: {part: float(np.mean([b[c][part] for b in per])) for part in PARTS} for c in COMPONENTS}
+
+
+def energy_per_batch(result: Any, config: SystemConfig | None = None) -> dict[str, Any]:
+    """``{"total": J, "by_component": {component: J}}`` per measured batch (module docstring)."""
+    detail = energy_detail(result, config)
+    by = {c: detail[c]["static"] + detail[c]["active"] + detail[c]["dynamic"] for c in COMPONENTS}
+    return {"total": sum(by.values()), "by_component": by}
+
+
+def baseline_sets(sets: list[tuple[str, Any]], system: SystemConfig, baseline: SystemConfig) -> list[tuple[str, Any]]:
+    """The overrides of ``sets`` (given for ``system``) that apply to ``baseline`` (module docstring)."""
+    out = []
+    for key, value in sets:
+        parts = key.split(".")
+        if (parts[0] in SHARED_TOP_KEYS and len(parts) == 1) or parts[0] == "workload_overrides":
+            out.append((key, value))
+        elif len(parts) == 4 and parts[0] == "devices" and parts[2] == "params":
+            role = parts[1]
+            if (system.has(role) and baseline.has(role)
+                    and system.role(role).preset.name == baseline.role(role).preset.name):
+                out.append((key, value))
+    return out
+
+
+def energy_report(system: str, workload: str | None = None, baseline: str = "pmem", batches: int | None = None,
+                  warmup: int | None = None, seed: int | None = None,
+                  sets: Mapping[str, Any] | list[tuple[str, Any]] | None = None,
+                  workload_sets: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Simulate ``system`` and ``baseline`` on ``workload`` (with ``workload_sets`` for both); the
+    ``cxlsim energy`` document."""
+    from cxlsim.api import load_config, simulate
+
+    items = list(sets.items()) if isinstance(sets, Mapping) else list(sets or [])
+    cfg = load_config(system, items)
+    result = simulate(cfg, workload=workload, batches=batches, warmup=warmup, seed=seed, workload_sets=workload_sets, trace=False)
+    energy = energy_per_batch(result)
+    base_plain = load_config(baseline)
+    if base_plain.name == cfg.name and not items:
+        base_energy = energy
+    else:
+        base_cfg = load_config(baseline, baseline_sets(items, cfg, base_plain))
+        base = simulate(base_cfg, workload=result.config.workload, batches=result.config.batches,
+                        warmup=result.config.warmup_batches, seed=result.config.seed, workload_sets=workload_sets,
+                        trace=False)
+        base_energy = energy_per_batch(base)
+    total = base_energy["total"]
+    return {
+        "system": cfg.name,
+        "workload": result.workload.name,
+        "baseline": base_plain.name,
+        "energy_J_per_batch": energy,
+        "normalized_to_baseline": energy["total"] / total if total > 0 else float("nan"),
+        "batch_time_ms": result.batch_time_ms["mean"],
+    }
