@@ -160,6 +160,7 @@ class MediaState:
         self.wcb_tag = np.full((modules, max(wcb_entries, 1)), K.EMPTY, np.int64)
         self.wcb_filt = K.wcb_filter(self.wcb_tag)
         self.wcb_stamp = np.zeros((modules, max(wcb_entries, 1)), np.int64)
+        self.wcb_prev, self.wcb_next, self.wcb_lru = K.lru_state(self.wcb_tag, self.wcb_stamp)
         self.stamp = np.zeros(1, np.int64)
         self.keys, self.times = K.new_table(INITIAL_TABLE_SLOTS)
         self.used = np.zeros(1, np.int64)
@@ -186,7 +187,7 @@ class MediaState:
     def _rebuild(self, now: float, room: int) -> None:
         """Drop entries dead at ``now``; grow so that ``room`` inserts fit under the load limit."""
         live = int(np.count_nonzero((self.keys != K.EMPTY) & (self.times > now)))
-        cap = self.keys.shape[0]
+        cap = INITIAL_TABLE_SLOTS  # shrink as well as grow: a small table stays in cache
         while (live + room) > cap * K.MAX_LOAD_FRACTION / 2:
             cap *= 2
         self.keys, self.times, self.used = K.pend_rebuild(self.keys, self.times, now, cap)
@@ -317,12 +318,17 @@ class MediaModel:
             loop_ring = np.full(outstanding, K.NO_TIME)
             scratch = [np.zeros(state.modules, np.int64), np.zeros(state.modules), np.zeros(state.modules)]
             room = 2 * (int(np.max((stream.addr_B + stream.size_B - 1) // self.unit_B - stream.addr_B // self.unit_B)) + 1) + 2
+            if state.keys.shape[0] > INITIAL_TABLE_SLOTS and 8 * n >= state.keys.shape[0]:
+                # drop entries dead before this stream (issue times never decrease), so that a long
+                # read stream after a write burst probes a small table
+                state._rebuild(float(stream.issue_ns[0]), room)
             i = 0
             while i < n:
                 i = K.serve_kernel(stream.issue_ns, stream.addr_B, stream.size_B, stream.is_write, i,
                                    self._fp, ip, state.bank_free, state.cmd_free, state.last_line,
                                    state.wq_ring, state.wq_head, state.wcb_tag, state.wcb_filt, state.wcb_stamp,
-                                   state.stamp, state.keys, state.times, state.used,
+                                   state.stamp, state.wcb_prev, state.wcb_next, state.wcb_lru,
+                                   state.keys, state.times, state.used,
                                    state.wear_count, loop_ring, start, complete, ack, c, *scratch)
                 if i < n:
                     state._rebuild(float(stream.issue_ns[i]), room)
@@ -365,6 +371,8 @@ class MediaModel:
                 state.wcb_stamp[m, e] = state.stamp[0]
                 state.stamp[0] += 1
         state.wcb_filt = K.wcb_filter(state.wcb_tag)
+        state.wcb_prev, state.wcb_next, state.wcb_lru = K.lru_state(state.wcb_tag, state.wcb_stamp)
+        state.wq_ring.sort(axis=1)  # the kernel keeps each write queue as a min-heap (sorted is one)
         return start, complete, ack, c
 
     def drain(self, state: MediaState, at_ns: float) -> DrainResult:
@@ -379,12 +387,14 @@ class MediaModel:
         for m, ls in enumerate(lines):
             for g in ls:
                 local = K._locate(g * self.unit_B, self.unit_B, state.interleave_B, state.modules, self.banks)
-                done = K._media_write(m, local[2], float(at_ns), np.int64(g), self._fp, ip, state.bank_free,
-                                      state.keys, state.times, state.used, state.wear_count, float(at_ns))
+                slot = K.pend_slot(state.keys, state.times, state.used, np.int64(g), float(at_ns))
+                done = K._media_write(m, local[2], float(at_ns), slot, self._fp, ip, state.bank_free,
+                                      state.times, state.wear_count)
                 end = max(end, done)
                 written += self.unit_B
         state.wcb_tag[:] = K.EMPTY
         state.wcb_filt[:] = 0
+        state.wcb_prev, state.wcb_next, state.wcb_lru = K.lru_state(state.wcb_tag, state.wcb_stamp)
         state.horizon_ns = max(state.horizon_ns, float(at_ns))
         return DrainResult(end, float(written), written * float(self._fp[K.F_E_WRITE]))
 

@@ -123,6 +123,32 @@ def pend_insert(keys, times, used, g, t, now):
         used[0] += 1
 
 
+@njit(cache=True)
+def pend_slot(keys, times, used, g, now):
+    """Slot of unit ``g``, claimed (time -inf) if absent, reusing a slot dead at ``now`` as
+    :func:`pend_insert` would: one probe serves a lookup and the insert that follows it, provided
+    no other insert comes between."""
+    mask = keys.shape[0] - 1
+    s = (g * HASH_MULT) & mask
+    reuse = -1
+    while True:
+        k = keys[s]
+        if k == g:
+            return s
+        if k == EMPTY:
+            break
+        if reuse < 0 and times[s] <= now:
+            reuse = s
+        s = (s + 1) & mask
+    if reuse >= 0:
+        s = reuse
+    else:
+        used[0] += 1
+    keys[s] = g
+    times[s] = NO_TIME
+    return s
+
+
 def new_table(capacity):
     """An empty pending table of ``capacity`` slots (a power of two): ``(keys, times)``, two
     strided views of one buffer so that a slot's key and time share a cache line."""
@@ -220,6 +246,79 @@ def _wcb_victim(tags, stamps, m):
     return best
 
 
+@njit(cache=True, inline="always")
+def _lru_victim(lru, m, entries):
+    """:func:`_wcb_victim` in O(1): empty entries are always a suffix (they fill in index order and
+    are emptied only all at once), so the first empty one is ``count``; else the list's tail."""
+    if lru[m, 2] < entries:
+        return lru[m, 2]
+    return lru[m, 1]
+
+
+@njit(cache=True)
+def _lru_touch(prev, nxt, lru, m, e, entries):
+    """Move entry ``e`` of module ``m`` to the most-recently-used end (appending a new one)."""
+    if e == lru[m, 2] and lru[m, 2] < entries:  # a new entry
+        lru[m, 2] += 1
+    else:
+        p = prev[m, e]
+        q = nxt[m, e]
+        if p >= 0:
+            nxt[m, p] = q
+        else:
+            lru[m, 0] = q
+        if q >= 0:
+            prev[m, q] = p
+        else:
+            lru[m, 1] = p
+    h = lru[m, 0]
+    prev[m, e] = -1
+    nxt[m, e] = h
+    if h >= 0:
+        prev[m, h] = e
+    else:
+        lru[m, 1] = e
+    lru[m, 0] = e
+
+
+def lru_state(tags, stamps):
+    """``(prev, next, lru)`` of the recency list for buffer ``tags`` ordered by ``stamps``
+    (``lru[m] = [most recent, least recent, count]``)."""
+    modules, entries = tags.shape
+    prev = np.full((modules, entries), -1, np.int64)
+    nxt = np.full((modules, entries), -1, np.int64)
+    lru = np.full((modules, 3), -1, np.int64)
+    for m in range(modules):
+        used = [e for e in range(entries) if tags[m, e] != EMPTY]
+        order = sorted(used, key=lambda e: -int(stamps[m, e]))  # most recent first
+        lru[m, 2] = len(used)
+        if order:
+            lru[m, 0], lru[m, 1] = order[0], order[-1]
+        for a, b in zip(order[:-1], order[1:], strict=True):
+            nxt[m, a], prev[m, b] = b, a
+    return prev, nxt, lru
+
+
+@njit(cache=True, inline="always")
+def _heap_replace_top(ring, m, value):
+    """Replace the minimum of module ``m``'s write queue (a binary min-heap) by ``value``.
+    The kernel only needs the queue as a multiset (which entry frees first and its replacement),
+    so a heap gives the same times as scanning for the first minimum."""
+    k = ring.shape[1]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= k:
+            break
+        if c + 1 < k and ring[m, c + 1] < ring[m, c]:
+            c += 1
+        if ring[m, c] >= value:
+            break
+        ring[m, i] = ring[m, c]
+        i = c
+    ring[m, i] = value
+
+
 @njit(cache=True)
 def _earliest(ring, m):
     """Write-queue entry of module ``m`` that frees first (entries drain out of order)."""
@@ -231,13 +330,14 @@ def _earliest(ring, m):
 
 
 @njit(cache=True)
-def _media_write(m, b, ready, g, fp, ip, bank_free, keys, times, used, wear_count, now):
-    """One unit written to the media no earlier than ``ready``; returns its completion, ns."""
-    s = max(ready, pend_lookup(keys, times, g))
+def _media_write(m, b, ready, slot, fp, ip, bank_free, times, wear_count):
+    """One unit (its pending-table ``slot``) written to the media no earlier than ``ready``;
+    returns its completion, ns."""
+    s = max(ready, times[slot])
     s = max(s, bank_free[m, b])
     done = s + fp[F_OCC_W]
     bank_free[m, b] = done
-    pend_insert(keys, times, used, g, done, now)
+    times[slot] = done
     interval = ip[I_WEAR_INTERVAL]
     if interval > 0:
         wear_count[m] += 1
@@ -250,6 +350,7 @@ def _media_write(m, b, ready, g, fp, ip, bank_free, keys, times, used, wear_coun
 @njit(cache=True)
 def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                  bank_free, cmd_free, last_line, wq_ring, wq_head, wcb_tag, wcb_filt, wcb_stamp, stamp,
+                 wcb_prev, wcb_next, wcb_lru,
                  keys, times, used, wear_count, loop_ring,
                  start_out, complete_out, ack_out, counters, need, ready, mod_end):
     """Serve accesses ``first..n-1`` in order; returns the index reached (n when done).
@@ -329,8 +430,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             ack = t + fp[F_LAT_W]
             for m in range(modules):
                 if need[m] == 1:
-                    wq_head[m] = _earliest(wq_ring, m)
-                    ack = max(ack, wq_ring[m, wq_head[m]])
+                    ack = max(ack, wq_ring[m, 0])  # the entry that frees first (heap root)
             for m in range(modules):
                 ready[m] = ack  # a unit evicted by this same access needs no command
                 mod_end[m] = ack
@@ -349,18 +449,20 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                     e = _wcb_find(wcb_tag, wcb_filt, m, g)
                     if e >= 0:
                         counters[C_HITS] += 1
-                        u = max(ack, pend_lookup(keys, times, g)) + fp[F_MERGE]
+                        sl = pend_slot(keys, times, used, g, now)
+                        u = max(ack, times[sl]) + fp[F_MERGE]
                     else:
-                        e = _wcb_victim(wcb_tag, wcb_stamp, m)
+                        e = _lru_victim(wcb_lru, m, wcb)
                         vg = wcb_tag[m, e]
                         if vg != EMPTY:
                             vm, vloc, vb = _where(vg, ip)
-                            wd = _media_write(m, vb, ready[m], vg, fp, ip, bank_free,
-                                              keys, times, used, wear_count, now)
+                            vs = pend_slot(keys, times, used, vg, now)
+                            wd = _media_write(m, vb, ready[m], vs, fp, ip, bank_free, times, wear_count)
                             counters[C_MEDIA_W] += unit
                             mod_end[m] = max(mod_end[m], wd)
+                        sl = pend_slot(keys, times, used, g, now)
                         if partial and ip[I_RMW] == 1:
-                            s = max(ready[m], pend_lookup(keys, times, g))
+                            s = max(ready[m], times[sl])
                             s = max(s, bank_free[m, b])
                             bank_free[m, b] = s + fp[F_OCC_R]
                             fd = s + fp[F_OCC_R] + fp[F_D_RAND]
@@ -369,30 +471,32 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                             mod_end[m] = max(mod_end[m], fd)
                             u = fd + fp[F_MERGE]
                         else:
-                            u = max(ack, pend_lookup(keys, times, g)) + fp[F_MERGE]
+                            u = max(ack, times[sl]) + fp[F_MERGE]
                         if vg != EMPTY:
                             wcb_filt[m, _wcb_bucket(vg, wcb_filt)] -= 1
                         wcb_filt[m, _wcb_bucket(g, wcb_filt)] += 1
                         wcb_tag[m, e] = g
-                    pend_insert(keys, times, used, g, u, now)
+                    times[sl] = u
+                    _lru_touch(wcb_prev, wcb_next, wcb_lru, m, e, wcb)
                     wcb_stamp[m, e] = stamp[0]
                     stamp[0] += 1
                 else:
                     r = ready[m]
+                    sl = pend_slot(keys, times, used, g, now)
                     if partial and ip[I_RMW] == 1:
-                        s = max(r, pend_lookup(keys, times, g))
+                        s = max(r, times[sl])
                         s = max(s, bank_free[m, b])
                         bank_free[m, b] = s + fp[F_OCC_R]
                         r = s + fp[F_OCC_R] + fp[F_D_RAND]
                         counters[C_MEDIA_R] += unit
                         counters[C_RMW] += 1
-                    u = _media_write(m, b, r, g, fp, ip, bank_free, keys, times, used, wear_count, now)
+                    u = _media_write(m, b, r, sl, fp, ip, bank_free, times, wear_count)
                     counters[C_MEDIA_W] += unit
                     mod_end[m] = max(mod_end[m], u)
                 done = max(done, u)
             for m in range(modules):
                 if need[m] == 1:
-                    wq_ring[m, wq_head[m]] = mod_end[m]
+                    _heap_replace_top(wq_ring, m, mod_end[m])
             complete_out[i] = done
             ack_out[i] = ack
             loop_ring[slot] = ack
