@@ -1,0 +1,146 @@
+"""The paper's figures, drawn from a ``cxlsim reproduce`` results document (never re-simulating).
+
+* Figure 11 (``fig11_breakdown.png``): per RM, one stacked bar per system: the critical-path
+  breakdown of a batch, normalised to ``pmem``'s batch time.
+* Figure 12 (``fig12_timeline.png``): lanes of ``cxl-d``, ``cxl-b`` and ``cxl`` over two batches
+  (drawn by :func:`cxlsim.reports.timeline.plot`).
+* Figure 13 (``fig13_energy.png``): per RM, energy per batch by component, normalised to
+  ``pmem``'s total.
+
+Bars far above the others (e.g. ``ssd``) are cut at the top of the axis and labelled with their
+value, so the other systems stay readable.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cxlsim.sweep.results import BREAKDOWN, ENERGY_COMPONENTS
+
+#: A bar taller than this many times the median bar of its panel is cut and labelled.
+CUT_FACTOR = 4.0
+ENERGY_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B2", "#937860", "#DA8BC3", "#8C8C8C")
+
+
+def draw_all(doc: dict[str, Any], out: str | Path) -> dict[str, Path | None]:
+    """Draw the three figures into ``out``; a figure whose data is missing is ``None``."""
+    out = Path(out)
+    return {
+        "fig11": fig11_breakdown(doc, out / "fig11_breakdown.png"),
+        "fig12": fig12_timeline(doc, out / "fig12_timeline.png"),
+        "fig13": fig13_energy(doc, out / "fig13_energy.png"),
+    }
+
+
+def _table(doc: dict[str, Any]) -> tuple[list[str], list[str], dict[tuple[str, str], dict[str, Any]]]:
+    systems: list[str] = []
+    workloads: list[str] = []
+    res: dict[tuple[str, str], dict[str, Any]] = {}
+    for rec in doc["points"]:
+        sw = rec["swept"]
+        s, w = sw["system"], sw["workload"]
+        systems += [s] if s not in systems else []
+        workloads += [w] if w not in workloads else []
+        if rec["status"] == "ok":
+            res[(s, w)] = rec["result"]
+    return systems, workloads, res
+
+
+def fig11_breakdown(doc: dict[str, Any], path: Path) -> Path | None:
+    systems, workloads, res = _table(doc)
+    if not res:
+        return None
+    baseline = doc.get("summary", {}).get("baseline", "pmem")
+    from cxlsim.reports.timeline import STYLE
+
+    cats = [c for c in BREAKDOWN if any(r["breakdown_ms"].get(c, 0.0) > 0 for r in res.values())]
+    panels = {}
+    for w in workloads:
+        base = res.get((baseline, w))
+        norm = base["batch_time_ms"]["mean"] if base else 1.0
+        panels[w] = {s: [res[(s, w)]["breakdown_ms"].get(c, 0.0) / norm for c in cats]
+                     for s in systems if (s, w) in res}
+    unit = f"batch time (normalised to {baseline})" if any((baseline, w) in res for w in workloads) else "batch time (ms)"
+    colours = [STYLE.get(c, STYLE[""])[1] if c != "idle" else "#DDDDDD" for c in cats]
+    return _stacked(panels, systems, cats, colours, unit, "Figure 11: batch-time breakdown on the critical path", path)
+
+
+def fig13_energy(doc: dict[str, Any], path: Path) -> Path | None:
+    systems, workloads, res = _table(doc)
+    res = {k: v for k, v in res.items() if v.get("energy_J_per_batch")}
+    if not res:
+        return None
+    baseline = doc.get("summary", {}).get("baseline", "pmem")
+    comps = list(ENERGY_COMPONENTS)
+    for r in res.values():
+        comps += [c for c in r["energy_J_per_batch"]["by_component"] if c not in comps]
+    comps = [c for c in comps if any(r["energy_J_per_batch"]["by_component"].get(c, 0.0) > 0 for r in res.values())]
+    panels = {}
+    for w in workloads:
+        base = res.get((baseline, w))
+        norm = base["energy_J_per_batch"]["total"] if base else 1.0
+        panels[w] = {s: [res[(s, w)]["energy_J_per_batch"]["by_component"].get(c, 0.0) / norm for c in comps]
+                     for s in systems if (s, w) in res}
+    unit = f"energy per batch (normalised to {baseline})" if any((baseline, w) in res for w in workloads) else "energy per batch (J)"
+    colours = [ENERGY_COLOURS[i % len(ENERGY_COLOURS)] for i in range(len(comps))]
+    return _stacked(panels, systems, comps, colours, unit, "Figure 13: energy per batch by component", path)
+
+
+def fig12_timeline(doc: dict[str, Any], path: Path) -> Path | None:
+    from cxlsim.reports import timeline as tl
+    from cxlsim.sweep.evaluate import trace_from_timeline
+
+    runs = [r for r in doc.get("timelines", []) if r.get("status") == "ok" and r.get("timeline")]
+    if not runs:
+        return None
+    traces = [(f"{r['swept']['system']} on {r['swept']['workload']} ({r['result']['batches']} batches)",
+               trace_from_timeline(r["timeline"])) for r in runs]
+    return tl.plot(traces, path, [r["timeline"]["start_ns"] for r in runs], [r["timeline"]["end_ns"] for r in runs])
+
+
+def _stacked(panels: dict[str, dict[str, list[float]]], systems: Sequence[str], parts: Sequence[str],
+             colours: Sequence[str], ylabel: str, title: str, path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels) + 1.5, 4.2), squeeze=False, sharey=False)
+    for ax, (w, bars) in zip(axes[0], panels.items(), strict=True):
+        names = [s for s in systems if s in bars]
+        totals = [sum(bars[s]) for s in names]
+        top = _axis_top(totals)
+        for x, s in enumerate(names):
+            bottom = 0.0
+            for value, colour in zip(bars[s], colours, strict=True):
+                ax.bar(x, value, bottom=bottom, color=colour, width=0.7, edgecolor="white", linewidth=0.4)
+                bottom += value
+            if sum(bars[s]) > top:
+                ax.text(x, top * 0.97, f"{sum(bars[s]):.3g}", ha="center", va="top", fontsize=7, rotation=90,
+                        color="white", fontweight="bold")
+        ax.set_ylim(0, top)
+        ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=8)
+        ax.set_title(w.upper(), fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel(ylabel)
+    handles = [Patch(color=c, label=p) for p, c in zip(parts, colours, strict=True)]
+    fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=8, bbox_to_anchor=(0.5, 0.995))
+    fig.suptitle(title, fontsize=10, y=0.06)
+    fig.tight_layout(rect=(0, 0.06, 1, 0.94))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return path
+
+
+def _axis_top(totals: Sequence[float]) -> float:
+    """The y-axis top: above every bar, unless a bar towers over the panel's median (then cut)."""
+    if not totals:
+        return 1.0
+    med = statistics.median(totals)
+    kept = [t for t in totals if t <= CUT_FACTOR * med] or totals
+    return 1.1 * max(kept) if max(kept) > 0 else 1.0

@@ -1,0 +1,191 @@
+"""The paper's comparison: RM1–RM4 on every system of SPEC §1.4 that has a configuration, the
+Figure-12 timelines, a summary against ``pmem``, and Figures 11–13 (drawn from the results file).
+
+Everything runs as sweep points (:mod:`cxlsim.sweep.spec`) on an executor, so ``--executor
+process`` or ``dask`` parallelise it like any sweep. ``OUT/results.json`` holds the comparison's
+points (as a sweep's ``results.json``) plus ``timelines`` (the Figure-12 points, each with the
+intervals of its measured batches) and ``summary``; ``OUT/results.csv`` is the comparison in the
+sweep CSV format. :mod:`cxlsim.sweep.figures` draws the figures from that file alone.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cxlsim.errors import ConfigError, InputError
+from cxlsim.sweep.executors import make_executor
+from cxlsim.sweep.progress import Progress
+from cxlsim.sweep.runner import execute
+from cxlsim.sweep.spec import Point, SweepSpec, build_spec
+
+#: SPEC §1.4, in the paper's order; those without a configs/<name>.yaml are left out.
+PAPER_SYSTEMS = ("ssd", "pmem", "pcie", "cxl-d", "cxl-b", "cxl", "dram", "tpu-ps")
+WORKLOADS = ("rm1", "rm2", "rm3", "rm4")
+#: Figure 12: the three TrainingCXL variants on one embedding-intensive model, two batches.
+TIMELINE_SYSTEMS = ("cxl-d", "cxl-b", "cxl")
+TIMELINE_WORKLOAD = "rm1"
+TIMELINE_BATCHES = 2
+BASELINE = "pmem"
+
+
+@dataclass
+class Plan:
+    spec: SweepSpec              # the comparison grid
+    timelines: list[Point]       # the Figure-12 runs
+
+
+def default_systems() -> list[str]:
+    from cxlsim.systems.config import list_systems
+
+    known = set(list_systems())
+    return [s for s in PAPER_SYSTEMS if s in known]
+
+
+def plan(systems: Sequence[str] | None = None, workloads: Sequence[str] | None = None, batches: int | None = None,
+         sets: Sequence[tuple[str, Any]] = (), timeline_workload: str = TIMELINE_WORKLOAD,
+         timelines: bool = True) -> Plan:
+    """The points of a reproduction (``batches`` None: each system's configured count)."""
+    systems = list(systems or default_systems())
+    workloads = list(workloads or WORKLOADS)
+    base: dict[str, Any] = {"systems": systems, "workloads": workloads}
+    if batches is not None:
+        if batches < 1:
+            raise InputError(f"--batches must be >= 1, got {batches}")
+        base["batches"] = batches
+    doc = {"version": 1, "name": "reproduce",
+           "description": "RM1-RM4 on the systems of SPEC §1.4 (cxlsim reproduce)", "base": base}
+    try:
+        spec = build_spec(doc, "reproduce", sets, default_name="reproduce")
+    except ConfigError as exc:  # name the flag the user typed, not the spec key built from it
+        flag = {"base.systems": "--systems", "base.workloads": "--workloads"}.get(exc.key.split("[")[0])
+        if flag is None:
+            raise
+        raise ConfigError(flag, "", exc.message) from None
+    tl: list[Point] = []
+    if timelines:
+        fixed = tuple((k, v) for k, v in sets if k != "batches") + (("batches", TIMELINE_BATCHES),)
+        tl = [Point(s, timeline_workload, fixed, (("system", s), ("workload", timeline_workload)), timeline=True)
+              for s in TIMELINE_SYSTEMS if s in systems]
+    return Plan(spec, tl)
+
+
+def run(p: Plan, executor: str = "process", workers: int | None = None, scheduler: str | None = None,
+        progress: bool = True) -> dict[str, Any]:
+    """Simulate every point of ``p``; return the results document (not yet written)."""
+    from cxlsim.sweep.results import results_document
+
+    points = list(p.spec.points) + p.timelines
+    records: list[dict[str, Any] | None] = [None] * len(points)
+    ex = make_executor(executor, workers, scheduler)
+    bar = Progress(len(points), "simulations", enabled=progress)
+    aborted = True
+    try:
+        for i, rec in execute(points, ex, bar):
+            records[i] = dict(rec, index=i)
+        aborted = False
+    finally:
+        ex.close(abort=aborted)
+        bar.close()
+    n = len(p.spec.points)
+    compare = [r for r in records[:n] if r is not None]
+    doc = results_document(compare, name=p.spec.name, description=p.spec.description, spec="cxlsim reproduce",
+                           document=p.spec.document, axes=p.spec.axes, executor=executor)
+    doc["timelines"] = [r for r in records[n:] if r is not None]
+    doc["summary"] = summary(compare)
+    return doc
+
+
+def write(doc: dict[str, Any], out: str | Path) -> tuple[Path, Path]:
+    from cxlsim.sweep.results import write_results
+
+    return write_results(Path(out), doc["points"], doc, doc["axes"])
+
+
+def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Batch time, speedup and energy against ``pmem`` per (system, workload), and their averages
+    over workloads (arithmetic mean of times; geometric mean of ratios)."""
+    cell: dict[tuple[str, str], dict[str, Any]] = {}
+    systems: list[str] = []
+    workloads: list[str] = []
+    for rec in records:
+        sw = rec.get("swept") or {}
+        s, w = sw.get("system"), sw.get("workload")
+        systems += [s] if s not in systems else []
+        workloads += [w] if w not in workloads else []
+        res = rec.get("result") or {}
+        energy = res.get("energy_J_per_batch") or {}
+        cell[(s, w)] = {"status": rec.get("status"), "error": rec.get("error"),
+                        "batch_time_ms": (res.get("batch_time_ms") or {}).get("mean"),
+                        "energy_J_per_batch": energy.get("total")}
+    rows = []
+    for s in systems:
+        for w in workloads:
+            c = cell.get((s, w), {"status": "missing"})
+            base = cell.get((BASELINE, w), {})
+            rows.append({"system": s, "workload": w, "status": c.get("status"),
+                         "batch_time_ms": c.get("batch_time_ms"),
+                         "speedup_vs_pmem": _ratio(base.get("batch_time_ms"), c.get("batch_time_ms")),
+                         "energy_J_per_batch": c.get("energy_J_per_batch"),
+                         "energy_vs_pmem": _ratio(c.get("energy_J_per_batch"), base.get("energy_J_per_batch"))})
+    average = []
+    for s in systems:
+        mine = [r for r in rows if r["system"] == s]
+        times = [r["batch_time_ms"] for r in mine]
+        average.append({"system": s,
+                        "batch_time_ms": sum(times) / len(times) if all(t is not None for t in times) and times else None,
+                        "speedup_vs_pmem": _geomean([r["speedup_vs_pmem"] for r in mine]),
+                        "energy_vs_pmem": _geomean([r["energy_vs_pmem"] for r in mine])})
+    energy = any(r["energy_J_per_batch"] is not None for r in rows)
+    return {"baseline": BASELINE, "systems": systems, "workloads": workloads, "energy_available": energy,
+            "rows": rows, "average": average}
+
+
+def _ratio(num: float | None, den: float | None) -> float | None:
+    if num is None or den is None or den == 0:
+        return None
+    return num / den
+
+
+def _geomean(values: Sequence[float | None]) -> float | None:
+    if not values or any(v is None or v <= 0 for v in values):
+        return None
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def render(s: dict[str, Any]) -> str:
+    """Three readable tables: batch time, speedup vs pmem, energy vs pmem (systems × RMs, mean)."""
+    wls = s["workloads"]
+    by = {(r["system"], r["workload"]): r for r in s["rows"]}
+    avg = {a["system"]: a for a in s["average"]}
+    out = []
+    specs = [("batch time (ms per batch)", "batch_time_ms", "mean"),
+             (f"speedup vs {s['baseline']} (higher is faster)", "speedup_vs_pmem", "geomean"),
+             (f"energy vs {s['baseline']} (lower is better)", "energy_vs_pmem", "geomean")]
+    for title, key, avg_name in specs:
+        if key == "energy_vs_pmem" and not s["energy_available"]:
+            out.append(f"{title}: unavailable (no energy results)")
+            continue
+        table = [[sys_, *[by[(sys_, w)][key] for w in wls], avg[sys_][key]] for sys_ in s["systems"]]
+        out.append(_table(["system", *wls, avg_name], table, title))
+    failed = [r for r in s["rows"] if r["status"] != "ok"]
+    if failed:
+        out.append("failed: " + ", ".join(f"{r['system']}/{r['workload']}" for r in failed)
+                   + " (errors in results.json)")
+    return "\n\n".join(out)
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str) -> str:
+    """First column left-aligned, numbers right-aligned, ``—`` where a value is missing."""
+    from cxlsim.reports.output import fmt_num
+
+    cells = [[str(r[0]), *["—" if v is None else fmt_num(v) for v in r[1:]]] for r in rows]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
+
+    def line(items: Sequence[str]) -> str:
+        return "  ".join(x.ljust(w) if i == 0 else x.rjust(w) for i, (x, w) in enumerate(zip(items, widths, strict=True)))
+
+    return "\n".join([title, line(headers), "  ".join("-" * w for w in widths), *(line(c) for c in cells)])

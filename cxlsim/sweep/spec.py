@@ -1,0 +1,271 @@
+"""Sweep specs: a YAML file naming a base (systems, workloads, batches, seed, fixed overrides) and
+axes (``grid`` and/or ``zip``) over any configuration key, the workload and the system.
+
+File format (``version: 1``; every key below is optional except ``version`` and ``base.systems``)::
+
+    version: 1
+    name: pmem-write-bw
+    description: PMEM write bandwidth vs batch time
+    base:
+      systems: [pmem, cxl-b, cxl]     # names in configs/ or YAML paths
+      workloads: [rm1, rm2]           # default: each system's own workload
+      batches: 5                      # measured batches (default: each system's)
+      warmup_batches: 1
+      seed: 1
+      set:                            # dotted config keys applied to every point (like --set)
+        workload_overrides.batch_size: 128
+    axes:
+      grid:                           # every combination of these lists
+        devices.table_memory.params.write_bw_GBps: [0.5, 1, 2, 4]
+      zip:                            # lists of equal length walked together
+        devices.switch.levels: [1, 2]
+        seed: [1, 2]
+
+An axis key is ``system``, ``workload`` or a dotted key of the system configuration (see
+:mod:`cxlsim.systems.config`: ``pipeline.relaxed_lookup``, ``devices.switch.levels``,
+``workload_overrides.batch_size``, ``seed``, ``batches``...). Points are the product, in this
+order, of systems, workloads, each grid axis (in file order) and the zip walk.
+
+Contract: :func:`load_spec` rejects unknown keys, wrong types, unknown systems or workloads,
+unequal zip lengths, a key swept twice (or both fixed and swept) and duplicate points with a
+:class:`~cxlsim.errors.ConfigError` naming the file and key path. A point whose configuration turns
+out invalid (e.g. ``pipeline.relaxed_lookup: true`` on ``pmem``) is not a spec error: the sweep
+records it as a failed point.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cxlsim.config.params import unknown_key_message
+from cxlsim.config.yamlio import check_version, read_yaml
+from cxlsim.errors import ConfigError
+
+TOP_KEYS = ("version", "name", "description", "base", "axes")
+BASE_KEYS = ("systems", "workloads", "batches", "warmup_batches", "seed", "set")
+AXES_KEYS = ("grid", "zip")
+#: Axis keys that are not dotted configuration keys.
+POINT_KEYS = ("system", "workload")
+#: base keys that are configuration keys of every point.
+BASE_CONFIG_KEYS = ("batches", "warmup_batches", "seed")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One simulation of a sweep: a system, a workload and configuration overrides.
+
+    ``sets`` are dotted configuration keys in application order; ``swept`` holds the values of the
+    spec's axes (``system`` and ``workload`` always) and becomes the leading CSV columns.
+    ``timeline`` keeps the trace of the measured batches in the result (for Figure-12 plots).
+    """
+
+    system: str
+    workload: str | None
+    sets: tuple[tuple[str, Any], ...] = ()
+    swept: tuple[tuple[str, Any], ...] = ()
+    timeline: bool = False
+
+    @property
+    def id(self) -> str:
+        """A stable hash of what the point simulates (not of how it is labelled)."""
+        ident = {"system": self.system, "workload": self.workload, "sets": sorted(dict(self.sets).items()),
+                 "timeline": self.timeline}
+        text = json.dumps(ident, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def describe(self) -> str:
+        extra = " ".join(f"{k}={_fmt(v)}" for k, v in self.swept if k not in POINT_KEYS)
+        return " ".join(filter(None, [self.system, self.workload or "", extra, "timeline" if self.timeline else ""]))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"system": self.system, "workload": self.workload, "sets": dict(self.sets),
+                "timeline": self.timeline}
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A validated sweep spec and its points (in spec order)."""
+
+    name: str
+    description: str
+    source: str
+    document: dict[str, Any]
+    axes: tuple[str, ...]          # swept keys in column order (system, workload first)
+    points: tuple[Point, ...] = field(default_factory=tuple)
+
+
+def _fmt(v: Any) -> str:
+    return json.dumps(v) if isinstance(v, (bool, type(None))) else str(v)
+
+
+def load_spec(path: str | Path, extra_sets: Sequence[tuple[str, Any]] = ()) -> SweepSpec:
+    """Read and validate a sweep spec; ``extra_sets`` (from ``--set``) apply to every point."""
+    path = Path(path)
+    where = str(path)
+    doc = read_yaml(path)
+    check_version(doc, where)
+    return build_spec(doc, where, extra_sets, default_name=path.stem)
+
+
+def build_spec(doc: Mapping[str, Any], where: str, extra_sets: Sequence[tuple[str, Any]] = (),
+               default_name: str = "sweep") -> SweepSpec:
+    """Validate a spec document (already read) and expand its points."""
+    _keys(doc, TOP_KEYS, where, "")
+    base = doc.get("base")
+    if not isinstance(base, Mapping):
+        raise ConfigError(where, "base", "missing or not a mapping (give at least base.systems)")
+    _keys(base, BASE_KEYS, where, "base.")
+    axes_doc = doc.get("axes") or {}
+    if not isinstance(axes_doc, Mapping):
+        raise ConfigError(where, "axes", "expected a mapping with grid: and/or zip:")
+    _keys(axes_doc, AXES_KEYS, where, "axes.")
+    grid = _axis_block(axes_doc.get("grid"), where, "axes.grid")
+    zipped = _axis_block(axes_doc.get("zip"), where, "axes.zip")
+    lengths = {k: len(v) for k, v in zipped.items()}
+    if len(set(lengths.values())) > 1:
+        raise ConfigError(where, "axes.zip", "lists must have equal lengths, got "
+                          + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
+    for key in grid:
+        if key in zipped:
+            raise ConfigError(where, f"axes.zip.{key}", "also swept in axes.grid; sweep a key once")
+
+    fixed: dict[str, tuple[str, Any]] = {}  # config key -> (where it came from, value)
+    for key in BASE_CONFIG_KEYS:
+        if key in base:
+            if not isinstance(base[key], int) or isinstance(base[key], bool):
+                raise ConfigError(where, f"base.{key}", f"expected a whole number, got {base[key]!r}")
+            fixed[key] = (f"base.{key}", base[key])
+    base_set = base.get("set") or {}
+    if not isinstance(base_set, Mapping):
+        raise ConfigError(where, "base.set", "expected a mapping of dotted.key: value")
+    for key, value in base_set.items():
+        _check_key(str(key), where, f"base.set.{key}")
+        if key in POINT_KEYS:
+            raise ConfigError(where, f"base.set.{key}", f"give {key}s in base.{key}s")
+        if key in fixed:
+            raise ConfigError(where, f"base.set.{key}", f"also given as {fixed[key][0]}")
+        fixed[str(key)] = (f"base.set.{key}", value)
+    for key, value in extra_sets:
+        fixed[key] = ("--set", value)  # --set wins over the file, like everywhere else
+
+    swept = {**grid, **zipped}
+    for key in swept:
+        block = "axes.grid" if key in grid else "axes.zip"
+        if key in fixed:
+            raise ConfigError(where, f"{block}.{key}", f"also fixed by {fixed[key][0]}; fix or sweep a key, not both")
+    systems = _names(base, "systems", where, required="system" not in swept)
+    workloads = _names(base, "workloads", where, required=False)
+    for key, names in (("system", systems), ("workload", workloads)):
+        if key in swept and names:
+            block = "axes.grid" if key in grid else "axes.zip"
+            raise ConfigError(where, f"{block}.{key}", f"also given as base.{key}s; use one")
+    _check_names(systems, "system", where, "base.systems")
+    _check_names(workloads, "workload", where, "base.workloads")
+    for key in POINT_KEYS:
+        if key in swept:
+            block = "axes.grid" if key in grid else "axes.zip"
+            _check_names(swept[key], key, where, f"{block}.{key}")
+
+    dims: list[list[dict[str, Any]]] = [
+        [{"system": s} for s in systems] or [{}],
+        [{"workload": w} for w in workloads] or [{}],
+    ]
+    dims += [[{k: v} for v in values] for k, values in grid.items()]
+    if zipped:
+        n = next(iter(lengths.values()))
+        dims.append([{k: zipped[k][i] for k in zipped} for i in range(n)])
+    axis_names = ["system", "workload"] + [k for k in swept if k not in POINT_KEYS]
+
+    fixed_sets = tuple((k, v) for k, (_, v) in fixed.items())
+    points: list[Point] = []
+    seen: dict[str, int] = {}
+    for combo in itertools.product(*dims):
+        values: dict[str, Any] = {}
+        for part in combo:
+            values.update(part)
+        sets = fixed_sets + tuple((k, values[k]) for k in swept if k not in POINT_KEYS)
+        p = Point(
+            system=str(values["system"]),
+            workload=None if values.get("workload") is None else str(values["workload"]),
+            sets=sets,
+            swept=tuple((k, values.get(k)) for k in axis_names),
+        )
+        if p.id in seen:
+            raise ConfigError(where, "axes", f"points {seen[p.id] + 1} and {len(points) + 1} are identical "
+                              f"({p.describe()}); remove the repeated value")
+        seen[p.id] = len(points)
+        points.append(p)
+    return SweepSpec(
+        name=str(doc.get("name", default_name)),
+        description=str(doc.get("description", "")),
+        source=where,
+        document=dict(doc),
+        axes=tuple(axis_names),
+        points=tuple(points),
+    )
+
+
+def _keys(doc: Mapping[str, Any], known: Sequence[str], where: str, prefix: str) -> None:
+    for key in doc:
+        if key not in known:
+            raise ConfigError(where, f"{prefix}{key}", unknown_key_message(str(key), known)
+                              + f" (known: {', '.join(known)})")
+
+
+def _check_key(key: str, where: str, kp: str) -> None:
+    if not key or any(not part for part in key.split(".")):
+        raise ConfigError(where, kp, "empty key part; expected a dotted configuration key")
+
+
+def _axis_block(block: Any, where: str, kp: str) -> dict[str, list[Any]]:
+    if block is None:
+        return {}
+    if not isinstance(block, Mapping) or not block:
+        raise ConfigError(where, kp, "expected a mapping of key: [values]")
+    out: dict[str, list[Any]] = {}
+    for key, values in block.items():
+        key = str(key)
+        _check_key(key, where, f"{kp}.{key}")
+        if not isinstance(values, list) or not values:
+            raise ConfigError(where, f"{kp}.{key}", f"expected a non-empty list of values, got {values!r}")
+        out[key] = values
+    return out
+
+
+def _names(base: Mapping[str, Any], key: str, where: str, required: bool) -> list[str]:
+    value = base.get(key)
+    if value is None:
+        if required:
+            raise ConfigError(where, f"base.{key}", "missing: name at least one (e.g. [pmem, cxl])")
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise ConfigError(where, f"base.{key}", f"expected a list of names, got {value!r}")
+    if len(set(value)) != len(value):
+        raise ConfigError(where, f"base.{key}", "a name is repeated")
+    return list(value)
+
+
+def _check_names(names: Sequence[Any], kind: str, where: str, kp: str) -> None:
+    """Systems and workloads must exist: a catalog name or an existing YAML file."""
+    from cxlsim.systems.config import system_path
+    from cxlsim.workloads.catalog import workload_path
+
+    for i, name in enumerate(names):
+        if not isinstance(name, str):
+            raise ConfigError(where, f"{kp}[{i}]", f"expected a {kind} name, got {name!r}")
+        if Path(name).suffix in (".yaml", ".yml"):
+            if not Path(name).is_file():
+                raise ConfigError(where, f"{kp}[{i}]", f"{name}: file not found")
+            continue
+        try:
+            (system_path if kind == "system" else workload_path)(name)
+        except ConfigError as exc:
+            raise ConfigError(where, f"{kp}[{i}]", f"{name}: {exc.message}") from None
