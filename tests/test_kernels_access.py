@@ -8,12 +8,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cxlsim.kernels.access import (
+    BUCKET_KEYS,
+    bucket_bits,
     controller_histogram,
     controller_histogram_ref,
+    controller_histograms,
     intersect_sorted,
     lines_of_rows,
     lines_of_rows_ref,
     member_sorted,
+    pow2_shift,
     unique_global_rows,
     unique_global_rows_ref,
 )
@@ -117,3 +121,77 @@ def test_analyze_batch_fields():
     assert layout.address_B(1, 5) == 9 * 128 and layout.line_of(1, 5) == 4 and layout.table_of(9) == 1
     with pytest.raises(ValueError):
         analyze_batch(np.zeros((2, 1), np.int64), layout, line_B=256, interleave_B=64)
+
+
+@given(seed=st.integers(0, 2**32 - 1), tables=st.integers(1, 4), m=st.integers(0, 3000),
+       key_bits=st.sampled_from([1, 12, 13, 20, 40]), skew=st.sampled_from([1.0, 4.0]))
+@settings(max_examples=60, deadline=None)
+def test_unique_global_rows_matches_reference_on_wide_skewed_keys(seed, tables, m, key_bits, skew):
+    # bucketed split (keys spanning many BUCKET_KEYS ranges, hot keys repeated) and the radix
+    # fallback (sparse keys: more buckets than lookups)
+    rng = np.random.default_rng(seed)
+    idx = ((2**key_bits) * rng.random((tables, m)) ** skew).astype(np.int64)
+    row_base = np.cumsum(np.full(tables, 2**key_bits)) - 2**key_bits
+    u, c = unique_global_rows(idx, row_base)
+    u2, c2 = unique_global_rows_ref(idx, row_base)
+    np.testing.assert_array_equal(u, u2)
+    np.testing.assert_array_equal(c, c2)
+    assert u.dtype == c.dtype == np.int64
+
+
+def test_bucket_split_is_chosen_by_key_range():
+    assert bucket_bits(np.arange(BUCKET_KEYS, dtype=np.int64)) == 0  # one bucket
+    assert bucket_bits(np.array([0, 4 * BUCKET_KEYS - 1] * 4, np.int64)) == 2  # four buckets for eight keys
+    assert bucket_bits(np.array([0, 2**40], np.int64)) == -1  # sparse: radix sort instead
+    assert [pow2_shift(x) for x in (1, 2, 256, 3, 0, 768)] == [0, 1, 8, -1, -1, -1]
+
+
+@given(a=st.lists(st.integers(0, 300), max_size=200), b=st.lists(st.integers(0, 300), max_size=200))
+@settings(max_examples=80, deadline=None)
+def test_member_and_intersect_match_numpy(a, b):
+    a = np.unique(np.array(a, np.int64))
+    b = np.unique(np.array(b, np.int64))
+    np.testing.assert_array_equal(member_sorted(a, b), np.isin(a, b))
+    np.testing.assert_array_equal(intersect_sorted(a, b), np.intersect1d(a, b))
+
+
+@pytest.mark.parametrize(("line_B", "interleave_B", "controllers"), [(256, 256, 1), (256, 4096, 4), (256, 768, 3),
+                                                                      (64, 96, 6), (96, 96, 5), (256, 128, 2)])
+def test_controller_histograms_shift_and_divide_paths(line_B, interleave_B, controllers):
+    rng = np.random.default_rng(line_B + controllers)
+    lines = np.unique(rng.integers(0, 1 << 30, 5000)).astype(np.int64)
+    reads = rng.integers(1, 9, lines.size).astype(np.int64)
+    n_lines, summed = controller_histograms(lines, reads, line_B, interleave_B, controllers)
+    np.testing.assert_array_equal(n_lines, controller_histogram_ref(lines, np.ones(lines.size, np.int64), line_B,
+                                                                    interleave_B, controllers))
+    np.testing.assert_array_equal(summed, controller_histogram_ref(lines, reads, line_B, interleave_B, controllers))
+
+
+@pytest.mark.parametrize(("row_B", "line_B", "base_B"), [(128, 256, 0), (192, 256, 64), (100, 96, 12), (512, 256, 4096)])
+def test_lines_of_rows_shift_and_divide_paths(row_B, line_B, base_B):
+    rng = np.random.default_rng(row_B)
+    rows = np.unique(rng.integers(0, 1 << 20, 3000)).astype(np.int64)
+    counts = rng.integers(1, 5, rows.size).astype(np.int64)
+    for got, want in zip(lines_of_rows(rows, counts, row_B, line_B, base_B),
+                         lines_of_rows_ref(rows, counts, row_B, line_B, base_B), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_analyze_batch_line_view_is_lazy_and_independent_of_access_order():
+    layout = TableLayout.of([5000, 3000, 70_000], dim=48, base_B=64)  # 192 B rows straddle lines
+    rng = np.random.default_rng(11)
+    batch = [np.stack([rng.integers(0, r, 400) for r in layout.rows]).astype(np.int64) for _ in range(3)]
+    a = analyze_batch(batch[0], layout, controllers=3, interleave_B=768)
+    b = analyze_batch(batch[1], layout, a, controllers=3, interleave_B=768)
+    c = analyze_batch(batch[2], layout, b, controllers=3, interleave_B=768)
+    raw_c = c.raw_lines  # before b's or c's lines were ever asked for
+    rows = [unique_global_rows_ref(x, layout.row_base) for x in batch]
+    lines = [lines_of_rows_ref(u, n, layout.row_B, 256, layout.base_B) for u, n in rows]
+    np.testing.assert_array_equal(raw_c, np.intersect1d(lines[2][0], lines[1][0]))
+    np.testing.assert_array_equal(b.raw_lines, np.intersect1d(lines[1][0], lines[0][0]))
+    np.testing.assert_array_equal(c.shared_prev, np.isin(rows[2][0], rows[1][0]))
+    for acc, (ln, rd) in zip((a, b, c), lines, strict=True):
+        np.testing.assert_array_equal(acc.lines, ln)
+        np.testing.assert_array_equal(acc.line_reads, rd)
+        np.testing.assert_array_equal(acc.controller_reads, controller_histogram_ref(ln, rd, 256, 768, 3))
+    assert c.lines is c.lines  # computed once

@@ -7,7 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cxlsim.kernels.access import BUCKET_KEYS
 from cxlsim.kernels.embedding import (
+    PREFETCH_DISTANCE,
+    accumulate_by_row_sorted,
+    accumulate_by_row_split,
     embedding_bag_sum,
     embedding_bag_sum_ref,
     embedding_sgd_update,
@@ -86,6 +90,46 @@ def test_update_accumulates_duplicates_and_is_reproducible():
     embedding_sgd_update(a, idx, off, g, 0.1)
     embedding_sgd_update(b, idx, off, g, 0.1)
     assert a.tobytes() == b.tobytes()
+
+
+@given(seed=st.integers(0, 2**32 - 1), rows=st.sampled_from([BUCKET_KEYS - 1, 5 * BUCKET_KEYS + 7, 2**20]),
+       bags=st.integers(1, 48), max_len=st.integers(0, 40), dim=st.sampled_from([2, 33, 48]),
+       fixed=st.booleans())
+@settings(max_examples=30, deadline=None)
+def test_kernels_match_references_on_large_tables(seed, rows, bags, max_len, dim, fixed):
+    # tables spanning many buckets of the update's split, the sorted fallback (2**20 rows for at
+    # most ~2,000 lookups), rows over several cache lines (dims 33, 48) and runs longer than the
+    # prefetch distance
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal((rows, dim)).astype(np.float32)
+    idx, off = make_bags(rng, rows, bags, max_len, fixed)
+    assert embedding_bag_sum(w, idx, off).tobytes() == embedding_bag_sum_ref(w, idx, off).tobytes()
+    grads = rng.standard_normal((bags, dim)).astype(np.float32)
+    w_ref = w.copy()
+    r1, d1 = embedding_sgd_update(w, idx, off, grads, 0.1)
+    r2, d2 = embedding_sgd_update_ref(w_ref, idx, off, grads, 0.1)
+    np.testing.assert_array_equal(r1, r2)
+    assert d1.tobytes() == d2.tobytes() and w.tobytes() == w_ref.tobytes()
+
+
+@pytest.mark.parametrize("high_bits", [0, 3, 8])
+def test_split_and_sorted_accumulation_agree(high_bits):
+    rng = np.random.default_rng(high_bits)
+    rows = BUCKET_KEYS << high_bits
+    idx, off = make_bags(rng, rows, 200, 3 * PREFETCH_DISTANCE)
+    grads = rng.standard_normal((200, 8)).astype(np.float32)
+    r1, a1 = accumulate_by_row_split(idx, off, grads, high_bits)
+    r2, a2 = accumulate_by_row_sorted(idx, off, grads)
+    np.testing.assert_array_equal(r1, r2)
+    assert a1.tobytes() == a2.tobytes()
+
+
+def test_lookup_on_unaligned_and_strided_tables():
+    rng = np.random.default_rng(5)
+    base = rng.standard_normal((3000, 70)).astype(np.float32)
+    idx, off = make_bags(rng, 3000, 64, 2 * PREFETCH_DISTANCE)
+    for w in (base[:, 3:35], base[:, ::2], np.asfortranarray(base)):  # off-line rows, strides
+        assert embedding_bag_sum(w, idx, off).tobytes() == embedding_bag_sum_ref(w, idx, off).tobytes()
 
 
 @given(seed=st.integers(0, 2**32 - 1), rows=st.integers(1, 30), dim=st.sampled_from([1, 5]))

@@ -9,16 +9,94 @@ The update is plain SGD with sum pooling: every lookup of row ``r`` in bag ``b``
 ``bag_grads[b]`` to ``r``'s gradient; duplicate rows are accumulated first, in occurrence order,
 then ``w[r] += delta`` with ``delta = (-lr) * accumulated`` (float32). The per-row deltas are returned
 because the relaxed lookup (SPEC §3.3) adds them to the next batch's pooled vectors.
+
+Speed: both kernels touch table rows in an order the hardware prefetcher cannot guess, so each
+prefetches the row it will need :data:`PREFETCH_DISTANCE` steps ahead (an LLVM prefetch hint: it
+changes no result). The update groups a table's lookups by row without a comparison sort: the
+MSD split of :mod:`cxlsim.kernels.access` (buckets by high bits, an L1-resident bitmap per bucket)
+orders the distinct rows, and a stable scatter keeps each row's lookups in occurrence order.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.extending import intrinsic
 
-from cxlsim.kernels.sorting import radix_sort_perm
+from cxlsim.kernels.access import (
+    BUCKET_KEYS,
+    BUCKET_LOW_BITS,
+    BUCKET_LOW_MASK,
+    MAX_BUCKETS_PER_KEY,
+    WORD_BITS,
+    WORD_MASK,
+    WORD_SHIFT,
+)
+from cxlsim.kernels.sorting import key_bits, radix_sort_perm
 
 EMBEDDING_DTYPE = np.float32
+
+#: Lookups (or updated rows) between prefetching a table row and using it: about a DRAM latency of
+#: work at RM2's shape (measured best of 16/32/64/128 by ``cxlsim bench kernels``).
+PREFETCH_DISTANCE = 64
+#: Cache line size: a row's lines are prefetched one by one.
+CACHE_LINE_B = 64
+#: llvm.prefetch arguments: locality "keep in all cache levels", data cache.
+_PREFETCH_LOCALITY, _PREFETCH_DATA = 3, 1
+
+
+def _prefetch_intrinsic(write: int):
+    @intrinsic
+    def prefetch(typingctx, array, row, col):
+        if not (isinstance(array, types.Array) and array.ndim == 2):
+            return None
+        sig = types.void(array, row, col)
+
+        def codegen(context, builder, signature, args):
+            arytype = signature.args[0]
+            ary = context.make_array(arytype)(context, builder, args[0])
+            index = [context.cast(builder, a, t, types.intp) for a, t in zip(args[1:], signature.args[1:], strict=True)]
+            ptr = cgutils.get_item_pointer(context, builder, arytype, ary, index, wraparound=False)
+            i8p = ir.IntType(8).as_pointer()
+            i32 = ir.IntType(32)
+            fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+            fn = builder.module.declare_intrinsic("llvm.prefetch", [i8p], fnty)  # mangles per LLVM
+            builder.call(fn, [builder.bitcast(ptr, i8p), i32(write), i32(_PREFETCH_LOCALITY), i32(_PREFETCH_DATA)])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return prefetch
+
+
+#: ``prefetch_read(array, row, col)`` / ``prefetch_write(...)``: hint the CPU to fetch the cache
+#: line holding ``array[row, col]`` (2-D) for reading / for writing; no bounds check, no effect on
+#: results.
+prefetch_read = _prefetch_intrinsic(0)
+prefetch_write = _prefetch_intrinsic(1)
+
+
+@njit(inline="always")
+def prefetch_row(weights: np.ndarray, row: int, write: bool) -> None:
+    """Prefetch ``weights[row]``: its first and last byte's lines, and the lines between when the
+    row is longer than two lines (a 2-line row off a line boundary spans three lines; the L2's
+    adjacent-line prefetcher usually brings the third)."""
+    dim = weights.shape[1]
+    step = max(CACHE_LINE_B // weights.itemsize, 1)
+    if write:
+        prefetch_write(weights, row, 0)
+        prefetch_write(weights, row, dim - 1)
+    else:
+        prefetch_read(weights, row, 0)
+        prefetch_read(weights, row, dim - 1)
+    for d in range(step, dim - step, step):
+        if write:
+            prefetch_write(weights, row, d)
+        else:
+            prefetch_read(weights, row, d)
 
 
 @njit(cache=True)
@@ -27,14 +105,13 @@ def embedding_bag_sum(weights: np.ndarray, indices: np.ndarray, offsets: np.ndar
     bags = offsets.size - 1
     dim = weights.shape[1]
     out = np.zeros((bags, dim), np.float32)
-    acc = np.zeros(dim, np.float32)  # a private accumulator lets LLVM vectorise the row add
+    last = indices.size - 1
     for b in range(bags):
-        acc[:] = 0
         for j in range(offsets[b], offsets[b + 1]):
-            w_row = weights[indices[j]]
-            for d in range(dim):
-                acc[d] += w_row[d]
-        out[b] = acc
+            prefetch_row(weights, indices[min(j + PREFETCH_DISTANCE, last)], False)
+            row = indices[j]
+            for d in range(dim):  # row-contiguous, vectorised; out[b] stays in L1
+                out[b, d] += weights[row, d]
     return out
 
 
@@ -62,11 +139,12 @@ def bag_of_positions(offsets: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def embedding_sgd_update(
-    weights: np.ndarray, indices: np.ndarray, offsets: np.ndarray, bag_grads: np.ndarray, lr: float
+def accumulate_by_row_sorted(
+    indices: np.ndarray, offsets: np.ndarray, bag_grads: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """SGD on ``weights`` IN PLACE; returns ``(unique_rows ascending, deltas (U, dim) float32)``."""
-    dim = weights.shape[1]
+    """``(distinct rows ascending, summed bag gradients per row)``, each row's lookups summed in
+    occurrence order: a stable radix sort (for tables much larger than the batch)."""
+    dim = bag_grads.shape[1]
     bag = bag_of_positions(offsets)
     keys, perm = radix_sort_perm(indices)  # stable: equal rows keep occurrence order
     n = keys.size
@@ -75,17 +153,94 @@ def embedding_sgd_update(
         if i == 0 or keys[i] != keys[i - 1]:
             n_unique += 1
     rows = np.empty(n_unique, np.int64)
-    deltas = np.zeros((n_unique, dim), np.float32)  # accumulated gradients, then deltas
+    acc = np.zeros((n_unique, dim), np.float32)
     u = -1
-    for i in range(n):  # runs of equal rows, each in occurrence order (stable sort)
+    for i in range(n):  # runs of equal rows, each in occurrence order
         if i == 0 or keys[i] != keys[i - 1]:
             u += 1
             rows[u] = keys[i]
         g = bag[perm[i]]
         for d in range(dim):
-            deltas[u, d] += bag_grads[g, d]
+            acc[u, d] += bag_grads[g, d]
+    return rows, acc
+
+
+@njit(cache=True)
+def accumulate_by_row_split(
+    indices: np.ndarray, offsets: np.ndarray, bag_grads: np.ndarray, high_bits: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """As :func:`accumulate_by_row_sorted`, by an MSD split of the rows (``< 2**(high_bits +
+    BUCKET_LOW_BITS)``): a stable scatter of (low bits, bag) into buckets of high bits, then per
+    bucket an L1 bitmap orders its distinct rows and its lookups are summed in bucket order, which
+    is each row's occurrence order."""
+    dim = bag_grads.shape[1]
+    n = indices.size
+    buckets = 1 << high_bits
+    start = np.zeros(buckets + 1, np.int64)
+    for j in range(n):
+        start[(indices[j] >> BUCKET_LOW_BITS) + 1] += 1
+    for b in range(buckets):
+        start[b + 1] += start[b]
+    cursor = start[:buckets].copy()
+    low = np.empty(n, np.uint16)
+    bag = np.empty(n, np.int64)
+    for g in range(offsets.size - 1):
+        for j in range(offsets[g], offsets[g + 1]):
+            b = indices[j] >> BUCKET_LOW_BITS
+            p = cursor[b]
+            low[p] = indices[j] & BUCKET_LOW_MASK
+            bag[p] = g
+            cursor[b] = p + 1
+    # distinct rows, ascending: bucket by bucket, a bitmap's set bits in order
+    rows = np.empty(n, np.int64)
+    first = np.empty(buckets + 1, np.int64)  # rows[first[b]:first[b+1]] lie in bucket b
+    bitmap = np.zeros(BUCKET_KEYS // WORD_BITS, np.int64)
+    u = 0
+    for b in range(buckets):
+        first[b] = u
+        summary = 0
+        for i in range(start[b], start[b + 1]):
+            v = np.int64(low[i])
+            bitmap[v >> WORD_SHIFT] |= 1 << (v & WORD_MASK)
+            summary |= 1 << (v >> WORD_SHIFT)
+        while summary:
+            w = trailing_zeros(summary)
+            summary &= summary - 1
+            word = bitmap[w]
+            bitmap[w] = 0
+            while word:
+                rows[u] = (b << BUCKET_LOW_BITS) | (w << WORD_SHIFT) | trailing_zeros(word)
+                word &= word - 1
+                u += 1
+    first[buckets] = u
+    acc = np.zeros((u, dim), np.float32)
+    rank = np.empty(BUCKET_KEYS, np.int64)  # low bits -> output row, for the current bucket
+    for b in range(buckets):
+        for r in range(first[b], first[b + 1]):
+            rank[rows[r] & BUCKET_LOW_MASK] = r
+        for i in range(start[b], start[b + 1]):  # bucket order = occurrence order of each row
+            r = rank[np.int64(low[i])]
+            g = bag[i]
+            for d in range(dim):
+                acc[r, d] += bag_grads[g, d]
+    return rows[:u], acc
+
+
+@njit(cache=True)
+def embedding_sgd_update(
+    weights: np.ndarray, indices: np.ndarray, offsets: np.ndarray, bag_grads: np.ndarray, lr: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """SGD on ``weights`` IN PLACE; returns ``(unique_rows ascending, deltas (U, dim) float32)``."""
+    high_bits = max(key_bits(weights.shape[0] - 1) - BUCKET_LOW_BITS, 0)
+    if (1 << high_bits) <= MAX_BUCKETS_PER_KEY * indices.size + 1:
+        rows, deltas = accumulate_by_row_split(indices, offsets, bag_grads, high_bits)
+    else:
+        rows, deltas = accumulate_by_row_sorted(indices, offsets, bag_grads)
+    dim = weights.shape[1]
     neg_lr = np.float32(-lr)
-    for u in range(n_unique):
+    last = rows.size - 1
+    for u in range(rows.size):
+        prefetch_row(weights, rows[min(u + PREFETCH_DISTANCE, last)], True)
         row = rows[u]
         for d in range(dim):
             delta = neg_lr * deltas[u, d]

@@ -6,25 +6,65 @@ Contract: :func:`analyze_batch` takes a batch's ``(tables, lookups)`` local row 
 ``interleave_B``) and the previous batch's :class:`BatchAccess` (or None), and returns this batch's
 :class:`BatchAccess`. Ids are global row ids (layout order) and absolute line ids
 (``address // line_B``); all arrays are ascending where they are id lists.
+
+Cost: the row view (``unique_rows``, ``counts``, ``shared_prev``) is computed by
+:func:`analyze_batch`; the line view (``lines``, ``line_reads``, ``controller_*``, ``raw_lines``) is
+derived from it on first access and kept, so a caller that needs rows only (the timing model's
+:mod:`cxlsim.systems.streams`) does not pay for lines. Either way the values are the same.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from cxlsim.kernels.access import (
-    controller_histogram,
-    intersect_sorted,
-    lines_of_rows,
+    controller_histograms,
+    lines_of_rows_into,
+    max_lines,
     member_sorted,
-    unique_global_rows,
+    member_sorted_into,
+    unique_global_rows_into,
 )
 from cxlsim.workloads.layout import TableLayout
 
 #: PMEM's internal access unit (Optane XPLine), the default line size.
 XPLINE_B = 256
+
+
+class LineView:
+    """The lines a set of rows spans, computed on first use (held by :class:`BatchAccess`).
+
+    It keeps only its own rows, so a batch's view of the previous batch does not chain back
+    through earlier batches.
+    """
+
+    def __init__(self, rows: np.ndarray, counts: np.ndarray, row_B: int, base_B: int, line_B: int,
+                 interleave_B: int, controllers: int) -> None:
+        self.rows = rows
+        self.counts = counts
+        self.row_B = row_B
+        self.base_B = base_B
+        self.line_B = line_B
+        self.interleave_B = interleave_B
+        self.controllers = controllers
+
+    @cached_property
+    def lines_and_reads(self) -> tuple[np.ndarray, np.ndarray]:
+        # numpy allocates the outputs: it backs large arrays with huge pages, where the kernels'
+        # own allocations would take a page fault per 4 KiB of every batch's fresh output
+        cap = max_lines(self.rows.size, self.row_B, self.line_B)
+        lines = np.empty(cap, np.int64)
+        reads = np.empty(cap, np.int64)
+        n = lines_of_rows_into(self.rows, self.counts, self.row_B, self.line_B, self.base_B, lines, reads)
+        return lines[:n], reads[:n]
+
+    @cached_property
+    def controller_histograms(self) -> tuple[np.ndarray, np.ndarray]:
+        lines, reads = self.lines_and_reads
+        return controller_histograms(lines, reads, self.line_B, self.interleave_B, self.controllers)
 
 
 @dataclass(frozen=True)
@@ -35,12 +75,9 @@ class BatchAccess:
     unique_rows: np.ndarray  # ascending unique global row ids
     counts: np.ndarray  # lookups per unique row
     shared_prev: np.ndarray  # bool per unique row: the previous batch touched it too
-    lines: np.ndarray  # ascending unique line ids spanned by unique_rows
-    line_reads: np.ndarray  # row lookups per line (with multiplicity)
-    controller_lines: np.ndarray  # unique lines per memory controller
-    controller_reads: np.ndarray  # row lookups per memory controller (with multiplicity)
-    raw_lines: np.ndarray  # lines this batch reads that the previous batch's update wrote
     line_B: int
+    line_view: LineView = field(repr=False)
+    prev_line_view: LineView | None = field(repr=False)
 
     @property
     def n_unique(self) -> int:
@@ -50,6 +87,34 @@ class BatchAccess:
     def reuse_prev_fraction(self) -> float:
         """Fraction of this batch's distinct (table, row) pairs the previous batch also touched."""
         return float(self.shared_prev.sum()) / self.n_unique if self.n_unique else 0.0
+
+    @property
+    def lines(self) -> np.ndarray:
+        """Ascending unique line ids spanned by ``unique_rows``."""
+        return self.line_view.lines_and_reads[0]
+
+    @property
+    def line_reads(self) -> np.ndarray:
+        """Row lookups per line (with multiplicity)."""
+        return self.line_view.lines_and_reads[1]
+
+    @property
+    def controller_lines(self) -> np.ndarray:
+        """Unique lines per memory controller."""
+        return self.line_view.controller_histograms[0]
+
+    @property
+    def controller_reads(self) -> np.ndarray:
+        """Row lookups per memory controller (with multiplicity)."""
+        return self.line_view.controller_histograms[1]
+
+    @cached_property
+    def raw_lines(self) -> np.ndarray:
+        """Lines this batch reads that the previous batch's update wrote."""
+        if self.prev_line_view is None:
+            return np.empty(0, np.int64)
+        prev_lines = self.prev_line_view.lines_and_reads[0]
+        return self.lines[member_sorted(self.lines, prev_lines)]
 
 
 def analyze_batch(
@@ -66,23 +131,21 @@ def analyze_batch(
         raise ValueError(f"interleave_B={interleave_B} is not a multiple of line_B={line_B}")
     if indices.ndim != 2 or indices.shape[0] != layout.tables:
         raise ValueError(f"indices must be (tables={layout.tables}, lookups), got {indices.shape}")
-    uniq, counts = unique_global_rows(indices, layout.row_base)
-    lines, reads = lines_of_rows(uniq, counts, layout.row_B, line_B, layout.base_B)
+    uniq = np.empty(indices.size, np.int64)  # numpy-allocated, as in LineView
+    counts = np.empty(indices.size, np.int64)
+    n = unique_global_rows_into(indices, layout.row_base, uniq, counts)
+    uniq, counts = uniq[:n], counts[:n]
+    shared = np.empty(n, np.bool_)
     if prev is not None:
-        shared = member_sorted(uniq, prev.unique_rows)
-        raw = intersect_sorted(lines, prev.lines)
+        member_sorted_into(uniq, prev.unique_rows, shared)
     else:
-        shared = np.zeros(uniq.size, np.bool_)
-        raw = np.empty(0, np.int64)
+        shared[:] = False
     return BatchAccess(
         n_indices=int(indices.size),
         unique_rows=uniq,
         counts=counts,
         shared_prev=shared,
-        lines=lines,
-        line_reads=reads,
-        controller_lines=controller_histogram(lines, np.ones(lines.size, np.int64), line_B, interleave_B, controllers),
-        controller_reads=controller_histogram(lines, reads, line_B, interleave_B, controllers),
-        raw_lines=raw,
         line_B=line_B,
+        line_view=LineView(uniq, counts, layout.row_B, layout.base_B, line_B, interleave_B, controllers),
+        prev_line_view=None if prev is None else prev.line_view,
     )
