@@ -24,7 +24,8 @@ Steps of batch n (lane in brackets; the engine lane is ``ndp`` or ``host_cpu``):
 Batch completion (what ``begin`` of n+1 waits for): ``mlp_opt`` of n; ``update`` of n unless the
 lookup is relaxed (the next lookup already ran); ``redo`` of n for redo persistence.
 Undo logging (SPEC §3.2) starts when the engine's lookup is done (the CXL-MEM is idle) after the
-previous update; the update waits for the embedding log, the optimizer step for the MLP log.
+previous update; the update waits for the embedding log and (unless the MLP log is relaxed) the MLP
+log, the optimizer step for the MLP log; with two DMA channels the two logs copy side by side.
 Relaxed (SPEC §3.3/§3.4): lookup n+1 runs after emb_log n on the table before update n, corrected
 once batch n's gradients arrive; MLP logging copies only while the GPU runs ``t_mlp`` and spans
 batches. With one DMA channel the order emb_log → next lookup → MLP log on the CXL-MEM follows the
@@ -104,13 +105,20 @@ def build_graph(ex: Executor, machine: Machine, pipeline: ParamSet, n_batches: i
         update_deps: list[tuple] = [("grads", n), ("update", p)]
         if undo:
             update_deps.append(("emb_log", n))
+            if not pipeline.relaxed_mlp_log:
+                # SPEC §3.2: the update writes in place once both logs of the batch are flagged
+                # (without the MLP log, a crash in the update would leave the MLP a batch behind)
+                update_deps.append(("mlp_log", n))
         add("update", n, eng, update_deps)
         opt_deps: list[tuple] = [("b_bwd", n)]
         if undo and not pipeline.relaxed_mlp_log:
             opt_deps.append(("mlp_log", n))
         add("mlp_opt", n, "gpu", opt_deps)
         if undo:
-            add("emb_log", n, "ckpt_logic", [("lookup", n), ("update", p)])
+            emb_deps = [("lookup", n), ("update", p)]
+            if not pipeline.relaxed_mlp_log:
+                emb_deps.append(("mlp_log", p))  # its slot is batch n−2's: free once batch n−1's log is whole
+            add("emb_log", n, "ckpt_logic", emb_deps)
             if pipeline.relaxed_mlp_log and machine.mlp_log_lane != "ckpt_logic":
                 # a DMA channel of its own: copy during batch n's GPU window whatever the
                 # embedding log is doing (the two share the media, served in time order)
@@ -120,6 +128,9 @@ def build_graph(ex: Executor, machine: Machine, pipeline: ParamSet, n_batches: i
                 if relaxed:
                     log_deps.append(("lookup", n + 1))
                 add("mlp_log", n, "ckpt_logic", log_deps)
+            elif machine.mlp_log_lane != "ckpt_logic":
+                # its own DMA channel: copies beside the embedding log from the end of the lookup
+                add("mlp_log", n, machine.mlp_log_lane, [("lookup", n), ("mlp_opt", p)])
             else:
                 add("mlp_log", n, "ckpt_logic", [("emb_log", n), ("mlp_opt", p)])
         if redo:

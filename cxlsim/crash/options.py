@@ -1,0 +1,17 @@
+"""Names and defaults of the crash checker's options (light: the command line imports it).
+
+Default scale: see :mod:`cxlsim.crash.scale` (why 1e-3) and docs/crash.md.
+"""
+
+from __future__ import annotations
+
+DEFAULT_SCALE = 1e-3
+DEFAULT_BATCHES = 6
+DEFAULT_POINTS = 1000
+DEFAULT_RESUME = 2
+
+#: Injected protocol bugs (``--inject-bug``): each breaks one rule, so the checker must find violations.
+BUGS = {
+    "flag-before-data": "flags written at the start of their step, before the data they cover",
+    "delete-old-log-early": "the previous log is deleted when the new one starts, before it is durable",
+}

@@ -1,0 +1,203 @@
+"""A crash-test campaign: reference run, protocol, crash points, recovery, summary.
+
+    from cxlsim.crash import prepare, run_points
+    cr = prepare("cxl", workload="rm1", n_batches=6, seed=1)
+    report = run_points(cr, n_points=2000)
+    report.summary  # the `cxlsim crashtest --json` object
+
+:func:`prepare` simulates the system for the step spans (timing model, scaled workload), runs the
+fault-free reference once and builds the protocol's write events; :func:`run_points` crashes the run
+at every point (in time order, so the durable image only moves forward), and :func:`replay` redoes
+one point in detail.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from cxlsim.crash.checker import Checker, PointResult
+from cxlsim.crash.options import DEFAULT_BATCHES, DEFAULT_SCALE
+from cxlsim.crash.points import crash_instants
+from cxlsim.crash.protocols import Protocol, build_protocol
+from cxlsim.crash.recovery import RecoveryCost
+from cxlsim.crash.reference import Reference, run_reference
+from cxlsim.crash.resume import input_stream, resume_to_end
+from cxlsim.crash.scale import mlp_elements, scaled_workload
+from cxlsim.crash.timeline import Timeline, from_simulation
+from cxlsim.errors import InputError
+from cxlsim.systems.config import SystemConfig, load_system
+from cxlsim.workloads.catalog import Workload
+
+
+@dataclass
+class CrashRun:
+    """Everything a campaign needs, built once by :func:`prepare`."""
+
+    cfg: SystemConfig
+    workload: Workload  # scaled
+    scale: float
+    seed: int
+    bug: str | None
+    timeline: Timeline
+    reference: Reference
+    protocol: Protocol
+    checker: Checker
+    setup_s: dict[str, float]
+
+    @property
+    def n_batches(self) -> int:
+        return self.reference.n_batches
+
+
+@dataclass
+class CrashReport:
+    summary: dict[str, Any]
+    results: list[PointResult]
+    points_s: float  # wall time of the crash points (after setup)
+    resumed: int = 0
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def prepare(system: str | SystemConfig, workload: str | None = None, scale: float = DEFAULT_SCALE,
+            n_batches: int = DEFAULT_BATCHES, seed: int | None = None, bug: str | None = None,
+            sets: list[tuple[str, Any]] | None = None, timeline: Timeline | None = None) -> CrashRun:
+    """Build a campaign for ``system`` (name, path or config) on ``workload`` at ``scale``.
+    ``timeline`` replaces the timing model's step spans (to pin a schedule in tests)."""
+    if not 0 < scale <= 1:
+        raise InputError(f"--scale must be in (0, 1], got {scale}")
+    if n_batches < 1:
+        raise InputError(f"--batches must be >= 1, got {n_batches}")
+    cfg = system if isinstance(system, SystemConfig) else load_system(system, sets)
+    changes: dict[str, Any] = {}
+    if workload is not None:
+        changes["workload"] = workload
+    if seed is not None:
+        changes["seed"] = seed
+    if changes:
+        cfg = replace(cfg, **changes)
+    if getattr(cfg, "model", "dataflow") != "dataflow" or cfg.pipeline is None:
+        raise InputError(f"system {cfg.name!r} is an analytic model without a byte-level persistence protocol; "
+                         "crashtest runs the dataflow systems that persist (ssd, pmem, pcie, cxl-d, cxl-b, cxl)")
+    if cfg.pipeline.persistence == "none":
+        raise InputError(f"system {cfg.name!r} does not persist (pipeline.persistence: none); nothing to crash-test")
+    wl, extra = scaled_workload(cfg.workload, cfg.workload_overrides, scale)
+    t0 = time.perf_counter()
+    tl = timeline or from_simulation(cfg, extra, n_batches, cfg.seed)
+    t1 = time.perf_counter()
+    ref = run_reference(wl, cfg.seed, n_batches, mlp_elements(wl, scale), cfg.pipeline.relaxed_lookup)
+    t2 = time.perf_counter()
+    proto = build_protocol(cfg, ref, tl, bug)
+    checker = Checker(proto, ref, tl, RecoveryCost(cfg, proto), cfg.seed)
+    t3 = time.perf_counter()
+    return CrashRun(cfg, wl, scale, cfg.seed, bug, tl, ref, proto, checker,
+                    {"timing_s": t1 - t0, "reference_s": t2 - t1, "protocol_s": t3 - t2})
+
+
+def instants(cr: CrashRun, n_points: int) -> np.ndarray:
+    return crash_instants(cr.timeline, cr.protocol.events, n_points, cr.seed)
+
+
+def run_points(cr: CrashRun, n_points: int, resume: int = 0) -> CrashReport:
+    """Crash at ``n_points`` instants (see :mod:`cxlsim.crash.points`); resume ``resume`` of them
+    to the end of the run."""
+    if n_points < 0:
+        raise InputError(f"--points must be >= 0, got {n_points}")
+    ts = instants(cr, n_points)
+    t0 = time.perf_counter()
+    results: list[PointResult | None] = [None] * ts.size
+    for i in np.argsort(ts, kind="stable"):
+        results[int(i)] = cr.checker.evaluate(float(ts[i]), int(i))
+    elapsed = time.perf_counter() - t0
+    done = [r for r in results if r is not None]
+    resumed = _resume_sample(cr, done, resume)
+    first = min((r for r in done if r.violation), key=lambda r: (r.t_ns, r.index), default=None)
+    detail = None
+    if first is not None:
+        detail = violation_detail(cr, cr.checker.evaluate_slow(first.t_ns, first.index), first.violation)
+    return CrashReport(summarise(cr, done, detail), done, elapsed, resumed)
+
+
+def _resume_sample(cr: CrashRun, results: list[PointResult], k: int) -> int:
+    """Resume ``k`` passing points (spread over time) to the end; a mismatch becomes a violation."""
+    cand = sorted((r for r in results if r.violation is None and r.m is not None and r.m < cr.n_batches - 1),
+                  key=lambda r: r.t_ns)
+    if k <= 0 or not cand:
+        return 0
+    pick = [cand[int(i)] for i in np.unique(np.linspace(0, len(cand) - 1, min(k, len(cand))).round())]
+    stream = input_stream(cr.reference)
+    for r in pick:
+        _, table, mlp = cr.checker.recovered_state(r.t_ns)
+        same_tables, same_mlp = resume_to_end(cr.reference, stream, table, mlp, r.m)
+        if not same_tables:
+            r.violation = "the resumed run's tables end different from the reference"
+        elif r.gap == 0 and not same_mlp:
+            r.violation = "the resumed run's MLP ends different from the reference"
+    return len(pick)
+
+
+def summarise(cr: CrashRun, results: list[PointResult], first: dict | None) -> dict[str, Any]:
+    """The ``cxlsim crashtest --json`` object (keys in the documented order)."""
+    ok = [r for r in results if r.m is not None]
+    lost = [r.lost for r in ok]
+    gaps = [r.gap for r in ok if r.gap is not None]
+    rec_us = [r.recovery_ns / 1e3 for r in ok]
+    return {
+        "system": cr.cfg.name,
+        "workload": cr.cfg.workload,
+        "points": len(results),
+        "recovered_exact": sum(r.exact for r in results),
+        "violations": sum(r.violation is not None for r in results),
+        "lost_batches": {"max": max(lost, default=0), "mean": float(np.mean(lost)) if lost else 0.0},
+        "mlp_log_gap": {"max": max(gaps, default=0)},
+        "recovery_time_us": {"mean": float(np.mean(rec_us)) if rec_us else 0.0, "max": max(rec_us, default=0.0)},
+        "first_violation": first,
+    }
+
+
+def violation_detail(cr: CrashRun, r: PointResult, reason: str | None = None) -> dict[str, Any]:
+    """What a violation report shows: instant, protocol step, first differing row, how to replay."""
+    return {
+        "point": r.index,
+        "t_ns": r.t_ns,
+        "step": "; ".join(cr.timeline.active(r.t_ns)) or "between steps",
+        "in_flight": r.in_flight,
+        "reason": reason or r.violation,
+        "recovered_batch": r.m,
+        "completed_batch": r.c,
+        "table": None if r.row is None else r.row[0],
+        "row": None if r.row is None else r.row[1],
+        "recovery_read": r.used,
+        "replay": f"--replay {r.t_ns!r}",
+    }
+
+
+def parse_replay(text: str, ts: np.ndarray) -> tuple[float, int]:
+    """``--replay`` argument → (instant, point index or −1): an integer is a point index, a number
+    with a decimal point or exponent is an instant in ns."""
+    s = text.strip().removesuffix("ns")
+    try:
+        if s.lstrip("-").isdigit():
+            i = int(s)
+            if not 0 <= i < ts.size:
+                raise InputError(f"--replay {text}: point index out of range (0..{ts.size - 1})")
+            return float(ts[i]), i
+        t = float(s)
+        match = np.flatnonzero(ts == t)
+        return t, int(match[0]) if match.size else -1
+    except ValueError:
+        raise InputError(f"--replay {text}: expected a point index or an instant in ns (e.g. 1234.5)") from None
+
+
+def replay(cr: CrashRun, which: str, n_points: int) -> dict[str, Any]:
+    """One point in detail (materialised comparison), as a JSON-ready dict."""
+    t, index = parse_replay(which, instants(cr, n_points))
+    r = cr.checker.evaluate_slow(t, index)
+    d = violation_detail(cr, r)
+    d.update({"system": cr.cfg.name, "workload": cr.cfg.workload, "ok": r.violation is None,
+              "mlp_log_gap": r.gap, "recovery_time_us": r.recovery_ns / 1e3,
+              "torn_pieces": {"landed": r.torn[0], "in_flight": r.torn[1]}})
+    return d

@@ -1,0 +1,131 @@
+"""When each protocol step runs: the timing model's op spans for the functional run's batches.
+
+The spans come from :func:`cxlsim.simulate` on the same system configuration and the same scaled
+workload and seed (so the timing model serves exactly the index streams the functional run uses),
+without warm-up. A step's writes are spread over its span in issue order
+(:func:`spread_writes`): data writes first, each acknowledged ``write_latency_ns`` after issue;
+then, after a fence (every data write acknowledged), the flag that covers them, acknowledged at the
+step's end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from cxlsim.systems.config import SystemConfig
+
+#: The timing model reports the relaxed MLP log gap once per batch, at the end of the batch's MLP
+#: logging: a crash earlier in the batch still sees the previous MLP log (one batch older), and the
+#: embedding log of the next batch may already be flagged (the relaxed lookup runs it a batch early),
+#: so the allowed gap is the reported maximum plus 2.
+RELAXED_GAP_SLACK = 2
+
+#: Ops whose spans the crash points and step labels use (every dataflow step).
+STEP_NAMES = ("begin", "config", "b_fwd", "lookup", "correction", "pooled", "t_mlp", "grads", "b_bwd",
+              "update", "mlp_opt", "emb_log", "mlp_log", "redo")
+
+
+@dataclass
+class Timeline:
+    """Op spans (ns) of batches 0 … N−1 and what the persistence protocol needs from them."""
+
+    spans: dict[tuple[str, int], tuple[float, float]]
+    n_batches: int
+    update_end: np.ndarray  # (N,) end of each batch's embedding update
+    redo_end: np.ndarray | None  # (N,) end of each redo record (commit flag acknowledged)
+    mlp_fraction: list[tuple[float, float]] | None  # relaxed MLP log: (done before, done after) per batch
+    mlp_gap_bound: int  # allowed MLP log gap, in batches (0 unless relaxed; see from_simulation)
+
+    def span(self, name: str, n: int) -> tuple[float, float]:
+        return self.spans[(name, n)]
+
+    def has(self, name: str, n: int) -> bool:
+        return (name, n) in self.spans
+
+    def completed_updates(self, t: float) -> int:
+        """The last batch whose update ended by ``t`` (all its writes durable; −1 if none)."""
+        return int(np.searchsorted(self.update_end, t, side="right")) - 1
+
+    def committed_records(self, t: float) -> int:
+        """The last batch whose redo record was committed by ``t`` (−1 if none)."""
+        if self.redo_end is None:
+            return -1
+        return int(np.searchsorted(self.redo_end, t, side="right")) - 1
+
+    def active(self, t: float) -> list[str]:
+        """Labels of the ops running at ``t`` (started at or before, ending after)."""
+        return [f"{k[0]} {k[1]}" for k, (s, e) in sorted(self.spans.items(), key=lambda kv: kv[1])
+                if s <= t < e or s == e == t]
+
+    @property
+    def end_ns(self) -> float:
+        return max(e for _, e in self.spans.values())
+
+
+def from_simulation(cfg: SystemConfig, workload_sets: dict, n_batches: int, seed: int) -> Timeline:
+    """Simulate ``cfg`` (its workload with ``workload_sets``) for ``n_batches`` batches, no warm-up."""
+    from cxlsim.api import simulate
+
+    res = simulate(cfg, batches=n_batches, warmup=0, seed=seed, workload_sets=workload_sets, trace=False)
+    rec = res.executor.records
+    spans = {k: (r.start_ns, r.end_ns) for k, r in rec.items() if k[1] < n_batches and k[0] in STEP_NAMES}
+    p = cfg.pipeline
+    update_end = np.array([rec[("update", n)].end_ns for n in range(n_batches)])
+    redo_end = None
+    if p.persistence == "redo":
+        redo_end = np.array([rec[("redo", n)].end_ns for n in range(n_batches)])
+    fractions = None
+    gap = 0
+    if p.persistence == "undo" and p.relaxed_mlp_log:
+        fractions = relaxed_mlp_fractions(res, n_batches)
+        gaps = [g for n, g in res.machine.mlp_log.gaps.items() if n < n_batches]
+        gap = (max(gaps) if gaps else n_batches) + RELAXED_GAP_SLACK
+    return Timeline(spans, n_batches, update_end, redo_end, fractions, gap)
+
+
+def relaxed_mlp_fractions(res, n_batches: int) -> list[tuple[float, float]]:
+    """Fraction of the MLP log done before and after each batch's relaxed MLP logging.
+
+    Replays the timing model's rule (:meth:`TrainingMachine._mlp_log`): copy at the pull rate only
+    until the GPU's interaction/top-MLP step of the batch ends; a complete log restarts at 0.
+    """
+    m = res.machine
+    rec = res.executor.records
+    rate = m._pull_mlp_ns(m.mlp_B) / m.mlp_B  # ns per byte; the machine keeps no per-batch bytes
+    done = 0.0
+    out = []
+    for n in range(n_batches):
+        t = rec[("mlp_log", n)].start_ns
+        window_end = rec[("t_mlp", n)].end_ns
+        left = m.mlp_B - done
+        before = done
+        if window_end > t and left > 0:
+            done += min(left, (window_end - t) / rate)
+        after = done
+        if done >= m.mlp_B - 1e-6:
+            after, done = m.mlp_B, 0.0
+        out.append((before / m.mlp_B, after / m.mlp_B))
+    return out
+
+
+def spread_writes(start: float, end: float, k: int, latency: float, flag: bool) -> tuple[np.ndarray, np.ndarray, float]:
+    """Issue times of ``k`` data writes over ``[start, end]`` and the flag's issue time.
+
+    Data writes are evenly spaced from ``start``; with a flag, the last data write is acknowledged
+    by ``end − latency``, when the flag is issued (a fence), so the flag is acknowledged at ``end``.
+    A span too short for that is stretched: writes never overlap their fence. Returns
+    ``(issue (k,), ack (k,), flag_issue)`` (flag_issue is nan without a flag).
+    """
+    last_issue = end - latency * (2 if flag else 1)
+    last_issue = max(last_issue, start)
+    if k > 1:
+        issue = start + (last_issue - start) * np.arange(k) / (k - 1)
+    else:
+        issue = np.full(k, start, np.float64)
+    ack = issue + latency
+    flag_issue = float("nan")
+    if flag:
+        flag_issue = max(end - latency, float(ack.max()) if k else start)
+    return issue, ack, flag_issue
