@@ -234,21 +234,10 @@ def wcb_filter(tags, buckets=WCB_FILTER_BUCKETS):
     return filt
 
 
-@njit(cache=True)
-def _wcb_victim(tags, stamps, m):
-    """First empty entry, else the least recently used one."""
-    best = 0
-    for e in range(tags.shape[1]):
-        if tags[m, e] == EMPTY:
-            return e
-        if stamps[m, e] < stamps[m, best]:
-            best = e
-    return best
-
-
 @njit(cache=True, inline="always")
 def _lru_victim(lru, m, entries):
-    """:func:`_wcb_victim` in O(1): empty entries are always a suffix (they fill in index order and
+    """The entry a write miss replaces: the first empty entry, else the least recently used one,
+    in O(1): empty entries are always a suffix (they fill in index order and
     are emptied only all at once), so the first empty one is ``count``; else the list's tail."""
     if lru[m, 2] < entries:
         return lru[m, 2]
@@ -320,16 +309,6 @@ def _heap_replace_top(ring, m, value):
 
 
 @njit(cache=True)
-def _earliest(ring, m):
-    """Write-queue entry of module ``m`` that frees first (entries drain out of order)."""
-    best = 0
-    for e in range(ring.shape[1]):
-        if ring[m, e] < ring[m, best]:
-            best = e
-    return best
-
-
-@njit(cache=True)
 def _media_write(m, b, ready, slot, fp, ip, bank_free, times, wear_count):
     """One unit (its pending-table ``slot``) written to the media no earlier than ``ready``;
     returns its completion, ns."""
@@ -360,9 +339,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     """
     n = issue.shape[0]
     unit = ip[I_UNIT]
-    banks = ip[I_BANKS]
     modules = ip[I_MODULES]
-    interleave = ip[I_INTERLEAVE]
     wcb = ip[I_WCB]
     outstanding = ip[I_OUTSTANDING]
     limit = keys.shape[0] * MAX_LOAD_FRACTION
