@@ -101,33 +101,14 @@ def pend_lookup(keys, times, g):
 @njit(cache=True)
 def pend_insert(keys, times, used, g, t, now):
     """Set unit ``g``'s pending-until to ``t``; slots dead at ``now`` are reused."""
-    mask = keys.shape[0] - 1
-    s = (g * HASH_MULT) & mask
-    reuse = -1
-    while True:
-        k = keys[s]
-        if k == g:
-            times[s] = t
-            return
-        if k == EMPTY:
-            break
-        if reuse < 0 and times[s] <= now:
-            reuse = s
-        s = (s + 1) & mask
-    if reuse >= 0:
-        keys[reuse] = g
-        times[reuse] = t
-    else:
-        keys[s] = g
-        times[s] = t
-        used[0] += 1
+    times[pend_slot(keys, times, used, g, now)] = t
 
 
 @njit(cache=True)
 def pend_slot(keys, times, used, g, now):
-    """Slot of unit ``g``, claimed (time -inf) if absent, reusing a slot dead at ``now`` as
-    :func:`pend_insert` would: one probe serves a lookup and the insert that follows it, provided
-    no other insert comes between."""
+    """Slot of unit ``g``, claimed (time -inf) if absent, in the first slot on its probe path that
+    is dead at ``now`` (else the empty slot ending it): one probe serves a lookup and the insert
+    that follows it, provided no other insert comes between."""
     mask = keys.shape[0] - 1
     s = (g * HASH_MULT) & mask
     reuse = -1
