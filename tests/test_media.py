@@ -36,10 +36,11 @@ def streams(draw, max_n=40, writes=True):
     return AccessStream.of(np.cumsum(gaps), addr, size, wr)
 
 
-def _same(a, b):
-    for f in ("start_ns", "complete_ns", "ack_ns"):
-        np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
-    for f in ("end_ns", "media_read_B", "media_write_B", "rmw_count", "raw_stall_count", "raw_stall_ns",
+def _same(a, b, arrays=True):
+    if arrays:
+        for f in ("start_ns", "complete_ns", "ack_ns"):
+            np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+    for f in ("end_ns", "done_ns", "media_read_B", "media_write_B", "rmw_count", "raw_stall_count", "raw_stall_ns",
               "buffer_hits_count", "energy_J"):
         assert getattr(a, f) == getattr(b, f), f
 
@@ -56,6 +57,40 @@ def test_kernel_equals_reference_across_calls(monkeypatch, name, s1, s2, modules
         _same(m.serve(s, fast, outstanding, modules), m.serve(s, ref, outstanding, modules, reference=True))
     at = max(fast.horizon_ns, 0.0) + 1.0
     assert m.drain(fast, at) == m.drain(ref, at)
+
+
+@FAST
+@given(name=st.sampled_from(sorted(MODELS)), s1=streams(), s2=streams(), modules=st.integers(1, 3),
+       outstanding=st.integers(1, 6))
+def test_totals_only_equal_per_access_totals(monkeypatch, name, s1, s2, modules, outstanding):
+    """``per_access=False`` (what the systems use) gives the same totals and state; ``done_ns``
+    is the latest acknowledgement and ``end_ns`` the latest completion or acknowledgement."""
+    monkeypatch.setattr(media, "INITIAL_TABLE_SLOTS", 8)
+    m = MODELS[name]
+    s2 = AccessStream.of(s2.issue_ns + s1.issue_ns[-1], s2.addr_B, s2.size_B, s2.is_write)
+    full, totals = m.new_state(modules), m.new_state(modules)
+    for s in (s1, s2):
+        a = m.serve(s, full, outstanding, modules)
+        b = m.serve(s, totals, outstanding, modules, per_access=False)
+        _same(a, b, arrays=False)
+        assert b.ack_ns.size == 0
+        assert a.done_ns == a.ack_ns.max() and a.end_ns == max(a.ack_ns.max(), a.complete_ns.max())
+    at = max(full.horizon_ns, 0.0) + 1.0
+    assert m.drain(full, at) == m.drain(totals, at)
+
+
+def test_bad_streams_are_refused():
+    m = MODELS["optane"]
+    with pytest.raises(ValueError, match="must not decrease"):
+        m.serve(AccessStream.of([0.0, 5.0, 4.0], [0, 256, 512], 64, False), m.new_state(), 1)
+    state = m.new_state()
+    m.serve(AccessStream.of(10.0, [0], 64, False), state, 1)
+    with pytest.raises(ValueError, match="must not decrease"):
+        m.serve(AccessStream.of(9.0, [0], 64, False), state, 1)
+    with pytest.raises(ValueError, match="sizes must be"):
+        m.serve(AccessStream.of(0.0, [0, 256], [64, 0], False), m.new_state(), 1)
+    with pytest.raises(ValueError, match="addresses >= 0"):
+        m.serve(AccessStream.of(0.0, [-256], 64, False), m.new_state(), 1)
 
 
 def _distinct_stream(rng, m, n, size, write, region_units=1 << 16):

@@ -121,13 +121,17 @@ class StreamResult:
 
     Per access: ``start_ns`` (issued, after the closed-loop limit), ``ack_ns`` (reads: data back;
     writes: acknowledged, durable) and ``complete_ns`` (reads: data back; writes: data in place in
-    the module, i.e. merged into the buffer or written to the media). Totals over the stream.
+    the module, i.e. merged into the buffer or written to the media); empty when served with
+    ``per_access=False``. Totals over the stream: ``end_ns`` (latest completion or
+    acknowledgement), ``done_ns`` (latest ``ack_ns``: when the stream is done for its requester),
+    both -inf for an empty stream, and the counts below.
     """
 
     start_ns: np.ndarray
     complete_ns: np.ndarray
     ack_ns: np.ndarray
     end_ns: float
+    done_ns: float
     media_read_B: float
     media_write_B: float
     rmw_count: int
@@ -302,22 +306,26 @@ class MediaModel:
         return ip
 
     def serve(self, stream: AccessStream, state: MediaState, outstanding: int, modules: int = 1,
-              interleave_B: int = 4096, reference: bool = False) -> StreamResult:
+              interleave_B: int = 4096, reference: bool = False, per_access: bool = True) -> StreamResult:
         """Detailed timing of ``stream`` on ``state`` (updated in place); ``reference=True`` runs
-        the plain-Python twin of the kernel (same results, slow)."""
-        self._validate(stream, state, outstanding, modules, interleave_B)
+        the plain-Python twin of the kernel (same results, slow); ``per_access=False`` keeps only
+        the totals (no per-access arrays: what a system simulation needs, at less memory traffic)."""
+        max_units = self._validate(stream, state, outstanding, modules, interleave_B)
         n = len(stream)
         ip = self._ip(state, outstanding)
+        ip[K.I_PER_ACCESS] = int(per_access or reference)
         if n == 0:
-            return StreamResult(*(np.zeros(0),) * 3, -math.inf, 0.0, 0.0, 0, 0, 0.0, 0, 0.0)
+            return StreamResult(*(np.zeros(0),) * 3, -math.inf, -math.inf, 0.0, 0.0, 0, 0, 0.0, 0, 0.0)
         if reference:
             start, complete, ack, c = self._serve_reference(stream, state, ip)
         else:
-            start, complete, ack = np.zeros(n), np.zeros(n), np.zeros(n)
+            m = n if per_access else 1
+            start, complete, ack = np.empty(m), np.empty(m), np.empty(m)
             c = np.zeros(K.N_C)
+            c[K.C_ACK_MAX] = c[K.C_END_MAX] = K.NO_TIME
             loop_ring = np.full(outstanding, K.NO_TIME)
             scratch = [np.zeros(state.modules, np.int64), np.zeros(state.modules), np.zeros(state.modules)]
-            room = 2 * (int(np.max((stream.addr_B + stream.size_B - 1) // self.unit_B - stream.addr_B // self.unit_B)) + 1) + 2
+            room = 2 * max_units + 2
             if state.keys.shape[0] > INITIAL_TABLE_SLOTS and 8 * n >= state.keys.shape[0]:
                 # drop entries dead before this stream (issue times never decrease), so that a long
                 # read stream after a write burst probes a small table
@@ -332,12 +340,15 @@ class MediaModel:
                                    state.wear_count, loop_ring, start, complete, ack, c, *scratch)
                 if i < n:
                     state._rebuild(float(stream.issue_ns[i]), room)
+            if not per_access:
+                start = complete = ack = np.zeros(0)
         state.horizon_ns = float(stream.issue_ns[-1])
-        return StreamResult(start, complete, ack, float(max(complete.max(), ack.max())),
+        return StreamResult(start, complete, ack, float(c[K.C_END_MAX]), float(c[K.C_ACK_MAX]),
                             float(c[K.C_MEDIA_R]), float(c[K.C_MEDIA_W]), int(c[K.C_RMW]),
                             int(c[K.C_RAW]), float(c[K.C_RAW_NS]), int(c[K.C_HITS]), float(c[K.C_ENERGY]))
 
-    def _validate(self, s: AccessStream, state: MediaState, outstanding: int, modules: int, interleave_B: int) -> None:
+    def _validate(self, s: AccessStream, state: MediaState, outstanding: int, modules: int, interleave_B: int) -> int:
+        """Check the call; returns the most units one access of ``s`` touches (0 if empty)."""
         if state.modules != modules or state.interleave_B != interleave_B:
             raise ValueError(f"state was made for {state.modules} modules at {state.interleave_B} B, "
                              f"not {modules} at {interleave_B} B")
@@ -347,11 +358,13 @@ class MediaModel:
         if not (s.issue_ns.shape[0] == s.size_B.shape[0] == s.is_write.shape[0] == n):
             raise ValueError("stream arrays differ in length")
         if n == 0:
-            return
-        if np.any(np.diff(s.issue_ns) < 0) or s.issue_ns[0] < state.horizon_ns:
+            return 0
+        bad, max_units = K.scan_stream(s.issue_ns, s.addr_B, s.size_B, self.unit_B, state.horizon_ns)
+        if bad >= 0:
+            if s.size_B[bad] < 1 or s.addr_B[bad] < 0:
+                raise ValueError("sizes must be >= 1 B and addresses >= 0")
             raise ValueError("issue_ns must not decrease (within a stream and across serve calls)")
-        if np.any(s.size_B < 1) or np.any(s.addr_B < 0):
-            raise ValueError("sizes must be >= 1 B and addresses >= 0")
+        return int(max_units)
 
     def _serve_reference(self, s: AccessStream, state: MediaState, ip: np.ndarray):
         pending = {int(k): float(t) for k, t in zip(state.keys, state.times, strict=True) if k != K.EMPTY}

@@ -65,7 +65,8 @@ I_OUTSTANDING = 9  # requester's maximum accesses in flight
 I_CHUNK_SH = 10  # log2(units per interleave chunk), when I_POW2
 I_MOD_SH = 11  # log2(modules), when I_POW2
 I_UNIT_SH = 12  # log2(unit), when I_POW2
-N_IP = 13
+I_PER_ACCESS = 13  # 1: write per-access start/complete/ack; 0: only the totals (outputs of length 1)
+N_IP = 14
 
 # --- indices into the counter vector -------------------------------------------------------------
 C_MEDIA_R = 0  # media bytes read
@@ -75,20 +76,31 @@ C_RAW = 3  # accesses that waited for a pending write
 C_RAW_NS = 4  # total read-after-write wait, ns
 C_HITS = 5  # units served by / merged into the write-combining buffer
 C_ENERGY = 6  # dynamic energy, J
-N_C = 7
+C_ACK_MAX = 7  # latest acknowledgement (reads: data back), ns; -inf before any access
+C_END_MAX = 8  # latest completion or acknowledgement, ns; -inf before any access
+N_C = 9
 
 EMPTY = -1  # an unused hash-table slot / buffer entry
 NO_TIME = -np.inf  # "no pending write" / "never"
 HASH_MULT = 2654435761  # Knuth's multiplicative hash constant
+HOME_RUN_SH = 4  # log2 of the aligned run of units that hash together in the pending table
+HOME_RUN = 1 << HOME_RUN_SH
 MAX_LOAD_FRACTION = 0.5  # the kernel stops when the pending table is this full
 WCB_FILTER_BUCKETS = 1024  # per-module buckets of the write-combining buffer's membership filter
+
+
+@njit(cache=True, inline="always")
+def _home(g, mask):
+    """First slot probed for unit ``g``: aligned runs of ``HOME_RUN`` units hash to one place and
+    keep their order there, so a sequential write burst touches a few cache lines, not one each."""
+    return ((((g >> HOME_RUN_SH) * HASH_MULT) << HOME_RUN_SH) | (g & (HOME_RUN - 1))) & mask
 
 
 @njit(cache=True)
 def pend_lookup(keys, times, g):
     """Pending-until time (ns) of global unit ``g``, or -inf."""
     mask = keys.shape[0] - 1
-    s = (g * HASH_MULT) & mask
+    s = _home(g, mask)
     while True:
         k = keys[s]
         if k == g:
@@ -110,7 +122,7 @@ def pend_slot(keys, times, used, g, now):
     is dead at ``now`` (else the empty slot ending it): one probe serves a lookup and the insert
     that follows it, provided no other insert comes between."""
     mask = keys.shape[0] - 1
-    s = (g * HASH_MULT) & mask
+    s = _home(g, mask)
     reuse = -1
     while True:
         k = keys[s]
@@ -155,6 +167,23 @@ def pend_rebuild(keys, times, now, capacity):
     used = np.zeros(1, np.int64)
     _pend_move(keys, times, float(now), nk, nt, used)
     return nk, nt, used
+
+
+@njit(cache=True)
+def scan_stream(issue, addr, size, unit, horizon):
+    """One pass over a stream: ``(bad, max_units)`` where ``bad`` is the index of the first access
+    whose issue time decreases (or precedes ``horizon``), whose size is < 1 B or whose address is
+    negative (-1 if none), and ``max_units`` the most units one access touches."""
+    most = 0
+    prev = horizon
+    for i in range(issue.shape[0]):
+        if issue[i] < prev or size[i] < 1 or addr[i] < 0:
+            return i, most
+        prev = issue[i]
+        k = (addr[i] + size[i] - 1) // unit - addr[i] // unit + 1
+        if k > most:
+            most = k
+    return -1, most
 
 
 @njit(cache=True)
@@ -326,8 +355,10 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     limit = keys.shape[0] * MAX_LOAD_FRACTION
     pow2 = ip[I_POW2] == 1
     ush = ip[I_UNIT_SH]
+    per_access = ip[I_PER_ACCESS] == 1
     slot = first % outstanding
     for i in range(first, n):
+        o = i if per_access else 0
         a0 = addr[i]
         a1 = a0 + size[i]
         if pow2:
@@ -340,7 +371,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             return i
         now = issue[i]
         t = max(now, loop_ring[slot])
-        start_out[i] = t
+        start_out[o] = t
         media_r0 = counters[C_MEDIA_R]
         media_w0 = counters[C_MEDIA_W]
         for m in range(modules):
@@ -381,9 +412,11 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         u = s + fp[F_OCC_R] + fp[F_D_RAND]
                     counters[C_MEDIA_R] += unit
                 done = max(done, u)
-            complete_out[i] = done
-            ack_out[i] = done
+            complete_out[o] = done
+            ack_out[o] = done
             loop_ring[slot] = done
+            counters[C_ACK_MAX] = max(counters[C_ACK_MAX], done)
+            counters[C_END_MAX] = max(counters[C_END_MAX], done)
         else:
             ack = t + fp[F_LAT_W]
             for m in range(modules):
@@ -455,9 +488,11 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             for m in range(modules):
                 if need[m] == 1:
                     _heap_replace_top(wq_ring, m, mod_end[m])
-            complete_out[i] = done
-            ack_out[i] = ack
+            complete_out[o] = done
+            ack_out[o] = ack
             loop_ring[slot] = ack
+            counters[C_ACK_MAX] = max(counters[C_ACK_MAX], ack)
+            counters[C_END_MAX] = max(counters[C_END_MAX], done)
         counters[C_ENERGY] += ((counters[C_MEDIA_R] - media_r0) * fp[F_E_READ]
                                + (counters[C_MEDIA_W] - media_w0) * fp[F_E_WRITE]
                                + size[i] * fp[F_E_IO])
@@ -483,6 +518,7 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
     complete = np.zeros(n)
     ack_out = np.zeros(n)
     c = [0.0] * N_C
+    c[C_ACK_MAX] = c[C_END_MAX] = NO_TIME
     done_ring = [NO_TIME] * outstanding
 
     def where(g):
@@ -536,6 +572,8 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                     c[C_MEDIA_R] += unit
                 done = max(done, u)
             complete[i] = ack_out[i] = done_ring[i % outstanding] = done
+            c[C_ACK_MAX] = max(c[C_ACK_MAX], done)
+            c[C_END_MAX] = max(c[C_END_MAX], done)
         else:
             ack = t + float(fp[F_LAT_W])
             for m in need:
@@ -591,6 +629,8 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                 wq_ring[m, wq_head[m]] = mod_end[m]
             complete[i] = done
             ack_out[i] = done_ring[i % outstanding] = ack
+            c[C_ACK_MAX] = max(c[C_ACK_MAX], ack)
+            c[C_END_MAX] = max(c[C_END_MAX], done)
         c[C_ENERGY] += ((c[C_MEDIA_R] - r0) * float(fp[F_E_READ]) + (c[C_MEDIA_W] - w0) * float(fp[F_E_WRITE])
                         + int(size[i]) * float(fp[F_E_IO]))
     return start, complete, ack_out, np.array(c)

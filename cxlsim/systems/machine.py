@@ -80,31 +80,21 @@ class Memory:
         """Serve accesses issued together at ``t_ns`` (in order, at most ``outstanding`` in flight).
 
         Every stream of a step is issued at the step's start: the media model needs issue times
-        that never decrease across calls, and steps start in simulated-time order.
+        that never decrease across calls, and steps start in simulated-time order. Only totals are
+        kept; ``.done_ns`` of the result is when the stream is done for its requester (reads: data
+        returned; writes: acknowledged, durable in the ADR domain; media work may go on, SPEC §2.2).
         """
-        n = addr_B.size
-        size = np.broadcast_to(np.asarray(size_B, dtype=np.int64), (n,))
-        wr = np.broadcast_to(np.asarray(is_write, dtype=np.bool_), (n,))
-        stream = AccessStream.of(np.full(n, t_ns), addr_B.astype(np.int64, copy=False), size, wr)
-        res = self.model.serve(stream, self.state, outstanding, self.modules, self.interleave_B)
+        stream = AccessStream.of(t_ns, addr_B, size_B, is_write)
+        res = self.model.serve(stream, self.state, outstanding, self.modules, self.interleave_B, per_access=False)
         self.bytes_read += float(res.media_read_B)
         self.bytes_written += float(res.media_write_B)
         self.energy_J += float(res.energy_J)
         acc = self.by_batch.setdefault(self.batch, dict.fromkeys(self.TRAFFIC, 0.0))
         acc["media_read_B"] += float(res.media_read_B)
         acc["media_write_B"] += float(res.media_write_B)
-        acc["requested_B"] += float(size.sum())
+        acc["requested_B"] += float(np.sum(size_B)) if np.ndim(size_B) else float(size_B) * len(stream)
         acc["energy_J"] += float(res.energy_J)
         return res
-
-
-def done_ns(res, is_write) -> float:
-    """When a served stream is done for its requester: reads when their data returned, writes
-    when acknowledged (durable in the ADR domain); media work may continue after (SPEC §2.2)."""
-    if res.complete_ns.size == 0:
-        return -math.inf
-    wr = np.broadcast_to(np.asarray(is_write, dtype=np.bool_), res.complete_ns.shape)
-    return float(np.max(np.where(wr, res.ack_ns, res.complete_ns)))
 
 
 def interleave(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -257,16 +247,16 @@ class TrainingMachine:
             miss_rows = rows[~hit]
             r_hit = self.host_dram.serve(t, self._rows_addr(rows[hit]), self.row_B, False, out)
             r_miss = self.tables.serve(t, self._rows_addr(miss_rows), self.row_B, False, out)
-            end = max(t, done_ns(r_hit, False), done_ns(r_miss, False))
+            end = max(t, r_hit.done_ns, r_miss.done_ns)
             if evicted.size:
                 wb = self.tables.serve(t, self._rows_addr(evicted), self.row_B, True, out)
-                end = max(end, done_ns(wb, True))
+                end = max(end, wb.done_ns)
             stats.update(cache_hit_fraction=float(hit.mean()) if hit.size else 0.0, writebacks=float(evicted.size),
                          raw_stall_ns=float(r_miss.raw_stall_ns))
             media_end = end
         else:
             res = self.tables.serve(t, self._rows_addr(rows), self.row_B, False, out)
-            media_end = done_ns(res, False)
+            media_end = res.done_ns
             stats.update(raw_stall_ns=float(res.raw_stall_ns), raw_count=float(res.raw_stall_count))
         compute = (self.ndp.pool_ns(b.n_indices, self.dim) if self.pipe.embedding_engine == "ndp"
                    else self.cpu.compute_ns(b.n_indices, self.dim, self.cpu.p.lookup_cycles_per_element))
@@ -294,7 +284,7 @@ class TrainingMachine:
             compute = self.ndp.update_ns(b.n_unique, self.dim, b.n_indices)
         else:
             compute = self.cpu.compute_ns(b.n_unique, self.dim, self.cpu.p.update_cycles_per_element)
-        return OpOutcome(max(t, done_ns(res, wr), t + compute), {"raw_stall_ns": float(res.raw_stall_ns)})
+        return OpOutcome(max(t, res.done_ns, t + compute), {"raw_stall_ns": float(res.raw_stall_ns)})
 
     # -- data movement -------------------------------------------------------------------------
     def _move(self, nbytes: float, t: float, to_gpu: bool) -> OpOutcome:
@@ -329,12 +319,12 @@ class TrainingMachine:
         k = int(math.ceil(nbytes / LOG_BURST_B))
         dst = dst_base + np.arange(k, dtype=np.int64) * LOG_BURST_B
         if not read_source:
-            return done_ns(self.ckpt_mem.serve(t, dst, LOG_BURST_B, True, outstanding), True)
+            return self.ckpt_mem.serve(t, dst, LOG_BURST_B, True, outstanding).done_ns
         src = self._rows_addr(rows)
         if self.ckpt_mem is not self.tables:
             r = self.tables.serve(t, src, self.row_B, False, outstanding)
             w = self.ckpt_mem.serve(t, dst, LOG_BURST_B, True, outstanding)
-            return max(done_ns(r, False), done_ns(w, True))
+            return max(r.done_ns, w.done_ns)
         per = max(1, LOG_BURST_B // self.row_B)
         burst_of = np.arange(rows.size) // per
         # order: reads of burst 0, write of burst 0, reads of burst 1, ...
@@ -344,7 +334,7 @@ class TrainingMachine:
         wr = np.concatenate([np.zeros(rows.size, bool), np.ones(k, bool)])
         order = np.argsort(key, kind="stable")
         res = self.tables.serve(t, addr[order], size[order], wr[order], outstanding)
-        return done_ns(res, wr[order])
+        return res.done_ns
 
     def _pull_mlp_ns(self, nbytes: float) -> float:
         """Time to bring ``nbytes`` of MLP parameters from the GPU to the checkpointing side."""
@@ -373,7 +363,7 @@ class TrainingMachine:
         k = int(math.ceil(nbytes / LOG_BURST_B))
         addr = base + np.arange(k, dtype=np.int64) * LOG_BURST_B
         w = self.ckpt_mem.serve(t, addr, LOG_BURST_B, True, outstanding)
-        return float(max(done_ns(w, True), t + pull_ns))
+        return float(max(w.done_ns, t + pull_ns))
 
     def _ckpt_outstanding(self) -> int:
         if self.pipe.checkpoint_agent == "ckpt_logic":
