@@ -40,6 +40,8 @@ PATTERNS = ("sequential", "random")
 OPS = ("read", "write")
 TORN_GRANULE_B = 64  # in-flight writes may be torn at this granularity on power loss (SPEC §3.5)
 INITIAL_TABLE_SLOTS = 1 << 12  # pending table starts this big and doubles as needed
+#: Most inserts a pending-table rebuild makes room for at once (larger streams grow it again).
+MAX_GROW_ROOM = 1 << 21
 
 
 def media_params(unit_B: int) -> tuple[Param, ...]:
@@ -188,9 +190,13 @@ class MediaState:
         tags, stamps = self.wcb_tag[module], self.wcb_stamp[module]
         return [int(tags[e]) for e in np.argsort(stamps, kind="stable") if tags[e] != K.EMPTY]
 
-    def _rebuild(self, now: float, room: int) -> None:
+    def _live(self, now: float) -> int:
+        """Pending-table entries alive after ``now``."""
+        return int(np.count_nonzero((self.keys != K.EMPTY) & (self.times > now)))
+
+    def _rebuild(self, now: float, room: int, live: int | None = None) -> None:
         """Drop entries dead at ``now``; grow so that ``room`` inserts fit under the load limit."""
-        live = int(np.count_nonzero((self.keys != K.EMPTY) & (self.times > now)))
+        live = self._live(now) if live is None else live
         cap = INITIAL_TABLE_SLOTS  # shrink as well as grow: a small table stays in cache
         while (live + room) > cap * K.MAX_LOAD_FRACTION / 2:
             cap *= 2
@@ -326,20 +332,25 @@ class MediaModel:
             loop_ring = np.full(outstanding, K.NO_TIME)
             scratch = [np.zeros(state.modules, np.int64), np.zeros(state.modules), np.zeros(state.modules)]
             room = 2 * max_units + 2
-            if state.keys.shape[0] > INITIAL_TABLE_SLOTS and 8 * n >= state.keys.shape[0]:
-                # drop entries dead before this stream (issue times never decrease), so that a long
-                # read stream after a write burst probes a small table
-                state._rebuild(float(stream.issue_ns[0]), room)
-            i = 0
+            i, stopped = 0, False
             while i < n:
+                # drop entries dead before access i (issue times never decrease) when the kernel
+                # stopped at the load limit, or at the start when the table is large for this stream
+                # and mostly dead (dead entries lengthen every probe); sized for the rest of the
+                # stream at once (at most a new key per unit written)
+                now, live = float(stream.issue_ns[i]), None
+                if i == 0 and state.keys.shape[0] > INITIAL_TABLE_SLOTS and 8 * n * max_units >= state.keys.shape[0]:
+                    live = state._live(now)
+                if stopped or (live is not None and 2 * live < state.used[0]):
+                    rest = room + min(int(np.count_nonzero(stream.is_write[i:])) * max_units, MAX_GROW_ROOM)
+                    state._rebuild(now, rest, live)
                 i = K.serve_kernel(stream.issue_ns, stream.addr_B, stream.size_B, stream.is_write, i,
                                    self._fp, ip, state.bank_free, state.cmd_free, state.last_line,
                                    state.wq_ring, state.wq_head, state.wcb_tag, state.wcb_filt, state.wcb_stamp,
                                    state.stamp, state.wcb_prev, state.wcb_next, state.wcb_lru,
                                    state.keys, state.times, state.used,
                                    state.wear_count, loop_ring, start, complete, ack, c, *scratch)
-                if i < n:
-                    state._rebuild(float(stream.issue_ns[i]), room)
+                stopped = True
             if not per_access:
                 start = complete = ack = np.zeros(0)
         state.horizon_ns = float(stream.issue_ns[-1])
@@ -385,7 +396,8 @@ class MediaModel:
                 state.stamp[0] += 1
         state.wcb_filt = K.wcb_filter(state.wcb_tag)
         state.wcb_prev, state.wcb_next, state.wcb_lru = K.lru_state(state.wcb_tag, state.wcb_stamp)
-        state.wq_ring.sort(axis=1)  # the kernel keeps each write queue as a min-heap (sorted is one)
+        state.wq_ring.sort(axis=1)  # the kernel keeps each write queue as a sorted ring from wq_head
+        state.wq_head[:] = 0
         return start, complete, ack, c
 
     def drain(self, state: MediaState, at_ns: float) -> DrainResult:

@@ -35,6 +35,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from cxlsim.kernels.prefetch import prefetch_write
+
 # --- indices into the float parameter vector ``fp`` -------------------------------------------
 F_OCC_R = 0  # bank occupancy of one unit read, ns
 F_OCC_W = 1  # bank occupancy of one unit write, ns
@@ -87,6 +89,9 @@ HOME_RUN_SH = 4  # log2 of the aligned run of units that hash together in the pe
 HOME_RUN = 1 << HOME_RUN_SH
 MAX_LOAD_FRACTION = 0.5  # the kernel stops when the pending table is this full
 WCB_FILTER_BUCKETS = 1024  # per-module buckets of the write-combining buffer's membership filter
+#: Accesses between prefetching the pending-table slot of an access's first unit and serving it
+#: (a hashed slot is a cache miss once the table outgrows the caches; the hint changes no result).
+PREFETCH_AHEAD = 16
 
 
 @njit(cache=True, inline="always")
@@ -299,23 +304,24 @@ def lru_state(tags, stamps):
 
 
 @njit(cache=True, inline="always")
-def _heap_replace_top(ring, m, value):
-    """Replace the minimum of module ``m``'s write queue (a binary min-heap) by ``value``.
-    The kernel only needs the queue as a multiset (which entry frees first and its replacement),
-    so a heap gives the same times as scanning for the first minimum."""
+def _queue_replace_min(ring, head, m, value):
+    """Replace the earliest entry of module ``m``'s write queue by ``value``. The queue is a ring
+    kept sorted from ``head[m]`` (earliest) round to the entry before it (latest): the head is
+    dropped, ``value`` goes in at the tail and moves toward the head past later entries (usually
+    none: media work mostly completes in issue order). The kernel only needs the queue as a
+    multiset (which entry frees first and its replacement), so this gives the same times as
+    scanning for the first minimum."""
     k = ring.shape[1]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= k:
+    j = head[m]  # the freed slot: the tail of the ring that now starts after it
+    nh = j + 1 if j + 1 < k else 0
+    head[m] = nh
+    while j != nh:
+        p = j - 1 if j > 0 else k - 1
+        if ring[m, p] <= value:
             break
-        if c + 1 < k and ring[m, c + 1] < ring[m, c]:
-            c += 1
-        if ring[m, c] >= value:
-            break
-        ring[m, i] = ring[m, c]
-        i = c
-    ring[m, i] = value
+        ring[m, j] = ring[m, p]
+        j = p
+    ring[m, j] = value
 
 
 @njit(cache=True)
@@ -356,9 +362,13 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     pow2 = ip[I_POW2] == 1
     ush = ip[I_UNIT_SH]
     per_access = ip[I_PER_ACCESS] == 1
+    mask = keys.shape[0] - 1
     slot = first % outstanding
     for i in range(first, n):
         o = i if per_access else 0
+        if i + PREFETCH_AHEAD < n:
+            ahead = addr[i + PREFETCH_AHEAD]
+            prefetch_write(keys, _home(ahead >> ush if pow2 else ahead // unit, mask))
         a0 = addr[i]
         a1 = a0 + size[i]
         if pow2:
@@ -421,7 +431,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             ack = t + fp[F_LAT_W]
             for m in range(modules):
                 if need[m] == 1:
-                    ack = max(ack, wq_ring[m, 0])  # the entry that frees first (heap root)
+                    ack = max(ack, wq_ring[m, wq_head[m]])  # the entry that frees first
             for m in range(modules):
                 ready[m] = ack  # a unit evicted by this same access needs no command
                 mod_end[m] = ack
@@ -487,7 +497,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                 done = max(done, u)
             for m in range(modules):
                 if need[m] == 1:
-                    _heap_replace_top(wq_ring, m, mod_end[m])
+                    _queue_replace_min(wq_ring, wq_head, m, mod_end[m])
             complete_out[o] = done
             ack_out[o] = ack
             loop_ring[slot] = ack

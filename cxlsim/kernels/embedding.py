@@ -20,11 +20,8 @@ orders the distinct rows, and a stable scatter keeps each row's lookups in occur
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
+from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
-from numba.extending import intrinsic
 
 from cxlsim.kernels.access import (
     BUCKET_KEYS,
@@ -35,6 +32,7 @@ from cxlsim.kernels.access import (
     WORD_MASK,
     WORD_SHIFT,
 )
+from cxlsim.kernels.prefetch import prefetch_read2, prefetch_write2
 from cxlsim.kernels.sorting import key_bits, radix_sort_perm
 
 EMBEDDING_DTYPE = np.float32
@@ -44,41 +42,6 @@ EMBEDDING_DTYPE = np.float32
 PREFETCH_DISTANCE = 64
 #: Cache line size: a row's lines are prefetched one by one.
 CACHE_LINE_B = 64
-#: llvm.prefetch arguments: locality "keep in all cache levels", data cache.
-_PREFETCH_LOCALITY, _PREFETCH_DATA = 3, 1
-
-
-def _prefetch_intrinsic(write: int):
-    @intrinsic
-    def prefetch(typingctx, array, row, col):
-        if not (isinstance(array, types.Array) and array.ndim == 2):
-            return None
-        sig = types.void(array, row, col)
-
-        def codegen(context, builder, signature, args):
-            arytype = signature.args[0]
-            ary = context.make_array(arytype)(context, builder, args[0])
-            index = [context.cast(builder, a, t, types.intp) for a, t in zip(args[1:], signature.args[1:], strict=True)]
-            ptr = cgutils.get_item_pointer(context, builder, arytype, ary, index, wraparound=False)
-            i8p = ir.IntType(8).as_pointer()
-            i32 = ir.IntType(32)
-            fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-            fn = builder.module.declare_intrinsic("llvm.prefetch", [i8p], fnty)  # mangles per LLVM
-            builder.call(fn, [builder.bitcast(ptr, i8p), i32(write), i32(_PREFETCH_LOCALITY), i32(_PREFETCH_DATA)])
-            return context.get_dummy_value()
-
-        return sig, codegen
-
-    return prefetch
-
-
-#: ``prefetch_read(array, row, col)`` / ``prefetch_write(...)``: hint the CPU to fetch the cache
-#: line holding ``array[row, col]`` (2-D) for reading / for writing; no bounds check, no effect on
-#: results.
-prefetch_read = _prefetch_intrinsic(0)
-prefetch_write = _prefetch_intrinsic(1)
-
-
 @njit(inline="always")
 def prefetch_row(weights: np.ndarray, row: int, write: bool) -> None:
     """Prefetch ``weights[row]``: its first and last byte's lines, and the lines between when the
@@ -87,16 +50,16 @@ def prefetch_row(weights: np.ndarray, row: int, write: bool) -> None:
     dim = weights.shape[1]
     step = max(CACHE_LINE_B // weights.itemsize, 1)
     if write:
-        prefetch_write(weights, row, 0)
-        prefetch_write(weights, row, dim - 1)
+        prefetch_write2(weights, row, 0)
+        prefetch_write2(weights, row, dim - 1)
     else:
-        prefetch_read(weights, row, 0)
-        prefetch_read(weights, row, dim - 1)
+        prefetch_read2(weights, row, 0)
+        prefetch_read2(weights, row, dim - 1)
     for d in range(step, dim - step, step):
         if write:
-            prefetch_write(weights, row, d)
+            prefetch_write2(weights, row, d)
         else:
-            prefetch_read(weights, row, d)
+            prefetch_read2(weights, row, d)
 
 
 @njit(cache=True)
