@@ -61,7 +61,8 @@ I_INTERLEAVE = 3  # interleaving granularity, B (a multiple of the unit)
 I_WCB = 4  # write-combining buffer entries per module (0: none)
 I_RMW = 5  # 1: partial writes missing the buffer read-modify-write the unit
 I_FORWARD = 6  # 1: reads never wait for pending writes (controller forwarding)
-I_POW2 = 7  # 1: unit, interleave, modules and banks are powers of two (shift/mask addressing)
+I_POW2 = 7  # 1: unit, interleave, modules and banks are powers of two (shift/mask addressing);
+#             2: all but the module count (shifts and one division by it); 0: divisions
 I_WEAR_INTERVAL = 8  # media writes per module between wear-levelling stalls (0: off)
 I_OUTSTANDING = 9  # requester's maximum accesses in flight
 I_CHUNK_SH = 10  # log2(units per interleave chunk), when I_POW2
@@ -202,13 +203,20 @@ def _locate(a, unit, interleave, modules, banks):
 
 @njit(cache=True, inline="always")
 def _where(g, ip):
-    """(module, local unit, bank) of global unit ``g``: shifts and masks when every geometry
-    parameter is a power of two (the same values as :func:`_locate`, without divisions)."""
-    if ip[I_POW2] == 1:
+    """(module, local unit, bank) of global unit ``g``: shifts and masks when the geometry
+    parameters are powers of two (the same values as :func:`_locate`, with fewer divisions)."""
+    mode = ip[I_POW2]
+    if mode > 0:
         sh = ip[I_CHUNK_SH]
         chunk = g >> sh
-        local = ((chunk >> ip[I_MOD_SH]) << sh) | (g & ((1 << sh) - 1))
-        return chunk & (ip[I_MODULES] - 1), local, local & (ip[I_BANKS] - 1)
+        if mode == 1:
+            m = chunk & (ip[I_MODULES] - 1)
+            row = chunk >> ip[I_MOD_SH]
+        else:
+            m = chunk % ip[I_MODULES]
+            row = chunk // ip[I_MODULES]
+        local = (row << sh) | (g & ((1 << sh) - 1))
+        return m, local, local & (ip[I_BANKS] - 1)
     return _locate(g * ip[I_UNIT], ip[I_UNIT], ip[I_INTERLEAVE], ip[I_MODULES], ip[I_BANKS])
 
 
@@ -217,8 +225,10 @@ def pow2_geometry(unit, interleave, modules, banks):
     def is_pow2(x):
         return x > 0 and x & (x - 1) == 0
     per = interleave // unit
-    if all(is_pow2(int(x)) for x in (unit, interleave, modules, banks)) and interleave % unit == 0:
-        return 1, int(per).bit_length() - 1, int(modules).bit_length() - 1, int(unit).bit_length() - 1
+    if all(is_pow2(int(x)) for x in (unit, interleave, banks)) and interleave % unit == 0:
+        mode = 1 if is_pow2(int(modules)) else 2
+        mod_sh = int(modules).bit_length() - 1 if mode == 1 else 0
+        return mode, int(per).bit_length() - 1, mod_sh, int(unit).bit_length() - 1
     return 0, 0, 0, 0
 
 
@@ -359,7 +369,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     wcb = ip[I_WCB]
     outstanding = ip[I_OUTSTANDING]
     limit = keys.shape[0] * MAX_LOAD_FRACTION
-    pow2 = ip[I_POW2] == 1
+    pow2 = ip[I_POW2] > 0  # the unit size is a power of two
     ush = ip[I_UNIT_SH]
     per_access = ip[I_PER_ACCESS] == 1
     mask = keys.shape[0] - 1
