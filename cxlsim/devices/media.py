@@ -192,13 +192,14 @@ class MediaState:
 
     def _live(self, now: float) -> int:
         """Pending-table entries alive after ``now``."""
-        return int(np.count_nonzero((self.keys != K.EMPTY) & (self.times > now)))
+        return int(K.pend_live(self.keys, self.times, float(now)))
 
     def _rebuild(self, now: float, room: int, live: int | None = None) -> None:
-        """Drop entries dead at ``now``; grow so that ``room`` inserts fit under the load limit."""
+        """Drop entries dead at ``now``; size the table (shrinking as well as growing: a small table
+        stays in cache) so that ``room`` more inserts fit under the kernel's load limit."""
         live = self._live(now) if live is None else live
-        cap = INITIAL_TABLE_SLOTS  # shrink as well as grow: a small table stays in cache
-        while (live + room) > cap * K.MAX_LOAD_FRACTION / 2:
+        cap = INITIAL_TABLE_SLOTS
+        while (live + room) > cap * K.MAX_LOAD_FRACTION:
             cap *= 2
         self.keys, self.times, self.used = K.pend_rebuild(self.keys, self.times, now, cap)
 

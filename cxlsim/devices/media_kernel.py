@@ -182,14 +182,33 @@ def scan_stream(issue, addr, size, unit, horizon):
     negative (-1 if none), and ``max_units`` the most units one access touches."""
     most = 0
     prev = horizon
+    sh = -1
+    if unit & (unit - 1) == 0:
+        sh = 0
+        while (1 << sh) < unit:
+            sh += 1
     for i in range(issue.shape[0]):
-        if issue[i] < prev or size[i] < 1 or addr[i] < 0:
+        a = addr[i]
+        if issue[i] < prev or size[i] < 1 or a < 0:
             return i, most
         prev = issue[i]
-        k = (addr[i] + size[i] - 1) // unit - addr[i] // unit + 1
+        if sh >= 0:
+            k = ((a + size[i] - 1) >> sh) - (a >> sh) + 1
+        else:
+            k = (a + size[i] - 1) // unit - a // unit + 1
         if k > most:
             most = k
     return -1, most
+
+
+@njit(cache=True)
+def pend_live(keys, times, now):
+    """Pending-table entries alive after ``now`` (pending until later than it)."""
+    live = 0
+    for s in range(keys.shape[0]):
+        if keys[s] != EMPTY and times[s] > now:
+            live += 1
+    return live
 
 
 @njit(cache=True)
@@ -218,6 +237,21 @@ def _where(g, ip):
         local = (row << sh) | (g & ((1 << sh) - 1))
         return m, local, local & (ip[I_BANKS] - 1)
     return _locate(g * ip[I_UNIT], ip[I_UNIT], ip[I_INTERLEAVE], ip[I_MODULES], ip[I_BANKS])
+
+
+@njit(cache=True, inline="always")
+def _chunk(g, ip):
+    """Interleave chunk of global unit ``g`` (its module is the chunk modulo the module count)."""
+    if ip[I_POW2] > 0:
+        return g >> ip[I_CHUNK_SH]
+    return (g * ip[I_UNIT]) // ip[I_INTERLEAVE]
+
+
+@njit(cache=True, inline="always")
+def _cyc(first, k, modules):
+    """The ``k``-th module of a cyclic range starting at module ``first``."""
+    m = first + k
+    return m - modules if m >= modules else m
 
 
 def pow2_geometry(unit, interleave, modules, banks):
@@ -394,125 +428,165 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         start_out[o] = t
         media_r0 = counters[C_MEDIA_R]
         media_w0 = counters[C_MEDIA_W]
-        for m in range(modules):
-            need[m] = 0
-        for g in range(g0, g1 + 1):
-            m, loc, b = _where(g, ip)
-            if wcb == 0 or _wcb_find(wcb_tag, wcb_filt, m, g) < 0:
-                need[m] = 1
-        if not is_write[i]:
+        if g0 == g1 and not is_write[i]:  # the common case, one unit read: no per-module loops
+            m, loc, b = _where(g0, ip)
             t0 = t
             if ip[I_FORWARD] == 0:
-                for g in range(g0, g1 + 1):
-                    p = pend_lookup(keys, times, g)
-                    if p > t0:
-                        t0 = p
+                p = pend_lookup(keys, times, g0)
+                if p > t0:
+                    t0 = p
             if t0 > t:
                 counters[C_RAW] += 1
                 counters[C_RAW_NS] += t0 - t
-            for m in range(modules):
-                if need[m] == 1:
-                    cs = max(t0, cmd_free[m])
-                    cmd_free[m] = cs + fp[F_CMD_R]
-                    ready[m] = cs + fp[F_CMD_R]
-            done = t0
-            for g in range(g0, g1 + 1):
-                m, loc, b = _where(g, ip)
-                if wcb > 0 and _wcb_find(wcb_tag, wcb_filt, m, g) >= 0:
-                    u = t0 + fp[F_WCB_READ]
-                    counters[C_HITS] += 1
+            if wcb > 0 and _wcb_find(wcb_tag, wcb_filt, m, g0) >= 0:
+                u = t0 + fp[F_WCB_READ]
+                counters[C_HITS] += 1
+            else:
+                cs = max(t0, cmd_free[m])
+                cmd_free[m] = cs + fp[F_CMD_R]
+                seq = loc == last_line[m] or loc == last_line[m] + 1
+                last_line[m] = loc
+                s = max(cs + fp[F_CMD_R], bank_free[m, b])
+                bank_free[m, b] = s + fp[F_OCC_R]
+                if seq:
+                    u = s + fp[F_OCC_R] + fp[F_D_SEQ]
                 else:
-                    seq = loc == last_line[m] or loc == last_line[m] + 1
-                    last_line[m] = loc
-                    s = max(ready[m], bank_free[m, b])
-                    bank_free[m, b] = s + fp[F_OCC_R]
-                    if seq:
-                        u = s + fp[F_OCC_R] + fp[F_D_SEQ]
-                    else:
-                        u = s + fp[F_OCC_R] + fp[F_D_RAND]
-                    counters[C_MEDIA_R] += unit
-                done = max(done, u)
+                    u = s + fp[F_OCC_R] + fp[F_D_RAND]
+                counters[C_MEDIA_R] += unit
+            done = max(t0, u)
             complete_out[o] = done
             ack_out[o] = done
             loop_ring[slot] = done
             counters[C_ACK_MAX] = max(counters[C_ACK_MAX], done)
             counters[C_END_MAX] = max(counters[C_END_MAX], done)
         else:
-            ack = t + fp[F_LAT_W]
-            for m in range(modules):
-                if need[m] == 1:
-                    ack = max(ack, wq_ring[m, wq_head[m]])  # the entry that frees first
-            for m in range(modules):
-                ready[m] = ack  # a unit evicted by this same access needs no command
-                mod_end[m] = ack
-                if need[m] == 1:
-                    cs = max(ack, cmd_free[m])
-                    cmd_free[m] = cs + fp[F_CMD_W]
-                    ready[m] = cs + fp[F_CMD_W]
-                    mod_end[m] = ready[m]
-            done = ack
+            # the modules this access touches: its interleave chunks' modules, a cyclic range
+            mf = _chunk(g0, ip)
+            mc = min(modules, _chunk(g1, ip) - mf + 1)
+            mf = mf % modules
+            for k in range(mc):
+                need[_cyc(mf, k, modules)] = 0
             for g in range(g0, g1 + 1):
                 m, loc, b = _where(g, ip)
-                lo = max(a0, g * unit)
-                hi = min(a1, (g + 1) * unit)
-                partial = hi - lo < unit
-                if wcb > 0:
-                    e = _wcb_find(wcb_tag, wcb_filt, m, g)
-                    if e >= 0:
+                if wcb == 0 or _wcb_find(wcb_tag, wcb_filt, m, g) < 0:
+                    need[m] = 1
+            if not is_write[i]:
+                t0 = t
+                if ip[I_FORWARD] == 0:
+                    for g in range(g0, g1 + 1):
+                        p = pend_lookup(keys, times, g)
+                        if p > t0:
+                            t0 = p
+                if t0 > t:
+                    counters[C_RAW] += 1
+                    counters[C_RAW_NS] += t0 - t
+                for k in range(mc):
+                    m = _cyc(mf, k, modules)
+                    if need[m] == 1:
+                        cs = max(t0, cmd_free[m])
+                        cmd_free[m] = cs + fp[F_CMD_R]
+                        ready[m] = cs + fp[F_CMD_R]
+                done = t0
+                for g in range(g0, g1 + 1):
+                    m, loc, b = _where(g, ip)
+                    if wcb > 0 and _wcb_find(wcb_tag, wcb_filt, m, g) >= 0:
+                        u = t0 + fp[F_WCB_READ]
                         counters[C_HITS] += 1
-                        sl = pend_slot(keys, times, used, g, now)
-                        u = max(ack, times[sl]) + fp[F_MERGE]
                     else:
-                        e = _lru_victim(wcb_lru, m, wcb)
-                        vg = wcb_tag[m, e]
-                        if vg != EMPTY:
-                            vm, vloc, vb = _where(vg, ip)
-                            vs = pend_slot(keys, times, used, vg, now)
-                            wd = _media_write(m, vb, ready[m], vs, fp, ip, bank_free, times, wear_count)
-                            counters[C_MEDIA_W] += unit
-                            mod_end[m] = max(mod_end[m], wd)
+                        seq = loc == last_line[m] or loc == last_line[m] + 1
+                        last_line[m] = loc
+                        s = max(ready[m], bank_free[m, b])
+                        bank_free[m, b] = s + fp[F_OCC_R]
+                        if seq:
+                            u = s + fp[F_OCC_R] + fp[F_D_SEQ]
+                        else:
+                            u = s + fp[F_OCC_R] + fp[F_D_RAND]
+                        counters[C_MEDIA_R] += unit
+                    done = max(done, u)
+                complete_out[o] = done
+                ack_out[o] = done
+                loop_ring[slot] = done
+                counters[C_ACK_MAX] = max(counters[C_ACK_MAX], done)
+                counters[C_END_MAX] = max(counters[C_END_MAX], done)
+            else:
+                ack = t + fp[F_LAT_W]
+                for k in range(mc):
+                    m = _cyc(mf, k, modules)
+                    if need[m] == 1:
+                        ack = max(ack, wq_ring[m, wq_head[m]])  # the entry that frees first
+                for k in range(mc):
+                    m = _cyc(mf, k, modules)
+                    ready[m] = ack  # a unit evicted by this same access needs no command
+                    mod_end[m] = ack
+                    if need[m] == 1:
+                        cs = max(ack, cmd_free[m])
+                        cmd_free[m] = cs + fp[F_CMD_W]
+                        ready[m] = cs + fp[F_CMD_W]
+                        mod_end[m] = ready[m]
+                done = ack
+                for g in range(g0, g1 + 1):
+                    m, loc, b = _where(g, ip)
+                    lo = max(a0, g * unit)
+                    hi = min(a1, (g + 1) * unit)
+                    partial = hi - lo < unit
+                    if wcb > 0:
+                        e = _wcb_find(wcb_tag, wcb_filt, m, g)
+                        if e >= 0:
+                            counters[C_HITS] += 1
+                            sl = pend_slot(keys, times, used, g, now)
+                            u = max(ack, times[sl]) + fp[F_MERGE]
+                        else:
+                            e = _lru_victim(wcb_lru, m, wcb)
+                            vg = wcb_tag[m, e]
+                            if vg != EMPTY:
+                                vm, vloc, vb = _where(vg, ip)
+                                vs = pend_slot(keys, times, used, vg, now)
+                                wd = _media_write(m, vb, ready[m], vs, fp, ip, bank_free, times, wear_count)
+                                counters[C_MEDIA_W] += unit
+                                mod_end[m] = max(mod_end[m], wd)
+                            sl = pend_slot(keys, times, used, g, now)
+                            if partial and ip[I_RMW] == 1:
+                                s = max(ready[m], times[sl])
+                                s = max(s, bank_free[m, b])
+                                bank_free[m, b] = s + fp[F_OCC_R]
+                                fd = s + fp[F_OCC_R] + fp[F_D_RAND]
+                                counters[C_MEDIA_R] += unit
+                                counters[C_RMW] += 1
+                                mod_end[m] = max(mod_end[m], fd)
+                                u = fd + fp[F_MERGE]
+                            else:
+                                u = max(ack, times[sl]) + fp[F_MERGE]
+                            if vg != EMPTY:
+                                wcb_filt[m, _wcb_bucket(vg, wcb_filt)] -= 1
+                            wcb_filt[m, _wcb_bucket(g, wcb_filt)] += 1
+                            wcb_tag[m, e] = g
+                        times[sl] = u
+                        _lru_touch(wcb_prev, wcb_next, wcb_lru, m, e, wcb)
+                        wcb_stamp[m, e] = stamp[0]
+                        stamp[0] += 1
+                    else:
+                        r = ready[m]
                         sl = pend_slot(keys, times, used, g, now)
                         if partial and ip[I_RMW] == 1:
-                            s = max(ready[m], times[sl])
+                            s = max(r, times[sl])
                             s = max(s, bank_free[m, b])
                             bank_free[m, b] = s + fp[F_OCC_R]
-                            fd = s + fp[F_OCC_R] + fp[F_D_RAND]
+                            r = s + fp[F_OCC_R] + fp[F_D_RAND]
                             counters[C_MEDIA_R] += unit
                             counters[C_RMW] += 1
-                            mod_end[m] = max(mod_end[m], fd)
-                            u = fd + fp[F_MERGE]
-                        else:
-                            u = max(ack, times[sl]) + fp[F_MERGE]
-                        if vg != EMPTY:
-                            wcb_filt[m, _wcb_bucket(vg, wcb_filt)] -= 1
-                        wcb_filt[m, _wcb_bucket(g, wcb_filt)] += 1
-                        wcb_tag[m, e] = g
-                    times[sl] = u
-                    _lru_touch(wcb_prev, wcb_next, wcb_lru, m, e, wcb)
-                    wcb_stamp[m, e] = stamp[0]
-                    stamp[0] += 1
-                else:
-                    r = ready[m]
-                    sl = pend_slot(keys, times, used, g, now)
-                    if partial and ip[I_RMW] == 1:
-                        s = max(r, times[sl])
-                        s = max(s, bank_free[m, b])
-                        bank_free[m, b] = s + fp[F_OCC_R]
-                        r = s + fp[F_OCC_R] + fp[F_D_RAND]
-                        counters[C_MEDIA_R] += unit
-                        counters[C_RMW] += 1
-                    u = _media_write(m, b, r, sl, fp, ip, bank_free, times, wear_count)
-                    counters[C_MEDIA_W] += unit
-                    mod_end[m] = max(mod_end[m], u)
-                done = max(done, u)
-            for m in range(modules):
-                if need[m] == 1:
-                    _queue_replace_min(wq_ring, wq_head, m, mod_end[m])
-            complete_out[o] = done
-            ack_out[o] = ack
-            loop_ring[slot] = ack
-            counters[C_ACK_MAX] = max(counters[C_ACK_MAX], ack)
-            counters[C_END_MAX] = max(counters[C_END_MAX], done)
+                        u = _media_write(m, b, r, sl, fp, ip, bank_free, times, wear_count)
+                        counters[C_MEDIA_W] += unit
+                        mod_end[m] = max(mod_end[m], u)
+                    done = max(done, u)
+                for k in range(mc):
+                    m = _cyc(mf, k, modules)
+                    if need[m] == 1:
+                        _queue_replace_min(wq_ring, wq_head, m, mod_end[m])
+                complete_out[o] = done
+                ack_out[o] = ack
+                loop_ring[slot] = ack
+                counters[C_ACK_MAX] = max(counters[C_ACK_MAX], ack)
+                counters[C_END_MAX] = max(counters[C_END_MAX], done)
         counters[C_ENERGY] += ((counters[C_MEDIA_R] - media_r0) * fp[F_E_READ]
                                + (counters[C_MEDIA_W] - media_w0) * fp[F_E_WRITE]
                                + size[i] * fp[F_E_IO])
