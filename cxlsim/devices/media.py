@@ -42,6 +42,8 @@ TORN_GRANULE_B = 64  # in-flight writes may be torn at this granularity on power
 INITIAL_TABLE_SLOTS = 1 << 12  # pending table starts this big and doubles as needed
 #: Most inserts a pending-table rebuild makes room for at once (larger streams grow it again).
 MAX_GROW_ROOM = 1 << 21
+#: Earlier pending tables kept for reuse by size (a system's calls alternate between a few sizes).
+MAX_SPARE_TABLES = 2
 
 
 def media_params(unit_B: int) -> tuple[Param, ...]:
@@ -169,6 +171,7 @@ class MediaState:
         self.wcb_prev, self.wcb_next, self.wcb_lru = K.lru_state(self.wcb_tag, self.wcb_stamp)
         self.stamp = np.zeros(1, np.int64)
         self.keys, self.times = K.new_table(INITIAL_TABLE_SLOTS)
+        self._spares: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # earlier tables by size, for reuse
         self.used = np.zeros(1, np.int64)
         self.wear_count = np.zeros(modules, np.int64)
         self.horizon_ns = -math.inf  # latest issue time seen
@@ -178,6 +181,7 @@ class MediaState:
         for k, v in self.__dict__.items():
             other.__dict__[k] = v.copy() if isinstance(v, np.ndarray) else v
         other.keys, other.times = K.new_table(self.keys.shape[0])  # keep key and time side by side
+        other._spares = {}
         other.keys[:], other.times[:] = self.keys, self.times
         return other
 
@@ -195,13 +199,20 @@ class MediaState:
         return int(K.pend_live(self.keys, self.times, float(now)))
 
     def _rebuild(self, now: float, room: int, live: int | None = None) -> None:
-        """Drop entries dead at ``now``; size the table (shrinking as well as growing: a small table
-        stays in cache) so that ``room`` more inserts fit under the kernel's load limit."""
+        """Drop entries dead at ``now``; size the table so that ``room`` more inserts fit under the
+        kernel's load limit. It shrinks (a small table stays in cache) only to a quarter or less
+        of its size, so that streams of similar size in turn do not shrink and regrow it."""
         live = self._live(now) if live is None else live
         cap = INITIAL_TABLE_SLOTS
         while (live + room) > cap * K.MAX_LOAD_FRACTION:
             cap *= 2
-        self.keys, self.times, self.used = K.pend_rebuild(self.keys, self.times, now, cap)
+        if 4 * cap > self.keys.shape[0]:
+            cap = max(cap, self.keys.shape[0])
+        old = (self.keys, self.times)
+        self.keys, self.times, self.used = K.pend_rebuild(self.keys, self.times, now, cap, self._spares.pop(cap, None))
+        self._spares[old[0].shape[0]] = old  # reused by a later rebuild to that size
+        while len(self._spares) > MAX_SPARE_TABLES:
+            del self._spares[min(self._spares)]
 
 
 class MediaModel:

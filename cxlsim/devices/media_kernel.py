@@ -160,16 +160,28 @@ def new_table(capacity):
 
 
 @njit(cache=True)
+def _clear(keys, times):
+    for s in range(keys.shape[0]):
+        keys[s] = EMPTY
+        times[s] = NO_TIME
+
+
+@njit(cache=True)
 def _pend_move(keys, times, now, nk, nt, used):
     for s in range(keys.shape[0]):
         if keys[s] != EMPTY and times[s] > now:
             pend_insert(nk, nt, used, keys[s], times[s], now)
 
 
-def pend_rebuild(keys, times, now, capacity):
-    """A new table of ``capacity`` slots holding the entries alive after ``now``:
-    ``(keys, times, used)``."""
-    nk, nt = new_table(capacity)
+def pend_rebuild(keys, times, now, capacity, spare=None):
+    """A table of ``capacity`` slots holding the entries alive after ``now``: ``(keys, times,
+    used)``. ``spare``, a table from :func:`new_table` of that capacity, is emptied and reused
+    (no fresh allocation)."""
+    if spare is not None and spare[0].shape[0] == capacity:
+        nk, nt = spare
+        _clear(nk, nt)
+    else:
+        nk, nt = new_table(capacity)
     used = np.zeros(1, np.int64)
     _pend_move(keys, times, float(now), nk, nt, used)
     return nk, nt, used
