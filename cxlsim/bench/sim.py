@@ -2,8 +2,8 @@
 the full RM1–RM4 × seven-system comparison (input streams generated and analysed once per
 workload and shared by the systems). Target: the comparison at 20 batches within 60 s on a
 2-core machine. Ratios printed, all from this run: the comparison's wall time against the target,
-and the serial comparison against the parallel one (worker processes forked after the streams
-exist, so they share them).
+and the serial comparison against the parallel one (worker processes forked after every
+workload's streams exist, so they share them; runs handed out longest first).
 
   cxlsim bench sim --quick        2 measured batches per run (ratios scaled to 20 measured batches
                                   by batch simulations per run: 2 warm-up + measured + 1)
@@ -35,24 +35,37 @@ def _one(job: tuple[str, str, int]) -> dict:
     return {"system": s, "workload": w, "wall_s": dt, "batches_per_s": (batches + WARMUP + 1) / dt}
 
 
-def _comparison(batches: int, workers: int) -> tuple[list[dict], float, float]:
-    """Every system on every workload; streams made once per workload in this process, then the
-    systems run serially or in ``workers`` forked processes that inherit them."""
-    from cxlsim.systems.streams import stream_set
+def _cost(job: tuple[str, str, int]) -> int:
+    """Relative cost of a run, for longest-first scheduling: lookups per batch."""
     from cxlsim.workloads.catalog import load_workload
 
-    rows, stream_s = [], 0.0
+    p = load_workload(job[1]).params
+    return p.batch_size * p.tables * p.lookups_per_table
+
+
+def _comparison(batches: int, workers: int) -> tuple[list[dict], float, float]:
+    """Every system on every workload. Every workload's streams are made first, in this process;
+    the runs then go serially, or longest first to ``workers`` forked processes that inherit
+    the streams."""
+    from cxlsim.systems.streams import keep_stream_sets, stream_set
+    from cxlsim.workloads.catalog import load_workload
+
     t_all = time.perf_counter()
-    for w in WORKLOADS:
-        t = time.perf_counter()
-        stream_set(load_workload(w), 1, WARMUP + batches + 1)
-        stream_s += time.perf_counter() - t
-        jobs = [(s, w, batches) for s in SYSTEMS]
+    previous = keep_stream_sets(len(WORKLOADS))
+    try:
+        for w in WORKLOADS:
+            stream_set(load_workload(w), 1, WARMUP + batches + 1)
+        stream_s = time.perf_counter() - t_all
+        jobs = [(s, w, batches) for w in WORKLOADS for s in SYSTEMS]
         if workers <= 1:
-            rows += [_one(j) for j in jobs]
+            rows = [_one(j) for j in jobs]
         else:
             with mp.get_context("fork").Pool(workers) as pool:
-                rows += pool.map(_one, jobs, chunksize=1)
+                done = pool.map(_one, sorted(jobs, key=_cost, reverse=True), chunksize=1)
+            by_job = {(r["system"], r["workload"]): r for r in done}
+            rows = [by_job[(s, w)] for s, w, _ in jobs]
+    finally:
+        keep_stream_sets(previous)
     return rows, stream_s, time.perf_counter() - t_all
 
 

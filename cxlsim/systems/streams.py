@@ -1,8 +1,8 @@
 """Per-batch index streams and their access analysis, computed once and shared by every system.
 
 Systems that see the same inputs (same workload parameters, seed and batch count) share one
-:class:`StreamSet`; the most recent one is kept in memory, so a comparison of seven systems on one
-workload generates and analyses its streams once.
+:class:`StreamSet`; the most recent one is kept in memory (more with :func:`keep_stream_sets`), so
+a comparison of seven systems on one workload generates and analyses its streams once.
 
 Contract: ``StreamSet.batch(n)`` gives a :class:`BatchStreams` with global row ids (layout order):
 ``lookup_rows`` — every lookup of the batch, table-major (table 0's bags first), as the engine
@@ -68,12 +68,25 @@ def _key(workload: Workload) -> tuple:
 
 
 _LAST: dict[tuple, StreamSet] = {}
+_KEEP = [1]  # stream sets kept in memory (full-size streams are large: RM2's 23 batches ≈ 0.8 GB)
+
+
+def keep_stream_sets(n: int) -> int:
+    """Keep the ``n`` most recent stream sets in memory (default 1); returns the previous value.
+    A caller that forks workers after generating several workloads' streams raises it."""
+    if n < 1:
+        raise ValueError("keep at least one stream set")
+    previous, _KEEP[0] = _KEEP[0], n
+    while len(_LAST) > n:
+        del _LAST[next(iter(_LAST))]
+    return previous
 
 
 def stream_set(workload: Workload, seed: int, n: int) -> StreamSet:
     """The (possibly cached) stream set for ``workload``, ``seed`` and ``n`` batches."""
     key = (_key(workload), seed, n)
     if key not in _LAST:
-        _LAST.clear()  # keep one: full-size streams are large
+        while len(_LAST) >= _KEEP[0]:
+            del _LAST[next(iter(_LAST))]  # the oldest
         _LAST[key] = StreamSet(workload, seed, n)
     return _LAST[key]
