@@ -93,6 +93,7 @@ WCB_FILTER_BUCKETS = 1024  # per-module buckets of the write-combining buffer's 
 #: Accesses between prefetching the pending-table slot of an access's first unit and serving it
 #: (a hashed slot is a cache miss once the table outgrows the caches; the hint changes no result).
 PREFETCH_AHEAD = 16
+PREFETCH_MIN_SLOTS = 1 << 15  # smaller tables (≤ 512 KiB) stay in cache: no prefetch
 
 
 @njit(cache=True, inline="always")
@@ -106,6 +107,7 @@ def _home(g, mask):
 def pend_lookup(keys, times, g):
     """Pending-until time (ns) of global unit ``g``, or -inf."""
     mask = keys.shape[0] - 1
+    big = keys.shape[0] > PREFETCH_MIN_SLOTS  # a table that outgrows the L1/L2 caches
     s = _home(g, mask)
     while True:
         k = keys[s]
@@ -128,6 +130,7 @@ def pend_slot(keys, times, used, g, now):
     is dead at ``now`` (else the empty slot ending it): one probe serves a lookup and the insert
     that follows it, provided no other insert comes between."""
     mask = keys.shape[0] - 1
+    big = keys.shape[0] > PREFETCH_MIN_SLOTS  # a table that outgrows the L1/L2 caches
     s = _home(g, mask)
     reuse = -1
     while True:
@@ -410,6 +413,16 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     Returns early (index of the access not started) when the pending table needs a rebuild.
     """
     n = issue.shape[0]
+    # the counters live in registers inside the loop (written back on return)
+    c_mr = counters[C_MEDIA_R]
+    c_mw = counters[C_MEDIA_W]
+    c_rmw = counters[C_RMW]
+    c_raw = counters[C_RAW]
+    c_raw_ns = counters[C_RAW_NS]
+    c_hits = counters[C_HITS]
+    c_energy = counters[C_ENERGY]
+    c_ack = counters[C_ACK_MAX]
+    c_end = counters[C_END_MAX]
     unit = ip[I_UNIT]
     modules = ip[I_MODULES]
     wcb = ip[I_WCB]
@@ -419,10 +432,12 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     ush = ip[I_UNIT_SH]
     per_access = ip[I_PER_ACCESS] == 1
     mask = keys.shape[0] - 1
+    big = keys.shape[0] > PREFETCH_MIN_SLOTS  # a table that outgrows the L1/L2 caches
     slot = first % outstanding
+    reached = n
     for i in range(first, n):
         o = i if per_access else 0
-        if i + PREFETCH_AHEAD < n:
+        if big and i + PREFETCH_AHEAD < n:
             ahead = addr[i + PREFETCH_AHEAD]
             prefetch_write(keys, _home(ahead >> ush if pow2 else ahead // unit, mask))
         a0 = addr[i]
@@ -434,12 +449,13 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             g0 = a0 // unit
             g1 = (a1 - 1) // unit
         if used[0] + 2 * (g1 - g0 + 1) + 2 > limit:
-            return i
+            reached = i  # the pending table needs a rebuild first
+            break
         now = issue[i]
         t = max(now, loop_ring[slot])
         start_out[o] = t
-        media_r0 = counters[C_MEDIA_R]
-        media_w0 = counters[C_MEDIA_W]
+        media_r0 = c_mr
+        media_w0 = c_mw
         if g0 == g1 and not is_write[i]:  # the common case, one unit read: no per-module loops
             m, loc, b = _where(g0, ip)
             t0 = t
@@ -448,11 +464,11 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                 if p > t0:
                     t0 = p
             if t0 > t:
-                counters[C_RAW] += 1
-                counters[C_RAW_NS] += t0 - t
+                c_raw += 1
+                c_raw_ns += t0 - t
             if wcb > 0 and _wcb_find(wcb_tag, wcb_filt, m, g0) >= 0:
                 u = t0 + fp[F_WCB_READ]
-                counters[C_HITS] += 1
+                c_hits += 1
             else:
                 cs = max(t0, cmd_free[m])
                 cmd_free[m] = cs + fp[F_CMD_R]
@@ -464,13 +480,13 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                     u = s + fp[F_OCC_R] + fp[F_D_SEQ]
                 else:
                     u = s + fp[F_OCC_R] + fp[F_D_RAND]
-                counters[C_MEDIA_R] += unit
+                c_mr += unit
             done = max(t0, u)
             complete_out[o] = done
             ack_out[o] = done
             loop_ring[slot] = done
-            counters[C_ACK_MAX] = max(counters[C_ACK_MAX], done)
-            counters[C_END_MAX] = max(counters[C_END_MAX], done)
+            c_ack = max(c_ack, done)
+            c_end = max(c_end, done)
         else:
             # the modules this access touches: its interleave chunks' modules, a cyclic range
             mf = _chunk(g0, ip)
@@ -490,8 +506,8 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         if p > t0:
                             t0 = p
                 if t0 > t:
-                    counters[C_RAW] += 1
-                    counters[C_RAW_NS] += t0 - t
+                    c_raw += 1
+                    c_raw_ns += t0 - t
                 for k in range(mc):
                     m = _cyc(mf, k, modules)
                     if need[m] == 1:
@@ -503,7 +519,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                     m, loc, b = _where(g, ip)
                     if wcb > 0 and _wcb_find(wcb_tag, wcb_filt, m, g) >= 0:
                         u = t0 + fp[F_WCB_READ]
-                        counters[C_HITS] += 1
+                        c_hits += 1
                     else:
                         seq = loc == last_line[m] or loc == last_line[m] + 1
                         last_line[m] = loc
@@ -513,13 +529,13 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                             u = s + fp[F_OCC_R] + fp[F_D_SEQ]
                         else:
                             u = s + fp[F_OCC_R] + fp[F_D_RAND]
-                        counters[C_MEDIA_R] += unit
+                        c_mr += unit
                     done = max(done, u)
                 complete_out[o] = done
                 ack_out[o] = done
                 loop_ring[slot] = done
-                counters[C_ACK_MAX] = max(counters[C_ACK_MAX], done)
-                counters[C_END_MAX] = max(counters[C_END_MAX], done)
+                c_ack = max(c_ack, done)
+                c_end = max(c_end, done)
             else:
                 ack = t + fp[F_LAT_W]
                 for k in range(mc):
@@ -544,7 +560,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                     if wcb > 0:
                         e = _wcb_find(wcb_tag, wcb_filt, m, g)
                         if e >= 0:
-                            counters[C_HITS] += 1
+                            c_hits += 1
                             sl = pend_slot(keys, times, used, g, now)
                             u = max(ack, times[sl]) + fp[F_MERGE]
                         else:
@@ -554,7 +570,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                                 vm, vloc, vb = _where(vg, ip)
                                 vs = pend_slot(keys, times, used, vg, now)
                                 wd = _media_write(m, vb, ready[m], vs, fp, ip, bank_free, times, wear_count)
-                                counters[C_MEDIA_W] += unit
+                                c_mw += unit
                                 mod_end[m] = max(mod_end[m], wd)
                             sl = pend_slot(keys, times, used, g, now)
                             if partial and ip[I_RMW] == 1:
@@ -562,8 +578,8 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                                 s = max(s, bank_free[m, b])
                                 bank_free[m, b] = s + fp[F_OCC_R]
                                 fd = s + fp[F_OCC_R] + fp[F_D_RAND]
-                                counters[C_MEDIA_R] += unit
-                                counters[C_RMW] += 1
+                                c_mr += unit
+                                c_rmw += 1
                                 mod_end[m] = max(mod_end[m], fd)
                                 u = fd + fp[F_MERGE]
                             else:
@@ -584,10 +600,10 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                             s = max(s, bank_free[m, b])
                             bank_free[m, b] = s + fp[F_OCC_R]
                             r = s + fp[F_OCC_R] + fp[F_D_RAND]
-                            counters[C_MEDIA_R] += unit
-                            counters[C_RMW] += 1
+                            c_mr += unit
+                            c_rmw += 1
                         u = _media_write(m, b, r, sl, fp, ip, bank_free, times, wear_count)
-                        counters[C_MEDIA_W] += unit
+                        c_mw += unit
                         mod_end[m] = max(mod_end[m], u)
                     done = max(done, u)
                 for k in range(mc):
@@ -597,15 +613,24 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                 complete_out[o] = done
                 ack_out[o] = ack
                 loop_ring[slot] = ack
-                counters[C_ACK_MAX] = max(counters[C_ACK_MAX], ack)
-                counters[C_END_MAX] = max(counters[C_END_MAX], done)
-        counters[C_ENERGY] += ((counters[C_MEDIA_R] - media_r0) * fp[F_E_READ]
-                               + (counters[C_MEDIA_W] - media_w0) * fp[F_E_WRITE]
+                c_ack = max(c_ack, ack)
+                c_end = max(c_end, done)
+        c_energy += ((c_mr - media_r0) * fp[F_E_READ]
+                               + (c_mw - media_w0) * fp[F_E_WRITE]
                                + size[i] * fp[F_E_IO])
         slot += 1
         if slot == outstanding:
             slot = 0
-    return n
+    counters[C_MEDIA_R] = c_mr
+    counters[C_MEDIA_W] = c_mw
+    counters[C_RMW] = c_rmw
+    counters[C_RAW] = c_raw
+    counters[C_RAW_NS] = c_raw_ns
+    counters[C_HITS] = c_hits
+    counters[C_ENERGY] = c_energy
+    counters[C_ACK_MAX] = c_ack
+    counters[C_END_MAX] = c_end
+    return reached
 
 
 def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd_free, last_line,
