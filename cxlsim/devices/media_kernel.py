@@ -107,7 +107,6 @@ def _home(g, mask):
 def pend_lookup(keys, times, g):
     """Pending-until time (ns) of global unit ``g``, or -inf."""
     mask = keys.shape[0] - 1
-    big = keys.shape[0] > PREFETCH_MIN_SLOTS  # a table that outgrows the L1/L2 caches
     s = _home(g, mask)
     while True:
         k = keys[s]
@@ -130,7 +129,6 @@ def pend_slot(keys, times, used, g, now):
     is dead at ``now`` (else the empty slot ending it): one probe serves a lookup and the insert
     that follows it, provided no other insert comes between."""
     mask = keys.shape[0] - 1
-    big = keys.shape[0] > PREFETCH_MIN_SLOTS  # a table that outgrows the L1/L2 caches
     s = _home(g, mask)
     reuse = -1
     while True:
