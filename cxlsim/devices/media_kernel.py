@@ -381,6 +381,19 @@ def _queue_replace_min(ring, head, m, value):
     ring[m, j] = value
 
 
+@njit(cache=True, inline="always")
+def _media_read(m, loc, b, ready, fp, last_line, bank_free):
+    """One unit read from module ``m``'s media (local unit ``loc``, bank ``b``) once its command is
+    done at ``ready``; returns when its data is back, ns."""
+    seq = loc == last_line[m] or loc == last_line[m] + 1
+    last_line[m] = loc
+    s = max(ready, bank_free[m, b])
+    bank_free[m, b] = s + fp[F_OCC_R]
+    if seq:
+        return s + fp[F_OCC_R] + fp[F_D_SEQ]
+    return s + fp[F_OCC_R] + fp[F_D_RAND]
+
+
 @njit(cache=True)
 def _media_write(m, b, ready, slot, fp, ip, bank_free, times, wear_count):
     """One unit (its pending-table ``slot``) written to the media no earlier than ``ready``;
@@ -470,21 +483,10 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             else:
                 cs = max(t0, cmd_free[m])
                 cmd_free[m] = cs + fp[F_CMD_R]
-                seq = loc == last_line[m] or loc == last_line[m] + 1
-                last_line[m] = loc
-                s = max(cs + fp[F_CMD_R], bank_free[m, b])
-                bank_free[m, b] = s + fp[F_OCC_R]
-                if seq:
-                    u = s + fp[F_OCC_R] + fp[F_D_SEQ]
-                else:
-                    u = s + fp[F_OCC_R] + fp[F_D_RAND]
+                u = _media_read(m, loc, b, cs + fp[F_CMD_R], fp, last_line, bank_free)
                 c_mr += unit
             done = max(t0, u)
-            complete_out[o] = done
-            ack_out[o] = done
-            loop_ring[slot] = done
-            c_ack = max(c_ack, done)
-            c_end = max(c_end, done)
+            acked = done
         else:
             # the modules this access touches: its interleave chunks' modules, a cyclic range
             mf = _chunk(g0, ip)
@@ -519,21 +521,10 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         u = t0 + fp[F_WCB_READ]
                         c_hits += 1
                     else:
-                        seq = loc == last_line[m] or loc == last_line[m] + 1
-                        last_line[m] = loc
-                        s = max(ready[m], bank_free[m, b])
-                        bank_free[m, b] = s + fp[F_OCC_R]
-                        if seq:
-                            u = s + fp[F_OCC_R] + fp[F_D_SEQ]
-                        else:
-                            u = s + fp[F_OCC_R] + fp[F_D_RAND]
+                        u = _media_read(m, loc, b, ready[m], fp, last_line, bank_free)
                         c_mr += unit
                     done = max(done, u)
-                complete_out[o] = done
-                ack_out[o] = done
-                loop_ring[slot] = done
-                c_ack = max(c_ack, done)
-                c_end = max(c_end, done)
+                acked = done
             else:
                 ack = t + fp[F_LAT_W]
                 for k in range(mc):
@@ -608,14 +599,16 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                     m = _cyc(mf, k, modules)
                     if need[m] == 1:
                         _queue_replace_min(wq_ring, wq_head, m, mod_end[m])
-                complete_out[o] = done
-                ack_out[o] = ack
-                loop_ring[slot] = ack
-                c_ack = max(c_ack, ack)
-                c_end = max(c_end, done)
+                acked = ack
+        # reads: data back (done = acked); writes: acknowledged (acked) and in place (done)
+        complete_out[o] = done
+        ack_out[o] = acked
+        loop_ring[slot] = acked
+        c_ack = max(c_ack, acked)
+        c_end = max(c_end, done)
         c_energy += ((c_mr - media_r0) * fp[F_E_READ]
-                               + (c_mw - media_w0) * fp[F_E_WRITE]
-                               + size[i] * fp[F_E_IO])
+                     + (c_mw - media_w0) * fp[F_E_WRITE]
+                     + size[i] * fp[F_E_IO])
         slot += 1
         if slot == outstanding:
             slot = 0
