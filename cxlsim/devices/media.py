@@ -39,7 +39,7 @@ from cxlsim.engine.component import Component, Simulation
 PATTERNS = ("sequential", "random")
 OPS = ("read", "write")
 TORN_GRANULE_B = 64  # in-flight writes may be torn at this granularity on power loss (SPEC §3.5)
-INITIAL_TABLE_SLOTS = 1 << 12  # pending table starts this big and doubles as needed
+INITIAL_TABLE_SLOTS = 1 << 12  # pending table starts this big (and shrinks no further); rebuilds resize it
 #: Most inserts a pending-table rebuild makes room for at once (larger streams grow it again).
 MAX_GROW_ROOM = 1 << 21
 #: Earlier pending tables kept for reuse by size (a system's calls alternate between a few sizes).
