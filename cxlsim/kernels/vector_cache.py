@@ -49,6 +49,7 @@ def _set_of(key: np.int64, n_sets: int) -> int:
 
 @njit(cache=True)
 def cache_access(keys: np.ndarray, write: bool, sets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Access ``keys`` in order (contract in the module doc): ``(hit per key, dirty rows evicted)``."""
     n_sets, ways = sets.shape
     n = keys.shape[0]
     set_idx = np.empty(n, dtype=np.int64)
