@@ -15,8 +15,9 @@ Named modelling choices (documented in docs/timing-model.md):
 - indices travel as 4 B row numbers; the host also writes ``CONFIG_REGISTERS`` scalar registers per
   batch (learning rate, vector length, MLP address and size);
 - pooled vectors and embedding gradients are fp32, ``batch × tables × dim × 4`` bytes each way;
-- the update reads each distinct row, adds its accumulated gradient and writes it back; a write is
-  issued when its row's read has returned;
+- the update reads each distinct row, adds its accumulated gradient and writes it back: one stream
+  read, write, read, write, ... issued at the step's start, at most ``outstanding`` in flight (a
+  write is not held until its own row's read returns; the closed loop bounds them together);
 - a flag is one line written after every write it covers is acknowledged (fence).
 """
 
