@@ -1,0 +1,34 @@
+"""`cxlsim bench sim` bookkeeping (not its timings): every run once, rows in job order, longest first."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+
+import pytest
+
+import cxlsim.bench.sim as bench
+import cxlsim.systems.streams as streams
+
+
+def fake_run(job):
+    s, w, batches = job
+    return {"system": s, "workload": w, "wall_s": 0.0, "batches_per_s": 0.0, "pid": mp.current_process().pid}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_comparison_runs_every_system_on_every_workload(monkeypatch, workers):
+    if workers > 1 and "fork" not in mp.get_all_start_methods():
+        pytest.skip("needs fork")
+    made = []
+    monkeypatch.setattr(streams, "stream_set", lambda wl, seed, n: made.append((wl.name, seed, n)))
+    monkeypatch.setattr(bench, "_one", fake_run)
+    rows, stream_s, wall = bench._comparison(2, workers)
+    assert [(r["system"], r["workload"]) for r in rows] == [(s, w) for w in bench.WORKLOADS for s in bench.SYSTEMS]
+    assert made == [(w, 1, bench.WARMUP + 2 + 1) for w in bench.WORKLOADS]  # streams first, once each
+    assert 0 <= stream_s <= wall
+
+
+def test_longest_runs_first():
+    jobs = [(s, w, 2) for w in bench.WORKLOADS for s in bench.SYSTEMS]
+    first = sorted(jobs, key=bench._cost, reverse=True)[0]
+    assert first[1] == "rm2"  # the most lookups per batch (384 × 80 × 80)
