@@ -27,7 +27,10 @@ The pending table is an open-addressing hash map in two arrays (key = global uni
 pending-until ns). Entries whose time is <= the current access's issue time are dead (they can no
 longer delay anything, because issue times never decrease) and their slots are reused. The kernel
 stops and returns the index of the access it could not start when the table is half full; the
-caller then rebuilds the table (dropping dead entries, growing it if needed) and resumes.
+caller then rebuilds the table (dropping dead entries, resizing it) and resumes. Aligned runs of
+``HOME_RUN`` units share a home slot (:func:`_home`); a large table's slot is prefetched
+``PREFETCH_AHEAD`` accesses early. Each module's write queue is a ring kept sorted from
+``wq_head`` (:func:`_queue_replace_min`).
 """
 
 from __future__ import annotations
