@@ -134,7 +134,7 @@ def simulate(
     machine = TrainingMachine(cfg, streams)
     ex = Executor(TraceRecorder(enabled=trace))
     build_graph(ex, machine, cfg.pipeline, total)
-    ex.run()
+    ex.run(until_batch=total - 1)  # the closing batch is needed only up to its begin
     measured = range(cfg.warmup_batches, cfg.warmup_batches + cfg.batches)
     times, parts, raw = [], [], []
     for n in measured:

@@ -109,3 +109,25 @@ def test_relaxed_mlp_log_on_its_own_channel_starts_with_the_gpu_window():
             assert log.start_ns == window.start_ns
     one = run(pipeline(persistence="undo", relaxed_lookup=True, relaxed_mlp_log=True))
     assert one.records[("mlp_log", 3)].start_ns >= one.records[("lookup", 4)].end_ns  # one channel: Figure 12c order
+
+
+@pytest.mark.parametrize("kw", [{}, {"persistence": "undo"},
+                                {"persistence": "undo", "relaxed_lookup": True, "relaxed_mlp_log": True}])
+def test_closing_batch_stops_at_its_begin(kw):
+    """``run(until_batch=k)``: the records of batches before k equal a full run's, ``begin k``
+    started, and ops of batch k that would start later are skipped; the trace holds every op
+    that started (including those still running at the stop)."""
+    full = run(pipeline(**kw), n=5)
+    ex = Executor()
+    build_graph(ex, FixedMachine(), pipeline(**kw), 5)
+    ex.run(until_batch=4)
+    for key, rec in ex.records.items():
+        ref = full.records[key]
+        if key[1] < 4 or key == ("begin", 4):
+            assert (rec.start_ns, rec.end_ns, rec.gate) == (ref.start_ns, ref.end_ns, ref.gate), key
+        elif rec.start_ns == rec.start_ns:  # started before the stop: as in the full run
+            assert (rec.start_ns, rec.end_ns) == (ref.start_ns, ref.end_ns), key
+    skipped = [k for k, r in ex.records.items() if r.start_ns != r.start_ns]
+    assert skipped and all(k[1] == 4 for k in skipped)  # the closing batch's later ops
+    started = {f"{k[0]} {k[1]}" for k, r in ex.records.items() if r.start_ns == r.start_ns}
+    assert sorted(ex.trace.intervals, key=repr) == sorted((iv for iv in full.trace.intervals if iv.label in started), key=repr)

@@ -3,7 +3,9 @@
 Lanes: gpu, host_cpu, ndp (computing logic), ckpt_logic (checkpointing logic), cxl.link (CXL.cache
 transfers) and one lane per memory controller. Formats:
   ascii   a Gantt chart in the terminal (default)
-  chrome  trace-event JSON: open it at https://ui.perfetto.dev or chrome://tracing
+  chrome  trace-event JSON: open it at https://ui.perfetto.dev or chrome://tracing; it holds
+          every simulated interval: the warm-up batches, the drawn ones, and the ops of the
+          closing batch that started before its begin (it is simulated only that far)
   png/svg a matplotlib figure
 
   cxlsim timeline --system cxl-b --workload rm1

@@ -62,6 +62,8 @@ class OpRecord:
     end_ns: float = float("nan")
     gate: tuple | None = None  # ("end", key) | ("start", key) | ("lane", key) | None
     stats: dict[str, float] = field(default_factory=dict)
+    label: str = ""  # the trace label its work gave it
+    traced: bool = False  # its interval is on the trace
 
 
 class Executor:
@@ -76,6 +78,7 @@ class Executor:
         self._lane_last: dict[str, OpKey | None] = {}
         self._started: dict[OpKey, simpy.Event] = {}
         self._done: dict[OpKey, simpy.Event] = {}
+        self._until: int | None = None
 
     def add(self, op: Op) -> None:
         if op.key in self.ops:
@@ -96,13 +99,34 @@ class Executor:
     def record(self, key: OpKey) -> OpRecord | None:
         return self.records.get(key)
 
-    def run(self) -> None:
+    def run(self, until_batch: int | None = None) -> None:
+        """Run the graph. With ``until_batch`` = k, stop once ``("begin", k)`` and every op of the
+        batches before k have started: ops of batch k or later not started by then are skipped
+        (their records keep NaN times). Everything an op decides is decided when it starts, so
+        the records of the batches before k are the same as in a full run; the intervals of ops
+        still running at the stop are put on the trace as planned."""
+        self._waiting = sum(1 for k in self.ops if until_batch is not None
+                            and (k[1] < until_batch or k == ("begin", until_batch)))
+        self._until = until_batch
+        self._stop = self.env.event()
         for op in self.ops.values():
             self.env.process(self._process(op))
-        self.env.run()
-        missing = [k for k, r in self.records.items() if r.end_ns != r.end_ns]
+        if until_batch is None or self._waiting == 0:
+            self.env.run()
+        else:
+            while not self._stop.triggered and self.env.peek() != float("inf"):
+                self.env.step()  # a dry queue before the stop: the check below names what never ran
+            for key, rec in self.records.items():
+                if rec.start_ns == rec.start_ns and not rec.traced:
+                    self._trace(self.ops[key], rec)
+        missing = [k for k, r in self.records.items() if r.end_ns != r.end_ns
+                   and (until_batch is None or k[1] < until_batch or k == ("begin", until_batch))]
         if missing:
             raise RuntimeError(f"op graph deadlocked; never ran: {sorted(missing)[:5]}")
+
+    def _trace(self, op: Op, rec: OpRecord) -> None:
+        self.trace.record(op.lane, rec.start_ns, rec.end_ns, rec.label, op.batch, op.category)
+        rec.traced = True
 
     def _events(self, op: Op) -> list[tuple[tuple, simpy.Event]]:
         out = []
@@ -139,8 +163,13 @@ class Executor:
                 raise RuntimeError(f"op {op.key} ends before it starts")
             rec.end_ns = float(outcome.end_ns)
             rec.stats = outcome.stats
+            rec.label = outcome.label or op.label or op.name
             self._started[op.key].succeed()
+            if self._until is not None and (op.batch < self._until or op.key == ("begin", self._until)):
+                self._waiting -= 1
+                if self._waiting == 0:
+                    self._stop.succeed()
             yield self.env.timeout(rec.end_ns - rec.start_ns)
             self._lane_last[op.lane] = op.key
-            self.trace.record(op.lane, rec.start_ns, rec.end_ns, outcome.label or op.label or op.name, op.batch, op.category)
+            self._trace(op, rec)
         self._done[op.key].succeed()
