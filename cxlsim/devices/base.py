@@ -32,6 +32,13 @@ class Cost:
         return Cost(self.time_ns + other.time_ns, self.bytes + other.bytes, self.energy_J + other.energy_J)
 
 
+def check_non_negative(**values: float) -> None:
+    """Raise ``ValueError`` naming the first argument that is negative (request sizes, counts)."""
+    for key, v in values.items():
+        if v < 0:
+            raise ValueError(f"{key} must be >= 0, got {v!r}")
+
+
 class BandwidthServer(Component):
     """A resource with ``servers`` parallel units; :meth:`serve` holds one unit for a duration.
 

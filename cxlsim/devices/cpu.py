@@ -25,11 +25,12 @@ dispatch overhead per operator is :meth:`CpuModel.dispatch_ns`. Simpy: :class:`C
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from cxlsim.config.params import Param, ParamSet, Schema
 from cxlsim.devices.base import BandwidthServer
+from cxlsim.devices.base import check_non_negative as _check
 from cxlsim.devices.registry import DeviceFamily, register
 from cxlsim.engine.component import Simulation
 from cxlsim.units import US, watts_over
@@ -165,16 +166,6 @@ class CpuThreads(BandwidthServer):
     def __init__(self, sim: Simulation, name: str, model: CpuModel, lane: str | None = None) -> None:
         super().__init__(sim, name, servers=model.p.threads_count, lane=lane or name)
         self.model = model
-
-    def run(self, duration_ns: float, label: str = "", batch_index: int = -1) -> Generator[Any, Any, float]:
-        """Process: hold one thread for ``duration_ns``; returns the completion time (ns)."""
-        return (yield from self.serve(duration_ns, label, batch_index))
-
-
-def _check(**values: int) -> None:
-    for key, v in values.items():
-        if v < 0:
-            raise ValueError(f"{key} must be >= 0, got {v!r}")
 
 
 #: Example media for the microbenchmark (not a configuration): DDR4 random read latency and two

@@ -28,12 +28,13 @@ the memory model and the system takes the maximum. Two counters and two persiste
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from cxlsim.config.params import Param, ParamSet, Schema
 from cxlsim.devices.base import BandwidthServer, Cost
+from cxlsim.devices.base import check_non_negative as _check
 from cxlsim.devices.registry import DeviceFamily, register
 from cxlsim.engine.component import Simulation
 from cxlsim.units import PJ, KiB, watts_over
@@ -266,16 +267,6 @@ class LogicLane(BandwidthServer):
 
     def __init__(self, sim: Simulation, name: str, lane: str | None = None) -> None:
         super().__init__(sim, name, servers=1, lane=lane or name)
-
-    def run(self, duration_ns: float, label: str = "", batch_index: int = -1) -> Generator[Any, Any, float]:
-        """Process: hold the unit for ``duration_ns``; returns the completion time (ns)."""
-        return (yield from self.serve(duration_ns, label, batch_index))
-
-
-def _check(**values: int) -> None:
-    for key, v in values.items():
-        if v < 0:
-            raise ValueError(f"{key} must be >= 0, got {v!r}")
 
 
 def ndp_microbench(model: NdpModel, options: Mapping[str, Any]) -> dict[str, Any]:
