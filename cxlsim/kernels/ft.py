@@ -214,6 +214,17 @@ def dequantize_rows_ref(q, scale, offset):
     return (scale[:, None] * q.astype(np.float32) + offset[:, None]).astype(np.float32)
 
 
+@njit(cache=True, inline="always")
+def _nearest(c, v):
+    """Index of the centroid in ``c`` nearest to ``v`` (the first on ties)."""
+    best, bm = np.inf, 0
+    for m in range(c.shape[0]):
+        dist = abs(v - c[m])
+        if dist < best:
+            best, bm = dist, m
+    return bm
+
+
 @njit(cache=True)
 def kmeans_rows(x: np.ndarray, bits: int, iters: int):
     """Per-row 1-D k-means (Lloyd), centroids initialised at the row's quantiles."""
@@ -230,11 +241,7 @@ def kmeans_rows(x: np.ndarray, bits: int, iters: int):
             sums = np.zeros(k)
             cnts = np.zeros(k)
             for j in range(d):
-                best, bm = np.inf, 0
-                for m in range(k):
-                    dist = abs(x[i, j] - c[m])
-                    if dist < best:
-                        best, bm = dist, m
+                bm = _nearest(c, x[i, j])
                 codes[i, j] = bm
                 sums[bm] += x[i, j]
                 cnts[bm] += 1
@@ -242,12 +249,7 @@ def kmeans_rows(x: np.ndarray, bits: int, iters: int):
                 if cnts[m] > 0:
                     c[m] = sums[m] / cnts[m]
         for j in range(d):
-            best, bm = np.inf, 0
-            for m in range(k):
-                dist = abs(x[i, j] - c[m])
-                if dist < best:
-                    best, bm = dist, m
-            codes[i, j] = bm
+            codes[i, j] = _nearest(c, x[i, j])
         for m in range(k):
             book[i, m] = c[m]
     return codes, book
