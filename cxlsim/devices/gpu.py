@@ -147,9 +147,9 @@ class GpuModel:
         for tile in TILE_MENU:
             tiles_mn = math.ceil(m / tile.bm) * math.ceil(n / tile.bn) * count
             rate = self.sm_flops_per_ns * tile.issue_efficiency * self.p.gemm_peak_fraction
+            # every split is a candidate whatever K (slices are zero-padded to whole TILE_K steps),
+            # so each candidate's time only grows with K and so does their minimum
             for split in SPLIT_K_CHOICES:
-                if split > 1 and math.ceil(k / split) < TILE_K:
-                    break
                 k_slice = math.ceil(math.ceil(k / split) / TILE_K) * TILE_K
                 tile_ns = 2.0 * tile.bm * tile.bn * k_slice / rate + self.p.gemm_tile_overhead_ns
                 waves = math.ceil(tiles_mn * split / self.p.sm_count)
