@@ -17,9 +17,15 @@ from cxlsim.engine import Simulation
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 VARIANTS = {
     "dram": ("dram/ddr4-2666", {}),
+    "dram-fifo": ("dram/ddr4-2666", {"read_priority": False, "write_queue_entries": 2}),
     "optane-small-buffer": ("pmem/optane-100", {"wcb_entries": 3, "wear_level_interval_count": 5}),
+    "optane-small-buffer-fifo": ("pmem/optane-100", {"wcb_entries": 3, "wear_level_interval_count": 5,
+                                                     "read_priority": False}),
     "optane": ("pmem/optane-100", {}),
+    "optane-short-queue": ("pmem/optane-100", {"read_priority": True, "write_queue_entries": 2, "wcb_entries": 2}),
     "paper-forwarding": ("pmem/paper", {"write_forwarding": True, "write_queue_entries": 2}),
+    "paper-write-through": ("pmem/paper", {"wcb_entries": 0, "read_priority": True, "write_queue_entries": 3,
+                                           "wear_level_interval_count": 4}),
     "ssd": ("ssd/intel-750", {"write_queue_entries": 3}),
 }
 MODELS = {k: build_device(p, o) for k, (p, o) in VARIANTS.items()}

@@ -61,7 +61,10 @@ def media_params(unit_B: int) -> tuple[Param, ...]:
         Param("read_modify_write", bool, "a write covering part of a unit that misses the buffer reads the unit first", default=False),
         Param("wcb_merge_ns", float, "time to merge a write into its buffered unit", default=0.0, minimum=0),
         Param("wcb_read_latency_ns", float, "latency of a read served from the write-combining buffer", default=0.0, minimum=0),
-        Param("write_queue_entries", int, "write accesses with media work in flight per module before acks stall", default=64, minimum=1),
+        Param("write_queue_entries", int, "write queue per module: write accesses with media work in flight before acks "
+              "stall, or with read_priority the unit writes posted and not yet started", default=64, minimum=1),
+        Param("read_priority", bool, "media writes are posted to the write queue and start only on an idle bank or "
+              "when the queue is full (write drain); reads go ahead of them", default=False),
         Param("write_forwarding", bool, "the controller forwards pending write data: reads never wait for writes", default=False),
         Param("read_IOPS", float, "command-processing limit on read accesses per second; 0 = none", default=0.0, minimum=0),
         Param("write_IOPS", float, "command-processing limit on write accesses per second; 0 = none", default=0.0, minimum=0),
@@ -157,7 +160,8 @@ class DrainResult:
 class MediaState:
     """Mutable state of ``modules`` interleaved modules, carried across ``serve`` calls."""
 
-    def __init__(self, modules: int, interleave_B: int, banks: int, wcb_entries: int, queue: int) -> None:
+    def __init__(self, modules: int, interleave_B: int, banks: int, wcb_entries: int, queue: int,
+                 read_priority: bool = False) -> None:
         self.modules = modules
         self.interleave_B = interleave_B
         self.bank_free = np.full((modules, banks), K.NO_TIME)
@@ -174,6 +178,13 @@ class MediaState:
         self._spares: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # earlier tables by size, for reuse
         self.used = np.zeros(1, np.int64)
         self.wear_count = np.zeros(modules, np.int64)
+        # posted media writes (read priority): a FIFO ring per bank, ``queue`` per module at most
+        posted = queue if read_priority else 1
+        self.pq_g = np.zeros((modules, banks, posted), np.int64)
+        self.pq_r = np.zeros((modules, banks, posted))
+        self.pq_head = np.zeros((modules, banks), np.int64)
+        self.pq_len = np.zeros((modules, banks), np.int64)
+        self.pq_n = np.zeros(modules, np.int64)
         self.horizon_ns = -math.inf  # latest issue time seen
 
     def copy(self) -> MediaState:
@@ -188,6 +199,12 @@ class MediaState:
     def pending_until_ns(self, unit_index: int) -> float:
         """Pending-until time of global unit ``unit_index`` (-inf if none)."""
         return float(K.pend_lookup(self.keys, self.times, np.int64(unit_index)))
+
+    def posted_writes(self, module: int, bank: int) -> list[list]:
+        """Bank ``bank`` of ``module``'s posted writes ``[unit, ready ns]``, oldest first."""
+        cap = self.pq_g.shape[2]
+        ks = [(self.pq_head[module, bank] + j) % cap for j in range(self.pq_len[module, bank])]
+        return [[int(self.pq_g[module, bank, k]), float(self.pq_r[module, bank, k])] for k in ks]
 
     def buffered_units(self, module: int = 0) -> list[int]:
         """Units in ``module``'s write-combining buffer, least recently used first."""
@@ -309,7 +326,7 @@ class MediaModel:
         if interleave_B < self.unit_B or interleave_B % self.unit_B:
             raise ValueError(f"interleave_B ({interleave_B}) must be a multiple of the {self.unit_B} B unit")
         p = self.params
-        return MediaState(modules, interleave_B, self.banks, p.wcb_entries, p.write_queue_entries)
+        return MediaState(modules, interleave_B, self.banks, p.wcb_entries, p.write_queue_entries, p.read_priority)
 
     def _ip(self, state: MediaState, outstanding: int) -> np.ndarray:
         p = self.params
@@ -318,6 +335,7 @@ class MediaModel:
         ip[K.I_MODULES], ip[K.I_INTERLEAVE] = state.modules, state.interleave_B
         ip[K.I_WCB], ip[K.I_RMW] = p.wcb_entries, int(p.read_modify_write)
         ip[K.I_FORWARD] = int(p.write_forwarding)
+        ip[K.I_READ_PRIORITY] = int(p.read_priority)
         ip[K.I_POW2], ip[K.I_CHUNK_SH], ip[K.I_MOD_SH], ip[K.I_UNIT_SH] = K.pow2_geometry(
             self.unit_B, state.interleave_B, state.modules, self.banks)
         ip[K.I_WEAR_INTERVAL], ip[K.I_OUTSTANDING] = p.wear_level_interval_count, outstanding
@@ -360,8 +378,9 @@ class MediaModel:
                                    self._fp, ip, state.bank_free, state.cmd_free, state.last_line,
                                    state.wq_ring, state.wq_head, state.wcb_tag, state.wcb_filt, state.wcb_stamp,
                                    state.stamp, state.wcb_prev, state.wcb_next, state.wcb_lru,
-                                   state.keys, state.times, state.used,
-                                   state.wear_count, loop_ring, start, complete, ack, c, *scratch)
+                                   state.keys, state.times, state.used, state.wear_count,
+                                   state.pq_g, state.pq_r, state.pq_head, state.pq_len, state.pq_n,
+                                   loop_ring, start, complete, ack, c, *scratch)
                 stopped = True
             if not per_access:
                 start = complete = ack = np.zeros(0)
@@ -392,9 +411,12 @@ class MediaModel:
     def _serve_reference(self, s: AccessStream, state: MediaState, ip: np.ndarray):
         pending = {int(k): float(t) for k, t in zip(state.keys, state.times, strict=True) if k != K.EMPTY}
         lines = [state.buffered_units(m) if self.params.wcb_entries else [] for m in range(state.modules)]
+        banks = range(state.pq_len.shape[1])
+        posted = [[state.posted_writes(m, b) for b in banks] for m in range(state.modules)]
         start, complete, ack, c = K.serve_reference(
             s.issue_ns, s.addr_B, s.size_B, s.is_write, self._fp, ip, pending, state.bank_free,
-            state.cmd_free, state.last_line, state.wq_ring, state.wq_head, lines, state.wear_count)
+            state.cmd_free, state.last_line, state.wq_ring, state.wq_head, lines, state.wear_count,
+            posted, state.pq_g.shape[2])
         state.keys, state.times = K.new_table(state.keys.shape[0])
         state.used = np.zeros(1, np.int64)
         state._rebuild(-math.inf, len(pending))
@@ -410,17 +432,30 @@ class MediaModel:
         state.wcb_prev, state.wcb_next, state.wcb_lru = K.lru_state(state.wcb_tag, state.wcb_stamp)
         state.wq_ring.sort(axis=1)  # the kernel keeps each write queue as a sorted ring from wq_head
         state.wq_head[:] = 0
+        state.pq_head[:] = 0
+        for m, per_bank in enumerate(posted):
+            for b, q in enumerate(per_bank):
+                state.pq_len[m, b] = len(q)
+                for k, (g, r) in enumerate(q):
+                    state.pq_g[m, b, k], state.pq_r[m, b, k] = g, r
+            state.pq_n[m] = sum(map(len, per_bank))
         return start, complete, ack, c
 
     def drain(self, state: MediaState, at_ns: float) -> DrainResult:
-        """Write every buffered unit back (LRU first per module) from ``at_ns``; empties buffers."""
+        """Start every posted write (read priority: they start when their bank is free, whatever
+        ``at_ns``), then write every buffered unit back (LRU first per module) from ``at_ns``;
+        empties queues and buffers. Posted writes' bytes were counted by the ``serve`` that
+        posted them."""
         p = self.params
-        if p.wcb_entries == 0:
-            return DrainResult(float(at_ns), 0.0, 0.0)
         ip = self._ip(state, 1)
+        end = max(float(at_ns), K.flush_posted(self._fp, ip, state.bank_free, state.keys, state.times,
+                                               state.wear_count, state.pq_g, state.pq_r, state.pq_head,
+                                               state.pq_len, state.pq_n))
+        if p.wcb_entries == 0:
+            return DrainResult(end, 0.0, 0.0)
         lines = [state.buffered_units(m) for m in range(state.modules)]
         state._rebuild(float(at_ns), 2 * sum(map(len, lines)) + 2)
-        end, written = float(at_ns), 0
+        written = 0
         for m, ls in enumerate(lines):
             for g in ls:
                 local = K._locate(g * self.unit_B, self.unit_B, state.interleave_B, state.modules, self.banks)

@@ -13,8 +13,12 @@ Mechanism per access, in stream order (see ``docs/devices-media.md``):
 * a unit served by the media holds its bank for ``occ`` ns (``banks * unit / bandwidth``); a read
   returns ``d_seq`` or ``d_rand`` ns after its occupancy ends (idle latency = command + occ + d);
 * writes are acknowledged ``lat_w`` ns after start (persistence / ADR domain), later if the module's
-  write queue (``qdepth`` accesses with media work in flight, freed out of order as their media work
-  completes) is full;
+  write queue is full. In arrival order (``I_READ_PRIORITY`` 0) a media write takes its bank at once
+  and the queue holds ``qdepth`` accesses with media work in flight, freed out of order as their
+  media work completes. With read priority a media write is *posted* to its bank's FIFO and starts
+  when the bank would idle before the next read arrives, or when the module's ``qdepth`` posted
+  unit writes leave no room (the one that can start first goes, and the ack waits for its start);
+  an access to a unit still queued forces its bank's queue out up to it;
 * a write-combining buffer of ``wcb`` units per module (LRU) merges writes; a miss evicts the LRU
   unit (a media write of one unit); a partial write that misses and ``rmw`` is set first reads the
   unit (read-modify-write); without a buffer every write goes to the media (write-through);
@@ -72,7 +76,8 @@ I_CHUNK_SH = 10  # log2(units per interleave chunk), when I_POW2
 I_MOD_SH = 11  # log2(modules), when I_POW2
 I_UNIT_SH = 12  # log2(unit), when I_POW2
 I_PER_ACCESS = 13  # 1: write per-access start/complete/ack; 0: only the totals (outputs of length 1)
-N_IP = 14
+I_READ_PRIORITY = 14  # 1: media writes are posted and yield their bank to reads (write queue below)
+N_IP = 15
 
 # --- indices into the counter vector -------------------------------------------------------------
 C_MEDIA_R = 0  # media bytes read
@@ -88,6 +93,7 @@ N_C = 9
 
 EMPTY = -1  # an unused hash-table slot / buffer entry
 NO_TIME = -np.inf  # "no pending write" / "never"
+QUEUED = np.inf  # pending-until of a unit whose media write is posted and not yet started
 HASH_MULT = 2654435761  # Knuth's multiplicative hash constant
 HOME_RUN_SH = 4  # log2 of the aligned run of units that hash together in the pending table
 HOME_RUN = 1 << HOME_RUN_SH
@@ -415,15 +421,115 @@ def _media_write(m, b, ready, slot, fp, ip, bank_free, times, wear_count):
     return done
 
 
+# --- posted writes (read priority) ---------------------------------------------------------------
+# Module m's write queue is one FIFO ring per bank: ``pq_g[m, b, k]`` (unit) and ``pq_r[m, b, k]``
+# (ready time, ns) from ``pq_head[m, b]`` for ``pq_len[m, b]`` entries; ``pq_n[m]`` counts the
+# module's entries, at most ``pq_g.shape[2]``. A posted unit's pending-until is QUEUED until its
+# write starts ("is booked"): then it is its completion, as for a write booked at once.
+
+
+@njit(cache=True, inline="always")
+def _pend_find(keys, g):
+    """Slot of unit ``g``, which is in the table."""
+    mask = keys.shape[0] - 1
+    s = _home(g, mask)
+    while keys[s] != g:
+        s = (s + 1) & mask
+    return s
+
+
+@njit(cache=True)
+def _book_head(m, b, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n):
+    """Start bank ``b``'s oldest posted write on the media; returns its completion, ns."""
+    h = pq_head[m, b]
+    g = pq_g[m, b, h]
+    r = pq_r[m, b, h]
+    pq_head[m, b] = h + 1 if h + 1 < pq_g.shape[2] else 0
+    pq_len[m, b] -= 1
+    pq_n[m] -= 1
+    sl = _pend_find(keys, g)
+    times[sl] = r
+    return _media_write(m, b, r, sl, fp, ip, bank_free, times, wear_count)
+
+
+@njit(cache=True)
+def _drain_idle(m, b, x, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n):
+    """Start the posted writes of bank ``b`` that it reaches, idle, before a read arriving at
+    ``x`` ns: a read waits for a write that has started, never for one still queued."""
+    while pq_len[m, b] > 0:
+        if max(pq_r[m, b, pq_head[m, b]], bank_free[m, b]) >= x:
+            return
+        _book_head(m, b, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n)
+
+
+@njit(cache=True)
+def _drain_first(m, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n):
+    """Write drain: start module ``m``'s posted write that can start first (the lowest bank on a
+    tie), ahead of any later read; returns ``(start, completion)``, ns: its queue entry is free
+    from its start. The queue must not be empty."""
+    best = -1
+    first = np.inf
+    for b in range(pq_len.shape[1]):
+        if pq_len[m, b] > 0:
+            s = max(pq_r[m, b, pq_head[m, b]], bank_free[m, b])
+            if s < first:
+                first = s
+                best = b
+    done = _book_head(m, best, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n)
+    return first, done
+
+
+@njit(cache=True)
+def _drain_unit(m, b, g, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n):
+    """Start bank ``b``'s posted writes up to and including unit ``g``'s (an access to a queued
+    unit forces them out); returns ``g``'s completion, ns."""
+    while True:
+        hg = pq_g[m, b, pq_head[m, b]]
+        done = _book_head(m, b, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n)
+        if hg == g:
+            return done
+
+
+@njit(cache=True)
+def _post(m, b, g, r, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n):
+    """Queue unit ``g``'s media write on bank ``b``, ready at ``r`` ns. A full queue first drains
+    one write (only when one access posts more writes than the queue holds: the access's
+    acknowledgement already waited for room)."""
+    cap = pq_g.shape[2]
+    if pq_n[m] >= cap:
+        _drain_first(m, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n)
+    k = pq_head[m, b] + pq_len[m, b]
+    if k >= cap:
+        k -= cap
+    pq_g[m, b, k] = g
+    pq_r[m, b, k] = r
+    pq_len[m, b] += 1
+    pq_n[m] += 1
+    times[_pend_find(keys, g)] = QUEUED
+
+
+@njit(cache=True)
+def flush_posted(fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n):
+    """Start every posted write (write drain, module by module); returns the latest completion
+    (-inf if none was queued)."""
+    end = NO_TIME
+    for m in range(pq_n.shape[0]):
+        while pq_n[m] > 0:
+            end = max(end, _drain_first(m, fp, ip, bank_free, keys, times, wear_count,
+                                        pq_g, pq_r, pq_head, pq_len, pq_n)[1])
+    return end
+
+
 @njit(cache=True)
 def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                  bank_free, cmd_free, last_line, wq_ring, wq_head, wcb_tag, wcb_filt, wcb_stamp, stamp,
                  wcb_prev, wcb_next, wcb_lru,
-                 keys, times, used, wear_count, loop_ring,
+                 keys, times, used, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n, loop_ring,
                  start_out, complete_out, ack_out, counters, need, ready, mod_end):
     """Serve accesses ``first..n-1`` in order; returns the index reached (n when done).
 
-    State arrays are updated in place; ``need``, ``ready``, ``mod_end`` are per-module scratch.
+    State arrays are updated in place; ``need``, ``ready``, ``mod_end`` are per-module scratch
+    (``need``: units of the access on the module that the write-combining buffer misses).
     Returns early (index of the access not started) when the pending table needs a rebuild.
     """
     n = issue.shape[0]
@@ -445,6 +551,8 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     pow2 = ip[I_POW2] > 0  # the unit size is a power of two
     ush = ip[I_UNIT_SH]
     per_access = ip[I_PER_ACCESS] == 1
+    rp = ip[I_READ_PRIORITY] == 1
+    qcap = pq_g.shape[2]
     mask = keys.shape[0] - 1
     big = keys.shape[0] > PREFETCH_MIN_SLOTS  # a table that outgrows the L1/L2 caches
     slot = first % outstanding
@@ -475,6 +583,9 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             t0 = t
             if ip[I_FORWARD] == 0:
                 p = pend_lookup(keys, times, g0)
+                if p == QUEUED:
+                    p = _drain_unit(m, b, g0, fp, ip, bank_free, keys, times, wear_count,
+                                    pq_g, pq_r, pq_head, pq_len, pq_n)
                 if p > t0:
                     t0 = p
             if t0 > t:
@@ -486,6 +597,9 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             else:
                 cs = max(t0, cmd_free[m])
                 cmd_free[m] = cs + fp[F_CMD_R]
+                if rp and pq_len[m, b] > 0:
+                    _drain_idle(m, b, cs + fp[F_CMD_R], fp, ip, bank_free, keys, times, wear_count,
+                                pq_g, pq_r, pq_head, pq_len, pq_n)
                 u = _media_read(m, loc, b, cs + fp[F_CMD_R], fp, last_line, bank_free)
                 c_mr += unit
             done = max(t0, u)
@@ -500,12 +614,16 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             for g in range(g0, g1 + 1):
                 m, loc, b = _where(g, ip)
                 if wcb == 0 or _wcb_find(wcb_tag, wcb_filt, m, g) < 0:
-                    need[m] = 1
+                    need[m] += 1
             if not is_write[i]:
                 t0 = t
                 if ip[I_FORWARD] == 0:
                     for g in range(g0, g1 + 1):
                         p = pend_lookup(keys, times, g)
+                        if p == QUEUED:
+                            m, loc, b = _where(g, ip)
+                            p = _drain_unit(m, b, g, fp, ip, bank_free, keys, times, wear_count,
+                                            pq_g, pq_r, pq_head, pq_len, pq_n)
                         if p > t0:
                             t0 = p
                 if t0 > t:
@@ -513,7 +631,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                     c_raw_ns += t0 - t
                 for k in range(mc):
                     m = _cyc(mf, k, modules)
-                    if need[m] == 1:
+                    if need[m] > 0:
                         cs = max(t0, cmd_free[m])
                         cmd_free[m] = cs + fp[F_CMD_R]
                         ready[m] = cs + fp[F_CMD_R]
@@ -524,6 +642,9 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         u = t0 + fp[F_WCB_READ]
                         c_hits += 1
                     else:
+                        if rp and pq_len[m, b] > 0:
+                            _drain_idle(m, b, ready[m], fp, ip, bank_free, keys, times, wear_count,
+                                        pq_g, pq_r, pq_head, pq_len, pq_n)
                         u = _media_read(m, loc, b, ready[m], fp, last_line, bank_free)
                         c_mr += unit
                     done = max(done, u)
@@ -532,13 +653,27 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                 ack = t + fp[F_LAT_W]
                 for k in range(mc):
                     m = _cyc(mf, k, modules)
-                    if need[m] == 1:
-                        ack = max(ack, wq_ring[m, wq_head[m]])  # the entry that frees first
+                    if need[m] > 0:
+                        if not rp:
+                            ack = max(ack, wq_ring[m, wq_head[m]])  # the entry that frees first
+                        else:
+                            # room for the media writes this access will post: its buffer misses
+                            # that find the buffer full (each evicts a unit), or every unit
+                            posts = need[m] if wcb == 0 else need[m] - (wcb - wcb_lru[m, 2])
+                            if posts > 0 and pq_n[m] + posts > qcap:
+                                # writes that idle banks have started by now have left the queue
+                                for bb in range(pq_len.shape[1]):
+                                    if pq_len[m, bb] > 0:
+                                        _drain_idle(m, bb, t, fp, ip, bank_free, keys, times, wear_count,
+                                                    pq_g, pq_r, pq_head, pq_len, pq_n)
+                            while posts > 0 and pq_n[m] > 0 and pq_n[m] + posts > qcap:
+                                ack = max(ack, _drain_first(m, fp, ip, bank_free, keys, times, wear_count,
+                                                            pq_g, pq_r, pq_head, pq_len, pq_n)[0])
                 for k in range(mc):
                     m = _cyc(mf, k, modules)
                     ready[m] = ack  # a unit evicted by this same access needs no command
                     mod_end[m] = ack
-                    if need[m] == 1:
+                    if need[m] > 0:
                         cs = max(ack, cmd_free[m])
                         cmd_free[m] = cs + fp[F_CMD_W]
                         ready[m] = cs + fp[F_CMD_W]
@@ -561,12 +696,22 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                             if vg != EMPTY:
                                 vm, vloc, vb = _where(vg, ip)
                                 vs = pend_slot(keys, times, used, vg, now)
-                                wd = _media_write(m, vb, ready[m], vs, fp, ip, bank_free, times, wear_count)
+                                if rp:
+                                    _post(m, vb, vg, max(ready[m], times[vs]), fp, ip, bank_free, keys, times,
+                                          wear_count, pq_g, pq_r, pq_head, pq_len, pq_n)
+                                else:
+                                    wd = _media_write(m, vb, ready[m], vs, fp, ip, bank_free, times, wear_count)
+                                    mod_end[m] = max(mod_end[m], wd)
                                 c_mw += unit
-                                mod_end[m] = max(mod_end[m], wd)
                             sl = pend_slot(keys, times, used, g, now)
+                            if times[sl] == QUEUED:
+                                _drain_unit(m, b, g, fp, ip, bank_free, keys, times, wear_count,
+                                            pq_g, pq_r, pq_head, pq_len, pq_n)
                             if partial and ip[I_RMW] == 1:
                                 s = max(ready[m], times[sl])
+                                if rp and pq_len[m, b] > 0:
+                                    _drain_idle(m, b, s, fp, ip, bank_free, keys, times, wear_count,
+                                                pq_g, pq_r, pq_head, pq_len, pq_n)
                                 s = max(s, bank_free[m, b])
                                 bank_free[m, b] = s + fp[F_OCC_R]
                                 fd = s + fp[F_OCC_R] + fp[F_D_RAND]
@@ -587,21 +732,33 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                     else:
                         r = ready[m]
                         sl = pend_slot(keys, times, used, g, now)
+                        if times[sl] == QUEUED:
+                            _drain_unit(m, b, g, fp, ip, bank_free, keys, times, wear_count,
+                                        pq_g, pq_r, pq_head, pq_len, pq_n)
                         if partial and ip[I_RMW] == 1:
                             s = max(r, times[sl])
+                            if rp and pq_len[m, b] > 0:
+                                _drain_idle(m, b, s, fp, ip, bank_free, keys, times, wear_count,
+                                            pq_g, pq_r, pq_head, pq_len, pq_n)
                             s = max(s, bank_free[m, b])
                             bank_free[m, b] = s + fp[F_OCC_R]
                             r = s + fp[F_OCC_R] + fp[F_D_RAND]
                             c_mr += unit
                             c_rmw += 1
-                        u = _media_write(m, b, r, sl, fp, ip, bank_free, times, wear_count)
+                        if rp:
+                            u = max(r, times[sl])  # in the controller's queue (posted)
+                            _post(m, b, g, u, fp, ip, bank_free, keys, times, wear_count,
+                                  pq_g, pq_r, pq_head, pq_len, pq_n)
+                        else:
+                            u = _media_write(m, b, r, sl, fp, ip, bank_free, times, wear_count)
+                            mod_end[m] = max(mod_end[m], u)
                         c_mw += unit
-                        mod_end[m] = max(mod_end[m], u)
                     done = max(done, u)
-                for k in range(mc):
-                    m = _cyc(mf, k, modules)
-                    if need[m] == 1:
-                        _queue_replace_min(wq_ring, wq_head, m, mod_end[m])
+                if not rp:
+                    for k in range(mc):
+                        m = _cyc(mf, k, modules)
+                        if need[m] > 0:
+                            _queue_replace_min(wq_ring, wq_head, m, mod_end[m])
                 acked = ack
         # reads: data back (done = acked); writes: acknowledged (acked) and in place (done)
         complete_out[o] = done
@@ -628,12 +785,13 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
 
 
 def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd_free, last_line,
-                    wq_ring, wq_head, wcb_lines, wear_count):
+                    wq_ring, wq_head, wcb_lines, wear_count, posted, qcap):
     """Plain-Python twin of :func:`serve_kernel` (the whole stream in one call).
 
     ``pending`` is a dict {global unit: pending-until ns}; ``wcb_lines`` is a list per module of
-    buffered units ordered least- to most-recently used. Both and the numpy state arrays are updated
-    in place. Returns ``(start, complete, ack, counters)``.
+    buffered units ordered least- to most-recently used; ``posted[m][b]`` is bank ``b``'s list of
+    posted writes ``[unit, ready ns]``, oldest first, at most ``qcap`` per module (read priority).
+    All and the numpy state arrays are updated in place. Returns ``(start, complete, ack, counters)``.
     """
     n = len(issue)
     unit, banks, modules, interleave = int(ip[I_UNIT]), int(ip[I_BANKS]), int(ip[I_MODULES]), int(ip[I_INTERLEAVE])
@@ -663,18 +821,57 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                     bank_free[m, bb] = max(float(bank_free[m, bb]), done) + float(fp[F_WEAR_STALL])
         return done
 
+    rp = ip[I_READ_PRIORITY] == 1
+
+    def book_head(m, b):
+        g, r = posted[m][b].pop(0)
+        pending[g] = r
+        return media_write(m, b, r, g)
+
+    def drain_idle(m, b, x):
+        while posted[m][b] and max(posted[m][b][0][1], float(bank_free[m, b])) < x:
+            book_head(m, b)
+
+    def drain_first(m):  # (start, completion)
+        first, b = min((max(q[0][1], float(bank_free[m, b])), b) for b, q in enumerate(posted[m]) if q)
+        return first, book_head(m, b)
+
+    def drain_unit(m, b, g):
+        while True:
+            hg = posted[m][b][0][0]
+            done = book_head(m, b)
+            if hg == g:
+                return done
+
+    def queued(m):
+        return sum(map(len, posted[m]))
+
+    def post(m, b, g, r):
+        if queued(m) >= qcap:
+            drain_first(m)
+        posted[m][b].append([g, r])
+        pending[g] = QUEUED
+
     for i in range(n):
         a0, a1 = int(addr[i]), int(addr[i]) + int(size[i])
         units = range(a0 // unit, (a1 - 1) // unit + 1)
         t = max(float(issue[i]), done_ring[i % outstanding])
         start[i] = t
         r0, w0 = c[C_MEDIA_R], c[C_MEDIA_W]
-        need = sorted({where(g)[0] for g in units if wcb == 0 or g not in wcb_lines[where(g)[0]]})
+        misses = {}  # module -> units the write-combining buffer misses
+        for g in units:
+            if wcb == 0 or g not in wcb_lines[where(g)[0]]:
+                misses[where(g)[0]] = misses.get(where(g)[0], 0) + 1
+        need = sorted(misses)
         ready = {}
         if not is_write[i]:
             t0 = t
             if not ip[I_FORWARD]:
-                t0 = max([t] + [pending.get(g, NO_TIME) for g in units])
+                for g in units:
+                    p = pending.get(g, NO_TIME)
+                    if p == QUEUED:
+                        p = drain_unit(where(g)[0], where(g)[2], g)
+                    t0 = max(t0, p)
             if t0 > t:
                 c[C_RAW] += 1
                 c[C_RAW_NS] += t0 - t
@@ -689,6 +886,8 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                     u = t0 + float(fp[F_WCB_READ])
                     c[C_HITS] += 1
                 else:
+                    if rp:
+                        drain_idle(m, b, ready[m])
                     seq = loc == last_line[m] or loc == last_line[m] + 1
                     last_line[m] = loc
                     s = max(ready[m], float(bank_free[m, b]))
@@ -702,8 +901,16 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
         else:
             ack = t + float(fp[F_LAT_W])
             for m in need:
-                wq_head[m] = int(np.argmin(wq_ring[m]))
-                ack = max(ack, float(wq_ring[m, wq_head[m]]))
+                if not rp:
+                    wq_head[m] = int(np.argmin(wq_ring[m]))
+                    ack = max(ack, float(wq_ring[m, wq_head[m]]))
+                    continue
+                posts = misses[m] if wcb == 0 else misses[m] - (wcb - len(wcb_lines[m]))
+                if posts > 0 and queued(m) + posts > qcap:
+                    for bb in range(banks):
+                        drain_idle(m, bb, t)
+                while posts > 0 and queued(m) > 0 and queued(m) + posts > qcap:
+                    ack = max(ack, drain_first(m)[0])
             ready = dict.fromkeys(range(modules), ack)
             mod_end = dict.fromkeys(range(modules), ack)
             for m in need:
@@ -723,11 +930,18 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                     else:
                         if len(lines) == wcb:
                             vg = lines.pop(0)
-                            wd = media_write(m, where(vg)[2], ready[m], vg)
+                            if rp:
+                                post(m, where(vg)[2], vg, max(ready[m], pending.get(vg, NO_TIME)))
+                            else:
+                                mod_end[m] = max(mod_end[m], media_write(m, where(vg)[2], ready[m], vg))
                             c[C_MEDIA_W] += unit
-                            mod_end[m] = max(mod_end[m], wd)
+                        if pending.get(g, NO_TIME) == QUEUED:
+                            drain_unit(m, b, g)
                         if partial and ip[I_RMW]:
-                            s = max(max(ready[m], pending.get(g, NO_TIME)), float(bank_free[m, b]))
+                            s = max(ready[m], pending.get(g, NO_TIME))
+                            if rp:
+                                drain_idle(m, b, s)
+                            s = max(s, float(bank_free[m, b]))
                             bank_free[m, b] = s + occ_r
                             fd = s + occ_r + d_rand
                             c[C_MEDIA_R] += unit
@@ -740,17 +954,26 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                     pending[g] = u
                 else:
                     r = ready[m]
+                    if pending.get(g, NO_TIME) == QUEUED:
+                        drain_unit(m, b, g)
                     if partial and ip[I_RMW]:
-                        s = max(max(r, pending.get(g, NO_TIME)), float(bank_free[m, b]))
+                        s = max(r, pending.get(g, NO_TIME))
+                        if rp:
+                            drain_idle(m, b, s)
+                        s = max(s, float(bank_free[m, b]))
                         bank_free[m, b] = s + occ_r
                         r = s + occ_r + d_rand
                         c[C_MEDIA_R] += unit
                         c[C_RMW] += 1
-                    u = media_write(m, b, r, g)
+                    if rp:
+                        u = max(r, pending.get(g, NO_TIME))
+                        post(m, b, g, u)
+                    else:
+                        u = media_write(m, b, r, g)
+                        mod_end[m] = max(mod_end[m], u)
                     c[C_MEDIA_W] += unit
-                    mod_end[m] = max(mod_end[m], u)
                 done = max(done, u)
-            for m in need:
+            for m in need if not rp else ():
                 wq_ring[m, wq_head[m]] = mod_end[m]
             complete[i] = done
             ack_out[i] = done_ring[i % outstanding] = ack
