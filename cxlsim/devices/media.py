@@ -181,6 +181,7 @@ class MediaState:
         # posted media writes (read priority): a FIFO ring per bank, ``queue`` per module at most
         posted = queue if read_priority else 1
         self.pq_g = np.zeros((modules, banks, posted), np.int64)
+        self.pq_s = np.zeros((modules, banks, posted), np.int64)
         self.pq_r = np.zeros((modules, banks, posted))
         self.pq_head = np.zeros((modules, banks), np.int64)
         self.pq_len = np.zeros((modules, banks), np.int64)
@@ -227,6 +228,7 @@ class MediaState:
             cap = max(cap, self.keys.shape[0])
         old = (self.keys, self.times)
         self.keys, self.times, self.used = K.pend_rebuild(self.keys, self.times, now, cap, self._spares.pop(cap, None))
+        K.reslot_posted(self.keys, self.pq_g, self.pq_s, self.pq_head, self.pq_len)
         self._spares[old[0].shape[0]] = old  # reused by a later rebuild to that size
         while len(self._spares) > MAX_SPARE_TABLES:
             del self._spares[min(self._spares)]
@@ -379,7 +381,7 @@ class MediaModel:
                                    state.wq_ring, state.wq_head, state.wcb_tag, state.wcb_filt, state.wcb_stamp,
                                    state.stamp, state.wcb_prev, state.wcb_next, state.wcb_lru,
                                    state.keys, state.times, state.used, state.wear_count,
-                                   state.pq_g, state.pq_r, state.pq_head, state.pq_len, state.pq_n,
+                                   state.pq_g, state.pq_s, state.pq_r, state.pq_head, state.pq_len, state.pq_n,
                                    loop_ring, start, complete, ack, c, *scratch)
                 stopped = True
             if not per_access:
@@ -419,6 +421,7 @@ class MediaModel:
             posted, state.pq_g.shape[2])
         state.keys, state.times = K.new_table(state.keys.shape[0])
         state.used = np.zeros(1, np.int64)
+        state.pq_len[:] = 0  # refilled from ``posted`` below, once the table holds their units
         state._rebuild(-math.inf, len(pending))
         for g, t in pending.items():
             K.pend_insert(state.keys, state.times, state.used, np.int64(g), float(t), -math.inf)
@@ -439,6 +442,7 @@ class MediaModel:
                 for k, (g, r) in enumerate(q):
                     state.pq_g[m, b, k], state.pq_r[m, b, k] = g, r
             state.pq_n[m] = sum(map(len, per_bank))
+        K.reslot_posted(state.keys, state.pq_g, state.pq_s, state.pq_head, state.pq_len)
         return start, complete, ack, c
 
     def drain(self, state: MediaState, at_ns: float) -> DrainResult:
@@ -449,7 +453,7 @@ class MediaModel:
         p = self.params
         ip = self._ip(state, 1)
         end = max(float(at_ns), K.flush_posted(self._fp, ip, state.bank_free, state.keys, state.times,
-                                               state.wear_count, state.pq_g, state.pq_r, state.pq_head,
+                                               state.wear_count, state.pq_g, state.pq_s, state.pq_r, state.pq_head,
                                                state.pq_len, state.pq_n))
         if p.wcb_entries == 0:
             return DrainResult(end, 0.0, 0.0)
@@ -460,8 +464,8 @@ class MediaModel:
             for g in ls:
                 local = K._locate(g * self.unit_B, self.unit_B, state.interleave_B, state.modules, self.banks)
                 slot = K.pend_slot(state.keys, state.times, state.used, np.int64(g), float(at_ns))
-                done = K._media_write(m, local[2], float(at_ns), slot, self._fp, ip, state.bank_free,
-                                      state.times, state.wear_count)
+                done = K._media_write(m, local[2], max(float(at_ns), float(state.times[slot])), slot, self._fp, ip,
+                                      state.bank_free, state.times, state.wear_count)
                 end = max(end, done)
                 written += self.unit_B
         state.wcb_tag[:] = K.EMPTY

@@ -405,10 +405,10 @@ def _media_read(m, loc, b, ready, fp, last_line, bank_free):
 
 @njit(cache=True)
 def _media_write(m, b, ready, slot, fp, ip, bank_free, times, wear_count):
-    """One unit (its pending-table ``slot``) written to the media no earlier than ``ready``;
-    returns its completion, ns."""
-    s = max(ready, times[slot])
-    s = max(s, bank_free[m, b])
+    """One unit (its pending-table ``slot``) written to the media no earlier than ``ready``, which
+    must already include the unit's pending-until; returns its completion, ns. The slot is only
+    stored to (a posted write's slot is usually out of the caches when its write starts)."""
+    s = max(ready, bank_free[m, b])
     done = s + fp[F_OCC_W]
     bank_free[m, b] = done
     times[slot] = done
@@ -421,52 +421,64 @@ def _media_write(m, b, ready, slot, fp, ip, bank_free, times, wear_count):
     return done
 
 
+#: :func:`_media_write` inlined into the (out-of-line) write-queue drains
+_media_write_inline = njit(cache=True, inline="always")(_media_write.py_func)
+
+
 # --- posted writes (read priority) ---------------------------------------------------------------
-# Module m's write queue is one FIFO ring per bank: ``pq_g[m, b, k]`` (unit) and ``pq_r[m, b, k]``
-# (ready time, ns) from ``pq_head[m, b]`` for ``pq_len[m, b]`` entries; ``pq_n[m]`` counts the
-# module's entries, at most ``pq_g.shape[2]``. A posted unit's pending-until is QUEUED until its
-# write starts ("is booked"): then it is its completion, as for a write booked at once.
+# Module m's write queue is one FIFO ring per bank: ``pq_g[m, b, k]`` (unit), ``pq_s[m, b, k]`` (its
+# pending-table slot) and ``pq_r[m, b, k]`` (ready time, ns) from ``pq_head[m, b]`` for
+# ``pq_len[m, b]`` entries; ``pq_n[m]`` counts the module's entries, at most ``pq_g.shape[2]``. A
+# posted unit's pending-until is QUEUED until its write starts ("is booked"): then it is its
+# completion, as for a write booked at once. A QUEUED slot is never reused, so the stored slot holds
+# until a table rebuild, which calls :func:`reslot_posted`.
 
 
 @njit(cache=True, inline="always")
 def _pend_find(keys, g):
-    """Slot of unit ``g``, which is in the table."""
+    """Slot of unit ``g``, which must be in the table."""
     mask = keys.shape[0] - 1
     s = _home(g, mask)
     while keys[s] != g:
+        if keys[s] == EMPTY:
+            raise AssertionError("a posted write's unit is missing from the pending table")
         s = (s + 1) & mask
     return s
 
 
-@njit(cache=True)
-def _book_head(m, b, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n):
+@njit(cache=True, inline="always")
+def _starts_before(m, b, x, bank_free, pq_r, pq_head, pq_len):
+    """Whether bank ``b``'s oldest posted write starts before ``x`` ns (the kernel's cheap test
+    before it calls :func:`_drain_idle`, which is kept out of line)."""
+    return pq_len[m, b] > 0 and max(pq_r[m, b, pq_head[m, b]], bank_free[m, b]) < x
+
+
+@njit(cache=True, inline="always")
+def _book_head(m, b, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Start bank ``b``'s oldest posted write on the media; returns its completion, ns."""
     h = pq_head[m, b]
-    g = pq_g[m, b, h]
+    sl = pq_s[m, b, h]
     r = pq_r[m, b, h]
     pq_head[m, b] = h + 1 if h + 1 < pq_g.shape[2] else 0
     pq_len[m, b] -= 1
     pq_n[m] -= 1
-    sl = _pend_find(keys, g)
-    times[sl] = r
-    return _media_write(m, b, r, sl, fp, ip, bank_free, times, wear_count)
+    return _media_write_inline(m, b, r, sl, fp, ip, bank_free, times, wear_count)
 
 
 @njit(cache=True)
-def _drain_idle(m, b, x, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n):
+def _drain_idle(m, b, x, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Start the posted writes of bank ``b`` that it reaches, idle, before a read arriving at
     ``x`` ns: a read waits for a write that has started, never for one still queued."""
     while pq_len[m, b] > 0:
         if max(pq_r[m, b, pq_head[m, b]], bank_free[m, b]) >= x:
             return
-        _book_head(m, b, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n)
+        _book_head(m, b, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
 
 
-@njit(cache=True)
-def _drain_first(m, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n):
-    """Write drain: start module ``m``'s posted write that can start first (the lowest bank on a
-    tie), ahead of any later read; returns ``(start, completion)``, ns: its queue entry is free
-    from its start. The queue must not be empty."""
+@njit(cache=True, inline="always")
+def _first_bank(m, bank_free, pq_r, pq_head, pq_len):
+    """The bank of module ``m`` whose oldest posted write can start first (the lowest on a tie);
+    the queue must not be empty."""
     best = -1
     first = np.inf
     for b in range(pq_len.shape[1]):
@@ -475,48 +487,73 @@ def _drain_first(m, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_h
             if s < first:
                 first = s
                 best = b
-    done = _book_head(m, best, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n)
+    return best
+
+
+@njit(cache=True)
+def _drain_first(m, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
+    """Write drain: start module ``m``'s posted write that can start first (:func:`_first_bank`),
+    ahead of any later read; returns ``(start, completion)``, ns: its queue entry is free from
+    its start. The queue must not be empty. (The kernel inlines this when wear levelling is off.)"""
+    b = _first_bank(m, bank_free, pq_r, pq_head, pq_len)
+    first = max(pq_r[m, b, pq_head[m, b]], bank_free[m, b])
+    done = _book_head(m, b, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
     return first, done
 
 
 @njit(cache=True)
-def _drain_unit(m, b, g, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n):
+def _drain_unit(m, b, g, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Start bank ``b``'s posted writes up to and including unit ``g``'s (an access to a queued
     unit forces them out); returns ``g``'s completion, ns."""
     while True:
         hg = pq_g[m, b, pq_head[m, b]]
-        done = _book_head(m, b, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n)
+        done = _book_head(m, b, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
         if hg == g:
             return done
 
 
-@njit(cache=True)
-def _post(m, b, g, r, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n):
-    """Queue unit ``g``'s media write on bank ``b``, ready at ``r`` ns. A full queue first drains
+@njit(cache=True, inline="always")
+def _post(m, b, g, sl, r, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
+    """Queue unit ``g``'s (pending-table slot ``sl``) media write on bank ``b``, ready at ``r`` ns.
+    A full queue first drains
     one write (only when one access posts more writes than the queue holds: the access's
     acknowledgement already waited for room)."""
     cap = pq_g.shape[2]
     if pq_n[m] >= cap:
-        _drain_first(m, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n)
+        _drain_first(m, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
     k = pq_head[m, b] + pq_len[m, b]
     if k >= cap:
         k -= cap
     pq_g[m, b, k] = g
+    pq_s[m, b, k] = sl
     pq_r[m, b, k] = r
     pq_len[m, b] += 1
     pq_n[m] += 1
-    times[_pend_find(keys, g)] = QUEUED
+    times[sl] = QUEUED
 
 
 @njit(cache=True)
-def flush_posted(fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n):
+def reslot_posted(keys, pq_g, pq_s, pq_head, pq_len):
+    """Point every posted write at its unit's slot in the (rebuilt) table ``keys``."""
+    cap = pq_g.shape[2]
+    for m in range(pq_g.shape[0]):
+        for b in range(pq_g.shape[1]):
+            for j in range(pq_len[m, b]):
+                k = pq_head[m, b] + j
+                if k >= cap:
+                    k -= cap
+                pq_s[m, b, k] = _pend_find(keys, pq_g[m, b, k])
+
+
+@njit(cache=True)
+def flush_posted(fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Start every posted write (write drain, module by module); returns the latest completion
     (-inf if none was queued)."""
     end = NO_TIME
     for m in range(pq_n.shape[0]):
         while pq_n[m] > 0:
             end = max(end, _drain_first(m, fp, ip, bank_free, keys, times, wear_count,
-                                        pq_g, pq_r, pq_head, pq_len, pq_n)[1])
+                                        pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)[1])
     return end
 
 
@@ -524,7 +561,7 @@ def flush_posted(fp, ip, bank_free, keys, times, wear_count, pq_g, pq_r, pq_head
 def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                  bank_free, cmd_free, last_line, wq_ring, wq_head, wcb_tag, wcb_filt, wcb_stamp, stamp,
                  wcb_prev, wcb_next, wcb_lru,
-                 keys, times, used, wear_count, pq_g, pq_r, pq_head, pq_len, pq_n, loop_ring,
+                 keys, times, used, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, loop_ring,
                  start_out, complete_out, ack_out, counters, need, ready, mod_end):
     """Serve accesses ``first..n-1`` in order; returns the index reached (n when done).
 
@@ -552,6 +589,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     ush = ip[I_UNIT_SH]
     per_access = ip[I_PER_ACCESS] == 1
     rp = ip[I_READ_PRIORITY] == 1
+    wear = ip[I_WEAR_INTERVAL] > 0
     qcap = pq_g.shape[2]
     mask = keys.shape[0] - 1
     big = keys.shape[0] > PREFETCH_MIN_SLOTS  # a table that outgrows the L1/L2 caches
@@ -585,7 +623,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                 p = pend_lookup(keys, times, g0)
                 if p == QUEUED:
                     p = _drain_unit(m, b, g0, fp, ip, bank_free, keys, times, wear_count,
-                                    pq_g, pq_r, pq_head, pq_len, pq_n)
+                                    pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                 if p > t0:
                     t0 = p
             if t0 > t:
@@ -597,9 +635,9 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             else:
                 cs = max(t0, cmd_free[m])
                 cmd_free[m] = cs + fp[F_CMD_R]
-                if rp and pq_len[m, b] > 0:
+                if rp and _starts_before(m, b, cs + fp[F_CMD_R], bank_free, pq_r, pq_head, pq_len):
                     _drain_idle(m, b, cs + fp[F_CMD_R], fp, ip, bank_free, keys, times, wear_count,
-                                pq_g, pq_r, pq_head, pq_len, pq_n)
+                                pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                 u = _media_read(m, loc, b, cs + fp[F_CMD_R], fp, last_line, bank_free)
                 c_mr += unit
             done = max(t0, u)
@@ -623,7 +661,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         if p == QUEUED:
                             m, loc, b = _where(g, ip)
                             p = _drain_unit(m, b, g, fp, ip, bank_free, keys, times, wear_count,
-                                            pq_g, pq_r, pq_head, pq_len, pq_n)
+                                            pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                         if p > t0:
                             t0 = p
                 if t0 > t:
@@ -642,9 +680,9 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         u = t0 + fp[F_WCB_READ]
                         c_hits += 1
                     else:
-                        if rp and pq_len[m, b] > 0:
+                        if rp and _starts_before(m, b, ready[m], bank_free, pq_r, pq_head, pq_len):
                             _drain_idle(m, b, ready[m], fp, ip, bank_free, keys, times, wear_count,
-                                        pq_g, pq_r, pq_head, pq_len, pq_n)
+                                        pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                         u = _media_read(m, loc, b, ready[m], fp, last_line, bank_free)
                         c_mr += unit
                     done = max(done, u)
@@ -660,15 +698,20 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                             # room for the media writes this access will post: its buffer misses
                             # that find the buffer full (each evicts a unit), or every unit
                             posts = need[m] if wcb == 0 else need[m] - (wcb - wcb_lru[m, 2])
-                            if posts > 0 and pq_n[m] + posts > qcap:
-                                # writes that idle banks have started by now have left the queue
-                                for bb in range(pq_len.shape[1]):
-                                    if pq_len[m, bb] > 0:
-                                        _drain_idle(m, bb, t, fp, ip, bank_free, keys, times, wear_count,
-                                                    pq_g, pq_r, pq_head, pq_len, pq_n)
                             while posts > 0 and pq_n[m] > 0 and pq_n[m] + posts > qcap:
-                                ack = max(ack, _drain_first(m, fp, ip, bank_free, keys, times, wear_count,
-                                                            pq_g, pq_r, pq_head, pq_len, pq_n)[0])
+                                if wear:
+                                    ack = max(ack, _drain_first(m, fp, ip, bank_free, keys, times, wear_count,
+                                                                pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)[0])
+                                else:  # _drain_first without wear levelling, inline (the hot path)
+                                    bb = _first_bank(m, bank_free, pq_r, pq_head, pq_len)
+                                    h = pq_head[m, bb]
+                                    s0 = max(pq_r[m, bb, h], bank_free[m, bb])
+                                    bank_free[m, bb] = s0 + fp[F_OCC_W]
+                                    times[pq_s[m, bb, h]] = s0 + fp[F_OCC_W]
+                                    pq_head[m, bb] = h + 1 if h + 1 < qcap else 0
+                                    pq_len[m, bb] -= 1
+                                    pq_n[m] -= 1
+                                    ack = max(ack, s0)
                 for k in range(mc):
                     m = _cyc(mf, k, modules)
                     ready[m] = ack  # a unit evicted by this same access needs no command
@@ -697,21 +740,22 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                                 vm, vloc, vb = _where(vg, ip)
                                 vs = pend_slot(keys, times, used, vg, now)
                                 if rp:
-                                    _post(m, vb, vg, max(ready[m], times[vs]), fp, ip, bank_free, keys, times,
-                                          wear_count, pq_g, pq_r, pq_head, pq_len, pq_n)
+                                    _post(m, vb, vg, vs, max(ready[m], times[vs]), fp, ip, bank_free, keys, times,
+                                          wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                                 else:
-                                    wd = _media_write(m, vb, ready[m], vs, fp, ip, bank_free, times, wear_count)
+                                    wd = _media_write(m, vb, max(ready[m], times[vs]), vs, fp, ip, bank_free, times,
+                                                      wear_count)
                                     mod_end[m] = max(mod_end[m], wd)
                                 c_mw += unit
                             sl = pend_slot(keys, times, used, g, now)
                             if times[sl] == QUEUED:
                                 _drain_unit(m, b, g, fp, ip, bank_free, keys, times, wear_count,
-                                            pq_g, pq_r, pq_head, pq_len, pq_n)
+                                            pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                             if partial and ip[I_RMW] == 1:
                                 s = max(ready[m], times[sl])
-                                if rp and pq_len[m, b] > 0:
+                                if rp and _starts_before(m, b, s, bank_free, pq_r, pq_head, pq_len):
                                     _drain_idle(m, b, s, fp, ip, bank_free, keys, times, wear_count,
-                                                pq_g, pq_r, pq_head, pq_len, pq_n)
+                                                pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                                 s = max(s, bank_free[m, b])
                                 bank_free[m, b] = s + fp[F_OCC_R]
                                 fd = s + fp[F_OCC_R] + fp[F_D_RAND]
@@ -734,12 +778,12 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         sl = pend_slot(keys, times, used, g, now)
                         if times[sl] == QUEUED:
                             _drain_unit(m, b, g, fp, ip, bank_free, keys, times, wear_count,
-                                        pq_g, pq_r, pq_head, pq_len, pq_n)
+                                        pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                         if partial and ip[I_RMW] == 1:
                             s = max(r, times[sl])
-                            if rp and pq_len[m, b] > 0:
+                            if rp and _starts_before(m, b, s, bank_free, pq_r, pq_head, pq_len):
                                 _drain_idle(m, b, s, fp, ip, bank_free, keys, times, wear_count,
-                                            pq_g, pq_r, pq_head, pq_len, pq_n)
+                                            pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                             s = max(s, bank_free[m, b])
                             bank_free[m, b] = s + fp[F_OCC_R]
                             r = s + fp[F_OCC_R] + fp[F_D_RAND]
@@ -747,10 +791,10 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                             c_rmw += 1
                         if rp:
                             u = max(r, times[sl])  # in the controller's queue (posted)
-                            _post(m, b, g, u, fp, ip, bank_free, keys, times, wear_count,
-                                  pq_g, pq_r, pq_head, pq_len, pq_n)
+                            _post(m, b, g, sl, u, fp, ip, bank_free, keys, times, wear_count,
+                                  pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                         else:
-                            u = _media_write(m, b, r, sl, fp, ip, bank_free, times, wear_count)
+                            u = _media_write(m, b, max(r, times[sl]), sl, fp, ip, bank_free, times, wear_count)
                             mod_end[m] = max(mod_end[m], u)
                         c_mw += unit
                     done = max(done, u)
@@ -906,9 +950,6 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                     ack = max(ack, float(wq_ring[m, wq_head[m]]))
                     continue
                 posts = misses[m] if wcb == 0 else misses[m] - (wcb - len(wcb_lines[m]))
-                if posts > 0 and queued(m) + posts > qcap:
-                    for bb in range(banks):
-                        drain_idle(m, bb, t)
                 while posts > 0 and queued(m) > 0 and queued(m) + posts > qcap:
                     ack = max(ack, drain_first(m)[0])
             ready = dict.fromkeys(range(modules), ack)
