@@ -452,7 +452,7 @@ class MediaModel:
         posted them."""
         p = self.params
         ip = self._ip(state, 1)
-        end = max(float(at_ns), K.flush_posted(self._fp, ip, state.bank_free, state.keys, state.times,
+        end = max(float(at_ns), K.flush_posted(self._fp, ip, state.bank_free, state.times,
                                                state.wear_count, state.pq_g, state.pq_s, state.pq_r, state.pq_head,
                                                state.pq_len, state.pq_n))
         if p.wcb_entries == 0:

@@ -454,7 +454,7 @@ def _starts_before(m, b, x, bank_free, pq_r, pq_head, pq_len):
 
 
 @njit(cache=True, inline="always")
-def _book_head(m, b, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
+def _book_head(m, b, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Start bank ``b``'s oldest posted write on the media; returns its completion, ns."""
     h = pq_head[m, b]
     sl = pq_s[m, b, h]
@@ -466,13 +466,13 @@ def _book_head(m, b, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_
 
 
 @njit(cache=True)
-def _drain_idle(m, b, x, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
+def _drain_idle(m, b, x, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Start the posted writes of bank ``b`` that it reaches, idle, before a read arriving at
     ``x`` ns: a read waits for a write that has started, never for one still queued."""
     while pq_len[m, b] > 0:
         if max(pq_r[m, b, pq_head[m, b]], bank_free[m, b]) >= x:
             return
-        _book_head(m, b, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+        _book_head(m, b, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
 
 
 @njit(cache=True, inline="always")
@@ -491,36 +491,35 @@ def _first_bank(m, bank_free, pq_r, pq_head, pq_len):
 
 
 @njit(cache=True)
-def _drain_first(m, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
+def _drain_first(m, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Write drain: start module ``m``'s posted write that can start first (:func:`_first_bank`),
     ahead of any later read; returns ``(start, completion)``, ns: its queue entry is free from
     its start. The queue must not be empty. (The kernel inlines this when wear levelling is off.)"""
     b = _first_bank(m, bank_free, pq_r, pq_head, pq_len)
     first = max(pq_r[m, b, pq_head[m, b]], bank_free[m, b])
-    done = _book_head(m, b, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+    done = _book_head(m, b, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
     return first, done
 
 
 @njit(cache=True)
-def _drain_unit(m, b, g, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
+def _drain_unit(m, b, g, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Start bank ``b``'s posted writes up to and including unit ``g``'s (an access to a queued
     unit forces them out); returns ``g``'s completion, ns."""
     while True:
         hg = pq_g[m, b, pq_head[m, b]]
-        done = _book_head(m, b, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+        done = _book_head(m, b, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
         if hg == g:
             return done
 
 
 @njit(cache=True, inline="always")
-def _post(m, b, g, sl, r, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
+def _post(m, b, g, sl, r, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Queue unit ``g``'s (pending-table slot ``sl``) media write on bank ``b``, ready at ``r`` ns.
-    A full queue first drains
-    one write (only when one access posts more writes than the queue holds: the access's
-    acknowledgement already waited for room)."""
+    A full queue first drains one write (only when one access posts more writes than the queue
+    holds: the access's acknowledgement already waited for room)."""
     cap = pq_g.shape[2]
     if pq_n[m] >= cap:
-        _drain_first(m, fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+        _drain_first(m, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
     k = pq_head[m, b] + pq_len[m, b]
     if k >= cap:
         k -= cap
@@ -546,13 +545,13 @@ def reslot_posted(keys, pq_g, pq_s, pq_head, pq_len):
 
 
 @njit(cache=True)
-def flush_posted(fp, ip, bank_free, keys, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
+def flush_posted(fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Start every posted write (write drain, module by module); returns the latest completion
     (-inf if none was queued)."""
     end = NO_TIME
     for m in range(pq_n.shape[0]):
         while pq_n[m] > 0:
-            end = max(end, _drain_first(m, fp, ip, bank_free, keys, times, wear_count,
+            end = max(end, _drain_first(m, fp, ip, bank_free, times, wear_count,
                                         pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)[1])
     return end
 
@@ -622,7 +621,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             if ip[I_FORWARD] == 0:
                 p = pend_lookup(keys, times, g0)
                 if p == QUEUED:
-                    p = _drain_unit(m, b, g0, fp, ip, bank_free, keys, times, wear_count,
+                    p = _drain_unit(m, b, g0, fp, ip, bank_free, times, wear_count,
                                     pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                 if p > t0:
                     t0 = p
@@ -636,7 +635,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                 cs = max(t0, cmd_free[m])
                 cmd_free[m] = cs + fp[F_CMD_R]
                 if rp and _starts_before(m, b, cs + fp[F_CMD_R], bank_free, pq_r, pq_head, pq_len):
-                    _drain_idle(m, b, cs + fp[F_CMD_R], fp, ip, bank_free, keys, times, wear_count,
+                    _drain_idle(m, b, cs + fp[F_CMD_R], fp, ip, bank_free, times, wear_count,
                                 pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                 u = _media_read(m, loc, b, cs + fp[F_CMD_R], fp, last_line, bank_free)
                 c_mr += unit
@@ -660,7 +659,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         p = pend_lookup(keys, times, g)
                         if p == QUEUED:
                             m, loc, b = _where(g, ip)
-                            p = _drain_unit(m, b, g, fp, ip, bank_free, keys, times, wear_count,
+                            p = _drain_unit(m, b, g, fp, ip, bank_free, times, wear_count,
                                             pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                         if p > t0:
                             t0 = p
@@ -681,7 +680,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         c_hits += 1
                     else:
                         if rp and _starts_before(m, b, ready[m], bank_free, pq_r, pq_head, pq_len):
-                            _drain_idle(m, b, ready[m], fp, ip, bank_free, keys, times, wear_count,
+                            _drain_idle(m, b, ready[m], fp, ip, bank_free, times, wear_count,
                                         pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                         u = _media_read(m, loc, b, ready[m], fp, last_line, bank_free)
                         c_mr += unit
@@ -700,7 +699,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                             posts = need[m] if wcb == 0 else need[m] - (wcb - wcb_lru[m, 2])
                             while posts > 0 and pq_n[m] > 0 and pq_n[m] + posts > qcap:
                                 if wear:
-                                    ack = max(ack, _drain_first(m, fp, ip, bank_free, keys, times, wear_count,
+                                    ack = max(ack, _drain_first(m, fp, ip, bank_free, times, wear_count,
                                                                 pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)[0])
                                 else:  # _drain_first without wear levelling, inline (the hot path)
                                     bb = _first_bank(m, bank_free, pq_r, pq_head, pq_len)
@@ -740,7 +739,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                                 vm, vloc, vb = _where(vg, ip)
                                 vs = pend_slot(keys, times, used, vg, now)
                                 if rp:
-                                    _post(m, vb, vg, vs, max(ready[m], times[vs]), fp, ip, bank_free, keys, times,
+                                    _post(m, vb, vg, vs, max(ready[m], times[vs]), fp, ip, bank_free, times,
                                           wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                                 else:
                                     wd = _media_write(m, vb, max(ready[m], times[vs]), vs, fp, ip, bank_free, times,
@@ -749,12 +748,12 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                                 c_mw += unit
                             sl = pend_slot(keys, times, used, g, now)
                             if times[sl] == QUEUED:
-                                _drain_unit(m, b, g, fp, ip, bank_free, keys, times, wear_count,
+                                _drain_unit(m, b, g, fp, ip, bank_free, times, wear_count,
                                             pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                             if partial and ip[I_RMW] == 1:
                                 s = max(ready[m], times[sl])
                                 if rp and _starts_before(m, b, s, bank_free, pq_r, pq_head, pq_len):
-                                    _drain_idle(m, b, s, fp, ip, bank_free, keys, times, wear_count,
+                                    _drain_idle(m, b, s, fp, ip, bank_free, times, wear_count,
                                                 pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                                 s = max(s, bank_free[m, b])
                                 bank_free[m, b] = s + fp[F_OCC_R]
@@ -777,12 +776,12 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         r = ready[m]
                         sl = pend_slot(keys, times, used, g, now)
                         if times[sl] == QUEUED:
-                            _drain_unit(m, b, g, fp, ip, bank_free, keys, times, wear_count,
+                            _drain_unit(m, b, g, fp, ip, bank_free, times, wear_count,
                                         pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                         if partial and ip[I_RMW] == 1:
                             s = max(r, times[sl])
                             if rp and _starts_before(m, b, s, bank_free, pq_r, pq_head, pq_len):
-                                _drain_idle(m, b, s, fp, ip, bank_free, keys, times, wear_count,
+                                _drain_idle(m, b, s, fp, ip, bank_free, times, wear_count,
                                             pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                             s = max(s, bank_free[m, b])
                             bank_free[m, b] = s + fp[F_OCC_R]
@@ -791,7 +790,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                             c_rmw += 1
                         if rp:
                             u = max(r, times[sl])  # in the controller's queue (posted)
-                            _post(m, b, g, sl, u, fp, ip, bank_free, keys, times, wear_count,
+                            _post(m, b, g, sl, u, fp, ip, bank_free, times, wear_count,
                                   pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                         else:
                             u = _media_write(m, b, max(r, times[sl]), sl, fp, ip, bank_free, times, wear_count)
