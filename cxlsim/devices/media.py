@@ -330,6 +330,11 @@ class MediaModel:
         p = self.params
         return MediaState(modules, interleave_B, self.banks, p.wcb_entries, p.write_queue_entries, p.read_priority)
 
+    def _wear(self, state: MediaState) -> np.ndarray | None:
+        """The kernels' wear counters, or None when wear levelling is off (they are then compiled
+        without it)."""
+        return state.wear_count if self.params.wear_level_interval_count > 0 else None
+
     def _ip(self, state: MediaState, outstanding: int) -> np.ndarray:
         p = self.params
         ip = np.zeros(K.N_IP, np.int64)
@@ -380,7 +385,7 @@ class MediaModel:
                                    self._fp, ip, state.bank_free, state.cmd_free, state.last_line,
                                    state.wq_ring, state.wq_head, state.wcb_tag, state.wcb_filt, state.wcb_stamp,
                                    state.stamp, state.wcb_prev, state.wcb_next, state.wcb_lru,
-                                   state.keys, state.times, state.used, state.wear_count,
+                                   state.keys, state.times, state.used, self._wear(state),
                                    state.pq_g, state.pq_s, state.pq_r, state.pq_head, state.pq_len, state.pq_n,
                                    loop_ring, start, complete, ack, c, *scratch)
                 stopped = True
@@ -453,7 +458,7 @@ class MediaModel:
         p = self.params
         ip = self._ip(state, 1)
         end = max(float(at_ns), K.flush_posted(self._fp, ip, state.bank_free, state.times,
-                                               state.wear_count, state.pq_g, state.pq_s, state.pq_r, state.pq_head,
+                                               self._wear(state), state.pq_g, state.pq_s, state.pq_r, state.pq_head,
                                                state.pq_len, state.pq_n))
         if p.wcb_entries == 0:
             return DrainResult(end, 0.0, 0.0)
@@ -465,7 +470,7 @@ class MediaModel:
                 local = K._locate(g * self.unit_B, self.unit_B, state.interleave_B, state.modules, self.banks)
                 slot = K.pend_slot(state.keys, state.times, state.used, np.int64(g), float(at_ns))
                 done = K._media_write(m, local[2], max(float(at_ns), float(state.times[slot])), slot, self._fp, ip,
-                                      state.bank_free, state.times, state.wear_count)
+                                      state.bank_free, state.times, self._wear(state))
                 end = max(end, done)
                 written += self.unit_B
         state.wcb_tag[:] = K.EMPTY

@@ -403,26 +403,23 @@ def _media_read(m, loc, b, ready, fp, last_line, bank_free):
     return s + fp[F_OCC_R] + fp[F_D_RAND]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _media_write(m, b, ready, slot, fp, ip, bank_free, times, wear_count):
     """One unit (its pending-table ``slot``) written to the media no earlier than ``ready``, which
     must already include the unit's pending-until; returns its completion, ns. The slot is only
-    stored to (a posted write's slot is usually out of the caches when its write starts)."""
+    stored to (a posted write's slot is usually out of the caches when its write starts).
+    ``wear_count`` is None when wear levelling is off: numba then compiles the kernel without
+    its code (a dead branch on an argument's type), which keeps the hot loop small."""
     s = max(ready, bank_free[m, b])
     done = s + fp[F_OCC_W]
     bank_free[m, b] = done
     times[slot] = done
-    interval = ip[I_WEAR_INTERVAL]
-    if interval > 0:
+    if wear_count is not None:
         wear_count[m] += 1
-        if wear_count[m] % interval == 0:
+        if wear_count[m] % ip[I_WEAR_INTERVAL] == 0:
             for bb in range(bank_free.shape[1]):
                 bank_free[m, bb] = max(bank_free[m, bb], done) + fp[F_WEAR_STALL]
     return done
-
-
-#: :func:`_media_write` inlined into the (out-of-line) write-queue drains
-_media_write_inline = njit(cache=True, inline="always")(_media_write.py_func)
 
 
 # --- posted writes (read priority) ---------------------------------------------------------------
@@ -462,10 +459,10 @@ def _book_head(m, b, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_
     pq_head[m, b] = h + 1 if h + 1 < pq_g.shape[2] else 0
     pq_len[m, b] -= 1
     pq_n[m] -= 1
-    return _media_write_inline(m, b, r, sl, fp, ip, bank_free, times, wear_count)
+    return _media_write(m, b, r, sl, fp, ip, bank_free, times, wear_count)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _drain_idle(m, b, x, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Start the posted writes of bank ``b`` that it reaches, idle, before a read arriving at
     ``x`` ns: a read waits for a write that has started, never for one still queued."""
@@ -490,11 +487,11 @@ def _first_bank(m, bank_free, pq_r, pq_head, pq_len):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _drain_first(m, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Write drain: start module ``m``'s posted write that can start first (:func:`_first_bank`),
     ahead of any later read; returns ``(start, completion)``, ns: its queue entry is free from
-    its start. The queue must not be empty. (The kernel inlines this when wear levelling is off.)"""
+    its start. The queue must not be empty."""
     b = _first_bank(m, bank_free, pq_r, pq_head, pq_len)
     first = max(pq_r[m, b, pq_head[m, b]], bank_free[m, b])
     done = _book_head(m, b, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
@@ -588,7 +585,6 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     ush = ip[I_UNIT_SH]
     per_access = ip[I_PER_ACCESS] == 1
     rp = ip[I_READ_PRIORITY] == 1
-    wear = ip[I_WEAR_INTERVAL] > 0
     qcap = pq_g.shape[2]
     mask = keys.shape[0] - 1
     big = keys.shape[0] > PREFETCH_MIN_SLOTS  # a table that outgrows the L1/L2 caches
@@ -698,19 +694,8 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                             # that find the buffer full (each evicts a unit), or every unit
                             posts = need[m] if wcb == 0 else need[m] - (wcb - wcb_lru[m, 2])
                             while posts > 0 and pq_n[m] > 0 and pq_n[m] + posts > qcap:
-                                if wear:
-                                    ack = max(ack, _drain_first(m, fp, ip, bank_free, times, wear_count,
-                                                                pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)[0])
-                                else:  # _drain_first without wear levelling, inline (the hot path)
-                                    bb = _first_bank(m, bank_free, pq_r, pq_head, pq_len)
-                                    h = pq_head[m, bb]
-                                    s0 = max(pq_r[m, bb, h], bank_free[m, bb])
-                                    bank_free[m, bb] = s0 + fp[F_OCC_W]
-                                    times[pq_s[m, bb, h]] = s0 + fp[F_OCC_W]
-                                    pq_head[m, bb] = h + 1 if h + 1 < qcap else 0
-                                    pq_len[m, bb] -= 1
-                                    pq_n[m] -= 1
-                                    ack = max(ack, s0)
+                                ack = max(ack, _drain_first(m, fp, ip, bank_free, times, wear_count,
+                                                            pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)[0])
                 for k in range(mc):
                     m = _cyc(mf, k, modules)
                     ready[m] = ack  # a unit evicted by this same access needs no command
