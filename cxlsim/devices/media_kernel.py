@@ -462,7 +462,7 @@ def _book_head(m, b, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_
     return _media_write(m, b, r, sl, fp, ip, bank_free, times, wear_count)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _drain_idle(m, b, x, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Start the posted writes of bank ``b`` that it reaches, idle, before a read arriving at
     ``x`` ns: a read waits for a write that has started, never for one still queued."""
