@@ -498,6 +498,10 @@ def _drain_first(m, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_h
     return first, done
 
 
+#: :func:`_drain_first` as a call, where it is rare (an access posting more than the queue holds)
+_drain_first_call = njit(cache=True)(_drain_first.py_func)
+
+
 @njit(cache=True)
 def _drain_unit(m, b, g, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Start bank ``b``'s posted writes up to and including unit ``g``'s (an access to a queued
@@ -516,7 +520,7 @@ def _post(m, b, g, sl, r, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r
     holds: the access's acknowledgement already waited for room)."""
     cap = pq_g.shape[2]
     if pq_n[m] >= cap:
-        _drain_first(m, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+        _drain_first_call(m, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
     k = pq_head[m, b] + pq_len[m, b]
     if k >= cap:
         k -= cap
