@@ -369,6 +369,10 @@ class MediaModel:
             loop_ring = np.full(outstanding, K.NO_TIME)
             scratch = [np.zeros(state.modules, np.int64), np.zeros(state.modules), np.zeros(state.modules)]
             room = 2 * max_units + 2
+            # the kernel is compiled per policy: the other policy's state goes in as None
+            rp = self.params.read_priority
+            posted = (state.pq_g, state.pq_s, state.pq_r, state.pq_head, state.pq_len, state.pq_n) if rp else (None,) * 6
+            fifo = (None, None) if rp else (state.wq_ring, state.wq_head)
             i, stopped = 0, False
             while i < n:
                 # drop entries dead before access i (issue times never decrease) when the kernel
@@ -383,11 +387,10 @@ class MediaModel:
                     state._rebuild(now, rest, live)
                 i = K.serve_kernel(stream.issue_ns, stream.addr_B, stream.size_B, stream.is_write, i,
                                    self._fp, ip, state.bank_free, state.cmd_free, state.last_line,
-                                   state.wq_ring, state.wq_head, state.wcb_tag, state.wcb_filt, state.wcb_stamp,
+                                   *fifo, state.wcb_tag, state.wcb_filt, state.wcb_stamp,
                                    state.stamp, state.wcb_prev, state.wcb_next, state.wcb_lru,
                                    state.keys, state.times, state.used, self._wear(state),
-                                   state.pq_g, state.pq_s, state.pq_r, state.pq_head, state.pq_len, state.pq_n,
-                                   loop_ring, start, complete, ack, c, *scratch)
+                                   *posted, loop_ring, start, complete, ack, c, *scratch)
                 stopped = True
             if not per_access:
                 start = complete = ack = np.zeros(0)

@@ -588,8 +588,12 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     pow2 = ip[I_POW2] > 0  # the unit size is a power of two
     ush = ip[I_UNIT_SH]
     per_access = ip[I_PER_ACCESS] == 1
-    rp = ip[I_READ_PRIORITY] == 1
-    qcap = pq_g.shape[2]
+    # One policy per compiled variant: the caller passes the posted-write arrays (read priority) or
+    # the write-queue ring (arrival order), the others as None, and numba drops the branches of the
+    # absent policy at compile time (they test the arguments against None), keeping the loop small.
+    qcap = 0
+    if pq_g is not None:
+        qcap = pq_g.shape[2]
     mask = keys.shape[0] - 1
     big = keys.shape[0] > PREFETCH_MIN_SLOTS  # a table that outgrows the L1/L2 caches
     slot = first % outstanding
@@ -620,7 +624,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             t0 = t
             if ip[I_FORWARD] == 0:
                 p = pend_lookup(keys, times, g0)
-                if p == QUEUED:
+                if pq_n is not None and p == QUEUED:
                     p = _drain_unit(m, b, g0, fp, ip, bank_free, times, wear_count,
                                     pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                 if p > t0:
@@ -634,7 +638,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             else:
                 cs = max(t0, cmd_free[m])
                 cmd_free[m] = cs + fp[F_CMD_R]
-                if rp and _starts_before(m, b, cs + fp[F_CMD_R], bank_free, pq_r, pq_head, pq_len):
+                if pq_n is not None and _starts_before(m, b, cs + fp[F_CMD_R], bank_free, pq_r, pq_head, pq_len):
                     _drain_idle(m, b, cs + fp[F_CMD_R], fp, ip, bank_free, times, wear_count,
                                 pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                 u = _media_read(m, loc, b, cs + fp[F_CMD_R], fp, last_line, bank_free)
@@ -657,7 +661,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                 if ip[I_FORWARD] == 0:
                     for g in range(g0, g1 + 1):
                         p = pend_lookup(keys, times, g)
-                        if p == QUEUED:
+                        if pq_n is not None and p == QUEUED:
                             m, loc, b = _where(g, ip)
                             p = _drain_unit(m, b, g, fp, ip, bank_free, times, wear_count,
                                             pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
@@ -679,7 +683,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         u = t0 + fp[F_WCB_READ]
                         c_hits += 1
                     else:
-                        if rp and _starts_before(m, b, ready[m], bank_free, pq_r, pq_head, pq_len):
+                        if pq_n is not None and _starts_before(m, b, ready[m], bank_free, pq_r, pq_head, pq_len):
                             _drain_idle(m, b, ready[m], fp, ip, bank_free, times, wear_count,
                                         pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                         u = _media_read(m, loc, b, ready[m], fp, last_line, bank_free)
@@ -691,9 +695,9 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                 for k in range(mc):
                     m = _cyc(mf, k, modules)
                     if need[m] > 0:
-                        if not rp:
+                        if wq_ring is not None:
                             ack = max(ack, wq_ring[m, wq_head[m]])  # the entry that frees first
-                        else:
+                        if pq_n is not None:
                             # room for the media writes this access will post: its buffer misses
                             # that find the buffer full (each evicts a unit), or every unit
                             posts = need[m] if wcb == 0 else need[m] - (wcb - wcb_lru[m, 2])
@@ -727,7 +731,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                             if vg != EMPTY:
                                 vm, vloc, vb = _where(vg, ip)
                                 vs = pend_slot(keys, times, used, vg, now)
-                                if rp:
+                                if pq_n is not None:
                                     _post(m, vb, vg, vs, max(ready[m], times[vs]), fp, ip, bank_free, times,
                                           wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                                 else:
@@ -736,12 +740,12 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                                     mod_end[m] = max(mod_end[m], wd)
                                 c_mw += unit
                             sl = pend_slot(keys, times, used, g, now)
-                            if times[sl] == QUEUED:
+                            if pq_n is not None and times[sl] == QUEUED:
                                 _drain_unit(m, b, g, fp, ip, bank_free, times, wear_count,
                                             pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                             if partial and ip[I_RMW] == 1:
                                 s = max(ready[m], times[sl])
-                                if rp and _starts_before(m, b, s, bank_free, pq_r, pq_head, pq_len):
+                                if pq_n is not None and _starts_before(m, b, s, bank_free, pq_r, pq_head, pq_len):
                                     _drain_idle(m, b, s, fp, ip, bank_free, times, wear_count,
                                                 pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                                 s = max(s, bank_free[m, b])
@@ -764,12 +768,12 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                     else:
                         r = ready[m]
                         sl = pend_slot(keys, times, used, g, now)
-                        if times[sl] == QUEUED:
+                        if pq_n is not None and times[sl] == QUEUED:
                             _drain_unit(m, b, g, fp, ip, bank_free, times, wear_count,
                                         pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                         if partial and ip[I_RMW] == 1:
                             s = max(r, times[sl])
-                            if rp and _starts_before(m, b, s, bank_free, pq_r, pq_head, pq_len):
+                            if pq_n is not None and _starts_before(m, b, s, bank_free, pq_r, pq_head, pq_len):
                                 _drain_idle(m, b, s, fp, ip, bank_free, times, wear_count,
                                             pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                             s = max(s, bank_free[m, b])
@@ -777,7 +781,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                             r = s + fp[F_OCC_R] + fp[F_D_RAND]
                             c_mr += unit
                             c_rmw += 1
-                        if rp:
+                        if pq_n is not None:
                             u = max(r, times[sl])  # in the controller's queue (posted)
                             _post(m, b, g, sl, u, fp, ip, bank_free, times, wear_count,
                                   pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
@@ -786,7 +790,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                             mod_end[m] = max(mod_end[m], u)
                         c_mw += unit
                     done = max(done, u)
-                if not rp:
+                if wq_ring is not None:
                     for k in range(mc):
                         m = _cyc(mf, k, modules)
                         if need[m] > 0:
