@@ -566,7 +566,9 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     """Serve accesses ``first..n-1`` in order; returns the index reached (n when done).
 
     State arrays are updated in place; ``need``, ``ready``, ``mod_end`` are per-module scratch
-    (``need``: units of the access on the module that the write-combining buffer misses).
+    (``need``: units of the access on the module that the write-combining buffer misses). Pass
+    either ``wq_ring``/``wq_head`` (arrival order) or the six ``pq_*`` arrays (read priority), the
+    other group as None, and ``wear_count`` None when wear levelling is off.
     Returns early (index of the access not started) when the pending table needs a rebuild.
     """
     n = issue.shape[0]
