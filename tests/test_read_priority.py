@@ -82,3 +82,19 @@ def test_a_copy_is_bank_bound_with_read_priority():
     media_ns = (k * 16 * 256 / m.params.read_bw_GBps + k * 4096 / m.params.write_bw_GBps) / modules
     assert took[True] <= 1.1 * media_ns
     assert took[False] > 1.5 * took[True]
+
+
+def test_undo_logs_are_read_starved_without_read_priority():
+    """System level (`cxl-b`, RM1, a small batch): the embedding log gathers rows and writes 4 KiB
+    bursts on the same PMEM; with the controllers' read priority it is shorter, and the batch too."""
+    from cxlsim.api import simulate
+
+    spans = {}
+    for rp in (False, True):
+        r = simulate("cxl-b", "rm1", batches=1, warmup=1, seed=1, trace=False,
+                     workload_sets={"batch_size": 64},
+                     sets={"devices.table_memory.params.read_priority": rp})
+        rec = r.executor.records[("emb_log", 1)]
+        spans[rp] = (rec.end_ns - rec.start_ns, float(r.batch_times_ns[0]))
+    assert spans[True][0] < 0.8 * spans[False][0]
+    assert spans[True][1] < spans[False][1]
