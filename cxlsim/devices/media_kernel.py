@@ -391,6 +391,16 @@ def _queue_replace_min(ring, head, m, value):
 
 
 @njit(cache=True, inline="always")
+def _fill_read(m, b, ready, fp, bank_free):
+    """A read-modify-write fill: one unit read on bank ``b`` no earlier than ``ready`` (random
+    timing; it does not count as the module's last read for sequential detection); returns when
+    its data is back, ns."""
+    s = max(ready, bank_free[m, b])
+    bank_free[m, b] = s + fp[F_OCC_R]
+    return s + fp[F_OCC_R] + fp[F_D_RAND]
+
+
+@njit(cache=True, inline="always")
 def _media_read(m, loc, b, ready, fp, last_line, bank_free):
     """One unit read from module ``m``'s media (local unit ``loc``, bank ``b``) once its command is
     done at ``ready``; returns when its data is back, ns."""
@@ -750,9 +760,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                                 if pq_n is not None and _starts_before(m, b, s, bank_free, pq_r, pq_head, pq_len):
                                     _drain_idle(m, b, s, fp, ip, bank_free, times, wear_count,
                                                 pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
-                                s = max(s, bank_free[m, b])
-                                bank_free[m, b] = s + fp[F_OCC_R]
-                                fd = s + fp[F_OCC_R] + fp[F_D_RAND]
+                                fd = _fill_read(m, b, s, fp, bank_free)
                                 c_mr += unit
                                 c_rmw += 1
                                 mod_end[m] = max(mod_end[m], fd)
@@ -778,9 +786,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                             if pq_n is not None and _starts_before(m, b, s, bank_free, pq_r, pq_head, pq_len):
                                 _drain_idle(m, b, s, fp, ip, bank_free, times, wear_count,
                                             pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
-                            s = max(s, bank_free[m, b])
-                            bank_free[m, b] = s + fp[F_OCC_R]
-                            r = s + fp[F_OCC_R] + fp[F_D_RAND]
+                            r = _fill_read(m, b, s, fp, bank_free)
                             c_mr += unit
                             c_rmw += 1
                         if pq_n is not None:
