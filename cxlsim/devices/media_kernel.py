@@ -40,8 +40,8 @@ caller then rebuilds the table (dropping dead entries, resizing it) and resumes.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from cxlsim.kernels.jit import refcount_free_jit
 from cxlsim.kernels.prefetch import prefetch_write
 
 # --- indices into the float parameter vector ``fp`` -------------------------------------------
@@ -105,14 +105,14 @@ PREFETCH_AHEAD = 16
 PREFETCH_MIN_SLOTS = 1 << 15  # smaller tables (≤ 512 KiB) stay in cache: no prefetch
 
 
-@njit(cache=True, inline="always")
+@refcount_free_jit(inline="always")
 def _home(g, mask):
     """First slot probed for unit ``g``: aligned runs of ``HOME_RUN`` units hash to one place and
     keep their order there, so a sequential write burst touches a few cache lines, not one each."""
     return ((((g >> HOME_RUN_SH) * HASH_MULT) << HOME_RUN_SH) | (g & (HOME_RUN - 1))) & mask
 
 
-@njit(cache=True)
+@refcount_free_jit
 def pend_lookup(keys, times, g):
     """Pending-until time (ns) of global unit ``g``, or -inf."""
     mask = keys.shape[0] - 1
@@ -126,13 +126,13 @@ def pend_lookup(keys, times, g):
         s = (s + 1) & mask
 
 
-@njit(cache=True)
+@refcount_free_jit
 def pend_insert(keys, times, used, g, t, now):
     """Set unit ``g``'s pending-until to ``t``; slots dead at ``now`` are reused."""
     times[pend_slot(keys, times, used, g, now)] = t
 
 
-@njit(cache=True)
+@refcount_free_jit
 def pend_slot(keys, times, used, g, now):
     """Slot of unit ``g``, claimed (time -inf) if absent, in the first slot on its probe path that
     is dead at ``now`` (else the empty slot ending it): one probe serves a lookup and the insert
@@ -169,14 +169,14 @@ def new_table(capacity):
     return keys, times
 
 
-@njit(cache=True)
+@refcount_free_jit
 def _clear(keys, times):
     for s in range(keys.shape[0]):
         keys[s] = EMPTY
         times[s] = NO_TIME
 
 
-@njit(cache=True)
+@refcount_free_jit
 def _pend_move(keys, times, now, nk, nt, used):
     for s in range(keys.shape[0]):
         if keys[s] != EMPTY and times[s] > now:
@@ -197,7 +197,7 @@ def pend_rebuild(keys, times, now, capacity, spare=None):
     return nk, nt, used
 
 
-@njit(cache=True)
+@refcount_free_jit
 def scan_stream(issue, addr, size, unit, horizon):
     """One pass over a stream: ``(bad, max_units)`` where ``bad`` is the index of the first access
     whose issue time decreases (or precedes ``horizon``), whose size is < 1 B or whose address is
@@ -223,7 +223,7 @@ def scan_stream(issue, addr, size, unit, horizon):
     return -1, most
 
 
-@njit(cache=True)
+@refcount_free_jit
 def pend_live(keys, times, now):
     """Pending-table entries alive after ``now`` (pending until later than it)."""
     live = 0
@@ -233,7 +233,7 @@ def pend_live(keys, times, now):
     return live
 
 
-@njit(cache=True)
+@refcount_free_jit
 def _locate(a, unit, interleave, modules, banks):
     """(module, bank) of the unit holding byte address ``a``."""
     chunk = a // interleave
@@ -242,7 +242,7 @@ def _locate(a, unit, interleave, modules, banks):
     return m, local, local % banks
 
 
-@njit(cache=True, inline="always")
+@refcount_free_jit(inline="always")
 def _where(g, ip):
     """(module, local unit, bank) of global unit ``g``: shifts and masks when the geometry
     parameters are powers of two (the same values as :func:`_locate`, with fewer divisions)."""
@@ -261,7 +261,7 @@ def _where(g, ip):
     return _locate(g * ip[I_UNIT], ip[I_UNIT], ip[I_INTERLEAVE], ip[I_MODULES], ip[I_BANKS])
 
 
-@njit(cache=True, inline="always")
+@refcount_free_jit(inline="always")
 def _chunk(g, ip):
     """Interleave chunk of global unit ``g`` (its module is the chunk modulo the module count)."""
     if ip[I_POW2] > 0:
@@ -269,7 +269,7 @@ def _chunk(g, ip):
     return (g * ip[I_UNIT]) // ip[I_INTERLEAVE]
 
 
-@njit(cache=True, inline="always")
+@refcount_free_jit(inline="always")
 def _cyc(first, k, modules):
     """The ``k``-th module of a cyclic range starting at module ``first``."""
     m = first + k
@@ -288,12 +288,12 @@ def pow2_geometry(unit, interleave, modules, banks):
     return 0, 0, 0, 0
 
 
-@njit(cache=True, inline="always")
+@refcount_free_jit(inline="always")
 def _wcb_bucket(g, filt):
     return ((g * HASH_MULT) >> 16) & (filt.shape[1] - 1)
 
 
-@njit(cache=True)
+@refcount_free_jit
 def _wcb_find(tags, filt, m, g):
     """Entry of module ``m``'s buffer holding unit ``g``, or -1. ``filt`` counts the buffered
     units per hash bucket, so most misses skip the scan."""
@@ -315,7 +315,7 @@ def wcb_filter(tags, buckets=WCB_FILTER_BUCKETS):
     return filt
 
 
-@njit(cache=True, inline="always")
+@refcount_free_jit(inline="always")
 def _lru_victim(lru, m, entries):
     """The entry a write miss replaces: the first empty entry, else the least recently used one,
     in O(1): empty entries are always a suffix (they fill in index order and
@@ -325,7 +325,7 @@ def _lru_victim(lru, m, entries):
     return lru[m, 1]
 
 
-@njit(cache=True)
+@refcount_free_jit
 def _lru_touch(prev, nxt, lru, m, e, entries):
     """Move entry ``e`` of module ``m`` to the most-recently-used end (appending a new one)."""
     if e == lru[m, 2] and lru[m, 2] < entries:  # a new entry
@@ -369,7 +369,7 @@ def lru_state(tags, stamps):
     return prev, nxt, lru
 
 
-@njit(cache=True, inline="always")
+@refcount_free_jit(inline="always")
 def _queue_replace_min(ring, head, m, value):
     """Replace the earliest entry of module ``m``'s write queue by ``value``. The queue is a ring
     kept sorted from ``head[m]`` (earliest) round to the entry before it (latest): the head is
@@ -390,7 +390,7 @@ def _queue_replace_min(ring, head, m, value):
     ring[m, j] = value
 
 
-@njit(cache=True, inline="always")
+@refcount_free_jit(inline="always")
 def _fill_read(m, b, ready, fp, bank_free):
     """A read-modify-write fill: one unit read on bank ``b`` no earlier than ``ready`` (random
     timing; it does not count as the module's last read for sequential detection); returns when
@@ -400,7 +400,7 @@ def _fill_read(m, b, ready, fp, bank_free):
     return s + fp[F_OCC_R] + fp[F_D_RAND]
 
 
-@njit(cache=True, inline="always")
+@refcount_free_jit(inline="always")
 def _media_read(m, loc, b, ready, fp, last_line, bank_free):
     """One unit read from module ``m``'s media (local unit ``loc``, bank ``b``) once its command is
     done at ``ready``; returns when its data is back, ns."""
@@ -413,7 +413,7 @@ def _media_read(m, loc, b, ready, fp, last_line, bank_free):
     return s + fp[F_OCC_R] + fp[F_D_RAND]
 
 
-@njit(cache=True, inline="always")
+@refcount_free_jit(inline="always")
 def _media_write(m, b, ready, slot, fp, ip, bank_free, times, wear_count):
     """One unit (its pending-table ``slot``) written to the media no earlier than ``ready``, which
     must already include the unit's pending-until; returns its completion, ns. The slot is only
@@ -441,7 +441,7 @@ def _media_write(m, b, ready, slot, fp, ip, bank_free, times, wear_count):
 # until a table rebuild, which calls :func:`reslot_posted`.
 
 
-@njit(cache=True, inline="always")
+@refcount_free_jit(inline="always")
 def _pend_find(keys, g):
     """Slot of unit ``g``, which must be in the table."""
     mask = keys.shape[0] - 1
@@ -453,14 +453,14 @@ def _pend_find(keys, g):
     return s
 
 
-@njit(cache=True, inline="always")
+@refcount_free_jit(inline="always")
 def _starts_before(m, b, x, bank_free, pq_r, pq_head, pq_len):
     """Whether bank ``b``'s oldest posted write starts before ``x`` ns (the kernel's cheap test
     before it calls :func:`_drain_idle`, which is kept out of line)."""
     return pq_len[m, b] > 0 and max(pq_r[m, b, pq_head[m, b]], bank_free[m, b]) < x
 
 
-@njit(cache=True, inline="always")
+@refcount_free_jit(inline="always")
 def _book_head(m, b, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Start bank ``b``'s oldest posted write on the media; returns its completion, ns."""
     h = pq_head[m, b]
@@ -472,7 +472,7 @@ def _book_head(m, b, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_
     return _media_write(m, b, r, sl, fp, ip, bank_free, times, wear_count)
 
 
-@njit(cache=True)
+@refcount_free_jit
 def _drain_idle(m, b, x, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Start the posted writes of bank ``b`` that it reaches, idle, before a read arriving at
     ``x`` ns: a read waits for a write that has started, never for one still queued."""
@@ -482,7 +482,7 @@ def _drain_idle(m, b, x, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r,
         _book_head(m, b, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
 
 
-@njit(cache=True, inline="always")
+@refcount_free_jit(inline="always")
 def _first_bank(m, bank_free, pq_r, pq_head, pq_len):
     """The bank of module ``m`` whose oldest posted write can start first (the lowest on a tie);
     the queue must not be empty."""
@@ -497,7 +497,7 @@ def _first_bank(m, bank_free, pq_r, pq_head, pq_len):
     return best
 
 
-@njit(cache=True, inline="always")
+@refcount_free_jit(inline="always")
 def _drain_first(m, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Write drain: start module ``m``'s posted write that can start first (:func:`_first_bank`),
     ahead of any later read; returns ``(start, completion)``, ns: its queue entry is free from
@@ -509,10 +509,10 @@ def _drain_first(m, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_h
 
 
 #: :func:`_drain_first` as a call, where it is rare (an access posting more than the queue holds)
-_drain_first_call = njit(cache=True)(_drain_first.py_func)
+_drain_first_call = refcount_free_jit(_drain_first.py_func)
 
 
-@njit(cache=True)
+@refcount_free_jit
 def _drain_unit(m, b, g, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Start bank ``b``'s posted writes up to and including unit ``g``'s (an access to a queued
     unit forces them out); returns ``g``'s completion, ns."""
@@ -523,7 +523,7 @@ def _drain_unit(m, b, g, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r,
             return done
 
 
-@njit(cache=True, inline="always")
+@refcount_free_jit(inline="always")
 def _post(m, b, g, sl, r, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Queue unit ``g``'s (pending-table slot ``sl``) media write on bank ``b``, ready at ``r`` ns.
     A full queue first drains one write (only when one access posts more writes than the queue
@@ -542,7 +542,7 @@ def _post(m, b, g, sl, r, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r
     times[sl] = QUEUED
 
 
-@njit(cache=True)
+@refcount_free_jit
 def reslot_posted(keys, pq_g, pq_s, pq_head, pq_len):
     """Point every posted write at its unit's slot in the (rebuilt) table ``keys``."""
     cap = pq_g.shape[2]
@@ -555,7 +555,7 @@ def reslot_posted(keys, pq_g, pq_s, pq_head, pq_len):
                 pq_s[m, b, k] = _pend_find(keys, pq_g[m, b, k])
 
 
-@njit(cache=True)
+@refcount_free_jit
 def flush_posted(fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Start every posted write (write drain, module by module); returns the latest completion
     (-inf if none was queued)."""
@@ -567,7 +567,7 @@ def flush_posted(fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head
     return end
 
 
-@njit(cache=True)
+@refcount_free_jit
 def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                  bank_free, cmd_free, last_line, wq_ring, wq_head, wcb_tag, wcb_filt, wcb_stamp, stamp,
                  wcb_prev, wcb_next, wcb_lru,

@@ -1,6 +1,7 @@
 """Functional kernels: pure numba functions over numpy arrays and scalars.
 
-Contract: every kernel is ``@njit(cache=True)``, takes arrays and scalars only (no simulator
+Contract: every kernel is ``@njit(cache=True)`` (or :func:`cxlsim.kernels.jit.refcount_free_jit`,
+the same without numba's reference counting, for kernels that allocate nothing), takes arrays and scalars only (no simulator
 objects), carries its constants by name, and has a plain numpy reference (``*_ref``) that the tests
 compare it with. Kernels that change a table do so in place and say so; all others return new
 arrays. Kernels are serial, so their results are bit-reproducible for the same inputs.
@@ -16,5 +17,6 @@ Modules (import the one you need; importing this package compiles nothing):
   rows shared with the previous batch, 256 B lines, controller histograms, read-after-write lines.
 - :mod:`cxlsim.kernels.undo_log` — save rows to an undo log, restore them.
 - :mod:`cxlsim.kernels.relaxed` — relaxed-lookup correction (SPEC §3.3).
+- :mod:`cxlsim.kernels.jit` — ``refcount_free_jit``: ``njit`` without reference counting.
 - :mod:`cxlsim.kernels.ft` — failure-tolerance kernels of the cluster schemes (another module owner).
 """
