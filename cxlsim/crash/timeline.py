@@ -93,7 +93,7 @@ def relaxed_mlp_fractions(res, n_batches: int) -> list[tuple[float, float]]:
     """
     m = res.machine
     rec = res.executor.records
-    rate = m._pull_mlp_ns(m.mlp_B) / m.mlp_B  # ns per byte; the machine keeps no per-batch bytes
+    rate = m.pull_mlp_ns(m.mlp_B) / m.mlp_B  # ns per byte; the machine keeps no per-batch bytes
     done = 0.0
     out = []
     for n in range(n_batches):

@@ -337,7 +337,7 @@ class TrainingMachine:
         res = self.tables.serve(t, addr[order], size[order], wr[order], outstanding)
         return res.done_ns
 
-    def _pull_mlp_ns(self, nbytes: float) -> float:
+    def pull_mlp_ns(self, nbytes: float) -> float:
         """Time to bring ``nbytes`` of MLP parameters from the GPU to the checkpointing side."""
         if nbytes <= 0:
             return 0.0
@@ -355,7 +355,7 @@ class TrainingMachine:
         later of the last acknowledgement and the end of the pull."""
         if nbytes <= 0:
             return t
-        # the bytes pulled as _pull_mlp_ns times them (counted here: relaxed logging pulls part)
+        # the bytes pulled as pull_mlp_ns times them (counted here: relaxed logging pulls part)
         self._count_link("mlp_log", nbytes)
         if self.pipe.mlp_pull == "cxl_cache":
             self._count_link("cxl_gpu", self.cxl.read_cost(nbytes, 0.0, self.hops).bytes)
@@ -382,7 +382,7 @@ class TrainingMachine:
     def _mlp_log(self, n, t, ex):
         out = self._ckpt_outstanding()
         if not self.pipe.relaxed_mlp_log:
-            pull = self._pull_mlp_ns(self.mlp_B)
+            pull = self.pull_mlp_ns(self.mlp_B)
             end = self._write_mlp(self.mlp_B, self.mlp_log_base, t, pull, out)
             end = max(end, t + pull) + self._flag_ns(self.ckpt_mem)
             return OpOutcome(end, {"mlp_log_gap": 0.0})
@@ -394,7 +394,7 @@ class TrainingMachine:
         left = self.mlp_B - prog.done_B
         end = t
         if window_end > t and left > 0:
-            rate_ns_per_B = self._pull_mlp_ns(self.mlp_B) / self.mlp_B
+            rate_ns_per_B = self.pull_mlp_ns(self.mlp_B) / self.mlp_B
             nbytes = min(left, (window_end - t) / rate_ns_per_B)
             pull = nbytes * rate_ns_per_B
             end = self._write_mlp(nbytes, self.mlp_log_base + int(prog.done_B), t, pull, out)
@@ -416,7 +416,7 @@ class TrainingMachine:
         rows_end = self._copy_rows(b.unique_rows, base, t, out, read_source=agent != "host_cpu")
         if agent == "ckpt_logic":
             rows_end = max(rows_end, t + self.ckpt.copy_issue_ns(b.n_unique * self.row_B, b.n_unique))
-        pull = self._pull_mlp_ns(self.mlp_B)
+        pull = self.pull_mlp_ns(self.mlp_B)
         mlp_base = base + b.n_unique * self.row_B
         mlp_end = self._write_mlp(self.mlp_B, mlp_base, t, pull, out)
         record_B = b.n_unique * self.row_B + self.mlp_B
