@@ -33,7 +33,7 @@ from collections.abc import Generator, Mapping
 from typing import Any
 
 from cxlsim.config.params import Param, Schema
-from cxlsim.devices.base import BandwidthServer, Cost
+from cxlsim.devices.base import BandwidthServer, Cost, check_non_negative
 from cxlsim.devices.registry import DeviceFamily, register
 from cxlsim.engine.component import Component, Simulation
 from cxlsim.units import PJ, KiB, MiB
@@ -102,8 +102,7 @@ class CxlLink:
     # -- flit arithmetic -------------------------------------------------------------------
     def slots(self, payload_B: float) -> int:
         """Slots one message of ``payload_B`` data bytes needs (header slots included)."""
-        if payload_B < 0:
-            raise ValueError(f"payload_B must be >= 0, got {payload_B}")
+        check_non_negative(payload_B=payload_B)
         return self.header_slots + math.ceil(payload_B / self.slot_B)
 
     def flits(self, payload_B: float) -> int:

@@ -48,7 +48,7 @@ import numpy as np
 
 from cxlsim.config.catalog import load_preset
 from cxlsim.config.params import Param, Schema
-from cxlsim.devices.base import BandwidthServer, Cost
+from cxlsim.devices.base import BandwidthServer, Cost, check_non_negative
 from cxlsim.devices.cxl_dcoh import DcohState, Transitions
 from cxlsim.devices.cxl_link import CxlLink, LinkComponent
 from cxlsim.devices.cxl_switch import CxlSwitch
@@ -116,8 +116,7 @@ class CxlProtocol:
         return max(line_ns, media_interval_ns, first_ns / self.params["max_outstanding_count"])
 
     def _n_lines(self, size_B: float) -> int:
-        if size_B < 0:
-            raise ValueError(f"size_B must be >= 0, got {size_B}")
+        check_non_negative(size_B=size_B)
         return max(1, math.ceil(size_B / self.line_B))
 
     def _energy(self, wire_B: float, hops: int) -> float:

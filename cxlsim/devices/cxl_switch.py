@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cxlsim.config.params import Param, Schema
-from cxlsim.devices.base import BandwidthServer, Cost
+from cxlsim.devices.base import BandwidthServer, Cost, check_non_negative
 from cxlsim.devices.cxl_link import CxlLink
 from cxlsim.devices.registry import DeviceFamily, build_device, register
 from cxlsim.engine.component import Component, Simulation
@@ -64,8 +64,7 @@ class CxlSwitch:
 
     def path_latency_ns(self, hops: int) -> float:
         """Latency the switches of a path add, one way: hops × hop latency (ns)."""
-        if hops < 0:
-            raise ValueError(f"hops must be >= 0, got {hops}")
+        check_non_negative(hops=hops)
         return hops * self.hop_latency_ns
 
     def path_ns(self, payload_B: float, hops: int) -> float:

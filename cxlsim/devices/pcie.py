@@ -29,7 +29,7 @@ from collections.abc import Generator, Mapping
 from typing import Any
 
 from cxlsim.config.params import Param, Schema
-from cxlsim.devices.base import BandwidthServer, Cost
+from cxlsim.devices.base import BandwidthServer, Cost, check_non_negative
 from cxlsim.devices.registry import DeviceFamily, register
 from cxlsim.engine.component import Component, Simulation
 from cxlsim.units import PJ, US, KiB, MiB
@@ -68,8 +68,7 @@ class PcieLink:
 
     def dma_ns(self, nbytes: float) -> float:
         """One DMA transfer of ``nbytes`` (no software call), ns."""
-        if nbytes < 0:
-            raise ValueError(f"nbytes must be >= 0, got {nbytes}")
+        check_non_negative(nbytes=nbytes)
         return self.latency_ns + nbytes / self.effective_bw_GBps
 
     def launch_ns(self) -> float:
