@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from cxlsim.kernels.jit import refcount_free_jit
+
 #: In-flight writes are torn at this granularity (SPEC §3.5; cxlsim.devices.media.TORN_GRANULE_B).
 TORN_GRANULE_B = 64
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -22,7 +24,7 @@ _M2 = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
-@njit(cache=True)
+@refcount_free_jit
 def mix64(x: np.uint64) -> np.uint64:
     """SplitMix64's finaliser: a well-spread 64-bit hash."""
     x = (x ^ (x >> np.uint64(30))) * _M1
@@ -30,7 +32,7 @@ def mix64(x: np.uint64) -> np.uint64:
     return x ^ (x >> np.uint64(31))
 
 
-@njit(cache=True)
+@refcount_free_jit
 def landed(key: np.uint64, event: int, granule: int) -> bool:
     """Did 64 B granule ``granule`` (address // 64) of in-flight ``event`` reach the media?
     A seeded coin per (crash key, event, granule)."""
@@ -38,7 +40,7 @@ def landed(key: np.uint64, event: int, granule: int) -> bool:
     return (h >> np.uint64(63)) == np.uint64(1)
 
 
-@njit(cache=True)
+@refcount_free_jit
 def differs(img, img64, a, pool, pool64, b, n) -> bool:
     """Do ``img[a:a+n]`` and ``pool[b:b+n]`` differ? ``img64``/``pool64`` are the same buffers
     viewed as uint64, used when all three are multiples of 8 (no early exit: the loop vectorises)."""
@@ -54,13 +56,13 @@ def differs(img, img64, a, pool, pool64, b, n) -> bool:
     return acc8 != 0
 
 
-@njit(cache=True)
+@refcount_free_jit
 def row_differs(img: np.ndarray, a: int, pool: np.ndarray, b: int, n: int) -> bool:
     """:func:`differs` for one call (buffers whose sizes are multiples of 8)."""
     return differs(img, img.view(np.uint64), a, pool, pool.view(np.uint64), b, n)
 
 
-@njit(cache=True)
+@refcount_free_jit
 def count_at(flags: np.ndarray, rows: np.ndarray) -> int:
     """Number of true ``flags[rows[i]]``."""
     k = 0
@@ -70,7 +72,7 @@ def count_at(flags: np.ndarray, rows: np.ndarray) -> int:
     return k
 
 
-@njit(cache=True)
+@refcount_free_jit
 def read_i64(img: np.ndarray, a: int) -> int:
     """The little-endian int64 at byte ``a``."""
     v = np.uint64(0)
@@ -79,7 +81,7 @@ def read_i64(img: np.ndarray, a: int) -> int:
     return np.int64(v)
 
 
-@njit(cache=True)
+@njit(cache=True)  # slice assignment: needs numba's reference counting
 def apply_events(img, pool, lo, hi, seg_lo, seg_hi, seg_dst, seg_src, seg_len, ev_region, region_count,
                  data_end, row_B, ref_offs, mis, cnt):
     """Apply events ``lo … hi−1`` (ack order) whole. For data-region bytes (``< data_end``), keep
@@ -100,7 +102,7 @@ def apply_events(img, pool, lo, hi, seg_lo, seg_hi, seg_dst, seg_src, seg_len, e
                             cnt[j] += 1 if diff else -1
 
 
-@njit(cache=True)
+@refcount_free_jit
 def mismatch_rows(img, pool, ref_off, n_rows, row_B, out):
     """``out[r]`` = row ``r`` of the data region (at address 0) differs from the reference state at
     pool offset ``ref_off``; returns the number of differing rows."""
@@ -113,7 +115,7 @@ def mismatch_rows(img, pool, ref_off, n_rows, row_B, out):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True)  # slice assignment: needs numba's reference counting
 def apply_torn(img, pool, events, seg_lo, seg_hi, seg_dst, seg_src, seg_len, ev_region, key,
                j_addr, j_len, j_bytes, region_touched, data_end, row_B, rows_touched):
     """Land the chosen 64 B pieces of in-flight ``events``; save overwritten bytes in the journal
@@ -149,7 +151,7 @@ def apply_torn(img, pool, events, seg_lo, seg_hi, seg_dst, seg_src, seg_len, ev_
     return nj, nr, n_land, n_all
 
 
-@njit(cache=True)
+@njit(cache=True)  # slice assignment: needs numba's reference counting
 def revert_journal(img, nj, j_addr, j_len, j_bytes):
     """Undo :func:`apply_torn` (entries in reverse order)."""
     for i in range(nj - 1, -1, -1):
@@ -158,7 +160,7 @@ def revert_journal(img, nj, j_addr, j_len, j_bytes):
         img[a:a + n] = j_bytes[base:base + n]
 
 
-@njit(cache=True)
+@refcount_free_jit
 def restore_check(img, ids_off, vals_off, nrows, pool, ref_off, row_B, total_rows, seen, out_rows):
     """Undo-log / redo-record restore, checked without materialising the table.
 
@@ -196,7 +198,7 @@ def restore_check(img, ids_off, vals_off, nrows, pool, ref_off, row_B, total_row
     return k, n_bad, first_bad, err
 
 
-@njit(cache=True)
+@njit(cache=True)  # allocates its result: needs numba's reference counting
 def mlp_chunk_states(img, off, n_params, chunk, pool, mlp_offs, m, claimed):
     """For each ``chunk``-parameter chunk of the MLP image at ``off``: the reference state it
     equals, tried first at ``claimed[c]`` then from batch ``m`` down to −1 (``mlp_offs[x + 1]`` is
