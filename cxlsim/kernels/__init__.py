@@ -2,9 +2,10 @@
 
 Contract: every kernel is ``@njit(cache=True)`` (or :func:`cxlsim.kernels.jit.refcount_free_jit`,
 the same without numba's reference counting, for kernels that allocate nothing), takes arrays and
-scalars only (no simulator objects), carries its constants by name, and has a plain numpy
-reference (``*_ref``) that the tests compare it with. Kernels that change a table do so in place and say so; all others return new
-arrays. Kernels are serial, so their results are bit-reproducible for the same inputs.
+scalars only (no simulator objects), carries its constants by name, and has a plain numpy reference
+(``*_ref``) that the tests compare it with. Kernels that change a table do so in place and say so;
+all others return new arrays. Kernels are serial, so their results are bit-reproducible for the
+same inputs.
 
 Modules (import the one you need; importing this package compiles nothing):
 
