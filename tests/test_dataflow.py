@@ -131,3 +131,30 @@ def test_closing_batch_stops_at_its_begin(kw):
     assert skipped and all(k[1] == 4 for k in skipped)  # the closing batch's later ops
     started = {f"{k[0]} {k[1]}" for k, r in ex.records.items() if r.start_ns == r.start_ns}
     assert sorted(ex.trace.intervals, key=repr) == sorted((iv for iv in full.trace.intervals if iv.label in started), key=repr)
+
+
+def test_lane_grants_same_instant_requests_by_priority_then_order():
+    """Ops released by one event compete for the lane: priority first, then the order they were added."""
+    from cxlsim.systems.executor import Op
+
+    ex = Executor()
+
+    def takes(d):
+        return lambda start: OpOutcome(start + d)
+
+    ex.add(Op("a", 0, "L", "sync", takes(10)))
+    ex.add(Op("b", 0, "L", "sync", takes(5), [("a", 0)]))
+    ex.add(Op("c", 0, "L", "sync", takes(5), [("a", 0)], priority=-1))
+    ex.add(Op("d", 0, "L", "sync", takes(5), [("a", 0)]))
+    ex.run()
+    start = {k[0]: r.start_ns for k, r in ex.records.items()}
+    assert start == {"a": 0, "c": 10, "b": 15, "d": 20}
+    assert ex.records[("b", 0)].gate == ("lane", ("c", 0))
+
+
+@pytest.mark.parametrize("mlp_relaxed", [True, False])
+def test_relaxed_lookup_reads_the_table_before_the_update_it_precedes(mlp_relaxed):
+    """Write after read: update n waits for lookup n+1, whose table is the one before update n."""
+    ex = run(pipeline(persistence="undo", relaxed_lookup=True, relaxed_mlp_log=mlp_relaxed), n=8)
+    for n in range(7):
+        assert ex.records[("update", n)].start_ns >= ex.records[("lookup", n + 1)].end_ns

@@ -26,8 +26,9 @@ lookup is relaxed (the next lookup already ran); ``redo`` of n for redo persiste
 Undo logging (SPEC §3.2) starts when the engine's lookup is done (the CXL-MEM is idle) after the
 previous update; the update waits for the embedding log and (unless the MLP log is relaxed) the MLP
 log, the optimizer step for the MLP log; with two DMA channels the two logs copy side by side.
-Relaxed (SPEC §3.3/§3.4): lookup n+1 runs after emb_log n on the table before update n, corrected
-once batch n's gradients arrive; MLP logging copies only while the GPU runs ``t_mlp`` and spans
+Relaxed (SPEC §3.3/§3.4): lookup n+1 runs after emb_log n on the table before update n (update n
+waits for it: it must not overwrite rows the relaxed lookup has yet to read), corrected once batch
+n's gradients arrive; MLP logging copies only while the GPU runs ``t_mlp`` and spans
 batches. With one DMA channel the order emb_log → next lookup → MLP log on the CXL-MEM follows the
 paper's Figure 12c; with two (``ckpt_logic.channels_count``) the MLP log has its own channel and
 copies in every GPU window, concurrently with the embedding log.
@@ -103,6 +104,8 @@ def build_graph(ex: Executor, machine: Machine, pipeline: ParamSet, n_batches: i
         add("grads", n, mov, [("t_mlp", n)])
         add("b_bwd", n, "gpu", [("t_mlp", n)])
         update_deps: list[tuple] = [("grads", n), ("update", p)]
+        if relaxed:
+            update_deps.append(("lookup", n + 1))  # write after read: the relaxed lookup reads the table first
         if undo:
             update_deps.append(("emb_log", n))
             if not pipeline.relaxed_mlp_log:

@@ -2,9 +2,11 @@
 
 An :class:`Op` is one step of one batch on one lane (an exclusive resource: ``gpu``, ``ndp``,
 ``host_cpu``, ``ckpt_logic``, ``cxl.link``...). It starts when all its dependencies are met and its
-lane is free (first come, first served), asks its ``work`` callable for its end time *at that
-instant* (device models with state, e.g. PMEM write-combining and pending writes, are served in
-simulated-time order), holds the lane until then, and records the interval on the trace.
+lane is free (ops waiting for a lane go by ``priority``, then by when each became ready, then by
+the order they were added; ops that become ready at the same instant all compete), asks its
+``work`` callable for its end time *at that instant* (device models with state, e.g. PMEM
+write-combining and pending writes, are served in simulated-time order), holds the lane until
+then, and records the interval on the trace.
 
 Dependencies are op keys ``(name, batch)`` meaning "after it ends", or ``(name, batch, "start")``
 meaning "after it starts" (used for windows such as relaxed MLP logging during the top MLP).
@@ -17,6 +19,8 @@ started last, or the lane's previous holder). :mod:`cxlsim.systems.critical_path
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -54,6 +58,50 @@ class Op:
         return (self.name, self.batch)
 
 
+#: simpy event priority below ``simpy.events.NORMAL``: a lane is granted only after every event
+#: of the current instant, so requests made at that instant all compete for it.
+_AFTER_INSTANT = 2
+
+
+class Lane:
+    """An exclusive resource granting waiting requests by ``(priority, request time, order)``.
+
+    Unlike ``simpy.PriorityResource`` (which hands a free resource to whoever asks first), a grant
+    is made after every event of the current simulated instant, so two ops released by the same
+    event are ordered by their priorities, not by the order simpy resumes them."""
+
+    def __init__(self, env: simpy.Environment) -> None:
+        self.env = env
+        self.busy = False
+        self._waiting: list[tuple[int, float, int, simpy.Event]] = []
+        self._grant_pending = False
+
+    def request(self, priority: int, order: int) -> simpy.Event:
+        ev = self.env.event()
+        heapq.heappush(self._waiting, (priority, float(self.env.now), order, ev))
+        self._schedule_grant()
+        return ev
+
+    def release(self) -> None:
+        self.busy = False
+        self._schedule_grant()
+
+    def _schedule_grant(self) -> None:
+        if self.busy or self._grant_pending or not self._waiting:
+            return
+        self._grant_pending = True
+        ev = simpy.Event(self.env)
+        ev._ok, ev._value = True, None  # a triggered event, as simpy's Timeout makes one
+        ev.callbacks.append(self._grant)
+        self.env.schedule(ev, _AFTER_INSTANT)
+
+    def _grant(self, _event: simpy.Event) -> None:
+        self._grant_pending = False
+        if not self.busy and self._waiting:
+            self.busy = True
+            heapq.heappop(self._waiting)[3].succeed()
+
+
 @dataclass
 class OpRecord:
     op: Op
@@ -74,7 +122,9 @@ class Executor:
         self.trace = trace or TraceRecorder()
         self.ops: dict[OpKey, Op] = {}
         self.records: dict[OpKey, OpRecord] = {}
-        self._lanes: dict[str, simpy.PriorityResource] = {}
+        self._lanes: dict[str, Lane] = {}
+        self._order = itertools.count()
+        self._add_order: dict[OpKey, int] = {}
         self._lane_last: dict[str, OpKey | None] = {}
         self._started: dict[OpKey, simpy.Event] = {}
         self._done: dict[OpKey, simpy.Event] = {}
@@ -84,11 +134,12 @@ class Executor:
         if op.key in self.ops:
             raise ValueError(f"op {op.key} added twice")
         self.ops[op.key] = op
+        self._add_order[op.key] = next(self._order)
         self.records[op.key] = OpRecord(op)
         self._started[op.key] = self.env.event()
         self._done[op.key] = self.env.event()
         if op.lane not in self._lanes:
-            self._lanes[op.lane] = simpy.PriorityResource(self.env, capacity=1)
+            self._lanes[op.lane] = Lane(self.env)
             self._lane_last[op.lane] = None
             self.trace.declare_lane(op.lane)
 
@@ -152,24 +203,24 @@ class Executor:
             if t >= latest:  # ties: the later-listed dependency (deps are listed in data order)
                 latest, gate = t, (kind, key)
         lane = self._lanes[op.lane]
-        with lane.request(priority=op.priority) as req:
-            yield req
-            rec.start_ns = float(self.env.now)
-            if rec.start_ns > rec.ready_ns and self._lane_last[op.lane] is not None:
-                gate = ("lane", self._lane_last[op.lane])
-            rec.gate = gate
-            outcome = op.work(rec.start_ns)
-            if outcome.end_ns < rec.start_ns:
-                raise RuntimeError(f"op {op.key} ends before it starts")
-            rec.end_ns = float(outcome.end_ns)
-            rec.stats = outcome.stats
-            rec.label = outcome.label or op.label or op.name
-            self._started[op.key].succeed()
-            if self._until is not None and (op.batch < self._until or op.key == ("begin", self._until)):
-                self._waiting -= 1
-                if self._waiting == 0:
-                    self._stop.succeed()
-            yield self.env.timeout(rec.end_ns - rec.start_ns)
-            self._lane_last[op.lane] = op.key
-            self._trace(op, rec)
+        yield lane.request(op.priority, self._add_order[op.key])
+        rec.start_ns = float(self.env.now)
+        if rec.start_ns > rec.ready_ns and self._lane_last[op.lane] is not None:
+            gate = ("lane", self._lane_last[op.lane])
+        rec.gate = gate
+        outcome = op.work(rec.start_ns)
+        if outcome.end_ns < rec.start_ns:
+            raise RuntimeError(f"op {op.key} ends before it starts")
+        rec.end_ns = float(outcome.end_ns)
+        rec.stats = outcome.stats
+        rec.label = outcome.label or op.label or op.name
+        self._started[op.key].succeed()
+        if self._until is not None and (op.batch < self._until or op.key == ("begin", self._until)):
+            self._waiting -= 1
+            if self._waiting == 0:
+                self._stop.succeed()
+        yield self.env.timeout(rec.end_ns - rec.start_ns)
+        self._lane_last[op.lane] = op.key
+        self._trace(op, rec)
         self._done[op.key].succeed()
+        lane.release()  # granted after the ops this one releases have asked
