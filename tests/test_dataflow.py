@@ -158,3 +158,28 @@ def test_relaxed_lookup_reads_the_table_before_the_update_it_precedes(mlp_relaxe
     ex = run(pipeline(persistence="undo", relaxed_lookup=True, relaxed_mlp_log=mlp_relaxed), n=8)
     for n in range(7):
         assert ex.records[("update", n)].start_ns >= ex.records[("lookup", n + 1)].end_ns
+
+
+@pytest.mark.parametrize("kw", [{"persistence": "redo"}, {"persistence": "undo"}, {"persistence": "none"}])
+def test_device_engine_receives_indices_a_batch_ahead(kw):
+    """Double buffer: batch n's hand-over waits for batch n−2's slot, not for batch n's begin."""
+    ex = run(pipeline(**kw), n=6)
+    r = ex.records
+    for n in range(1, 6):
+        assert r[("lookup", n)].start_ns == r[("begin", n)].start_ns  # indices already there
+        assert r[("config", n)].end_ns <= r[("begin", n)].start_ns
+        if n >= 2:
+            assert r[("config", n)].start_ns >= r[("update", n - 2)].end_ns
+            if kw["persistence"] == "redo":
+                assert r[("config", n)].start_ns >= r[("redo", n - 2)].end_ns
+
+
+class HostEngineMachine(FixedMachine):
+    engine_lane = mover_lane = agent_lane = "host_cpu"
+
+
+def test_host_engine_dispatches_at_batch_begin():
+    ex = run(pipeline(embedding_engine="host_cpu", data_movement="software", checkpoint_agent="host_cpu"),
+             machine=HostEngineMachine())
+    for n in range(6):
+        assert ex.records[("config", n)].start_ns >= ex.records[("begin", n)].start_ns

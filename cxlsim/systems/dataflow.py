@@ -26,6 +26,9 @@ lookup is relaxed (the next lookup already ran); ``redo`` of n for redo persiste
 Undo logging (SPEC §3.2) starts when the engine's lookup is done (the CXL-MEM is idle) after the
 previous update; the update waits for the embedding log and (unless the MLP log is relaxed) the MLP
 log, the optimizer step for the MLP log; with two DMA channels the two logs copy side by side.
+Index hand-over: a device engine holds two batches' indices (double buffer), so the host hands
+batch n over while batch n−1 runs, once batch n−2's slot is free (its update and redo record are
+done); a host-CPU engine dispatches batch n's embedding ops when batch n begins.
 Relaxed (SPEC §3.3/§3.4): lookup n+1 runs after emb_log n on the table before update n (update n
 waits for it: it must not overwrite rows the relaxed lookup has yet to read), corrected once batch
 n's gradients arrive; MLP logging copies only while the GPU runs ``t_mlp`` and spans
@@ -86,7 +89,11 @@ def build_graph(ex: Executor, machine: Machine, pipeline: ParamSet, n_batches: i
         if redo:
             begin_deps.append(("redo", p))
         add("begin", n, "batch", begin_deps)
-        add("config", n, "host_cpu", [("config", p)] if relaxed else [("begin", n)])
+        if relaxed or eng != "host_cpu":
+            config_deps = [("config", p), ("update", n - 2)] + ([("redo", n - 2)] if redo else [])
+        else:
+            config_deps = [("begin", n)]
+        add("config", n, "host_cpu", config_deps)
         add("b_fwd", n, "gpu", [("begin", n)])
         if relaxed:
             # batch n's lookup runs during batch n−1, after that batch's embedding log, on the table
