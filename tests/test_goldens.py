@@ -41,3 +41,9 @@ def test_breakdown_sums_to_batch_time(results, case):
 @pytest.mark.parametrize("workload", goldens.WORKLOADS)
 def test_relaxed_lookup_has_no_raw_stall(results, workload):
     assert results[f"cxl/{workload}"]["raw_stall_ms"] == 0.0
+
+
+def test_dependent_lookup_after_update_has_raw_stall(results):
+    """cxl-b's next lookup starts as its update is acknowledged; cxl-d's redo record separates them."""
+    assert results["cxl-b/rm1"]["raw_stall_ms"] > 0.0
+    assert results["cxl-d/rm1"]["raw_stall_ms"] == 0.0

@@ -195,3 +195,16 @@ def test_analyze_batch_line_view_is_lazy_and_independent_of_access_order():
         np.testing.assert_array_equal(acc.line_reads, rd)
         np.testing.assert_array_equal(acc.controller_reads, controller_histogram_ref(ln, rd, 256, 768, 3))
     assert c.lines is c.lines  # computed once
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=6), st.data())
+def test_tables_reversed_regroups_last_table_first(rows_per_table, data):
+    layout = TableLayout.of(rows_per_table, dim=4)
+    rows = np.array(sorted(data.draw(st.sets(st.integers(0, max(layout.total_rows - 1, 0)), max_size=20)))
+                    if layout.total_rows else [], np.int64)
+    out = layout.tables_reversed(rows)
+    np.testing.assert_array_equal(np.sort(out), rows)  # a permutation
+    t = layout.table_of(out)
+    assert np.all(np.diff(t) <= 0)  # last table first
+    assert np.all(np.diff(out)[np.diff(t) == 0] > 0)  # ascending within a table

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 import cxlsim
@@ -116,3 +117,18 @@ def test_relaxed_mlp_log_makes_progress_in_the_gpu_window():
     assert rec[("mlp_log", n)].start_ns >= rec[("t_mlp", n)].start_ns
     # the log gap is reported and never negative
     assert r.to_dict()["mlp_log_gap_batches"] >= 0
+
+
+@pytest.mark.parametrize("system, order", [("cxl-b", "reverse"), ("pcie", "reverse"), ("pmem", "forward"),
+                                           ("cxl-b", "forward")])
+def test_update_visits_tables_in_the_engines_order(system, order):
+    """The ndp logic updates last table first (backpropagation order), the host CPU table 0 first."""
+    engine = "ndp" if system != "pmem" else "host_cpu"
+    sets = {f"devices.{engine}.params.update_table_order": order} if (system, order) == ("cxl-b", "forward") else None
+    r = small(system, batches=1, sets=sets)
+    rows = r.machine.update_rows(1)
+    tables = r.machine.streams.layout.table_of(rows)
+    np.testing.assert_array_equal(np.sort(rows), r.machine.streams.batch(1).unique_rows)
+    steps = np.diff(tables)
+    assert np.all(steps <= 0) if order == "reverse" else np.all(steps >= 0)
+    assert np.any(steps != 0)

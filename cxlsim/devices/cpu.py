@@ -53,6 +53,8 @@ SCHEMA = Schema(
         Param("tdp_W", float, "package power with all cores busy (TDP)", minimum=0),
         Param("idle_power_W", float, "package power when idle", minimum=0),
         Param("software_memory_GB", float, "host DRAM the OS, framework and input pipeline occupy (energy provisioning)", default=0.0, minimum=0),
+        Param("update_table_order", str, "order in which the embedding update visits the tables: 'forward' as the "
+              "lookup (table 0 first) or 'reverse' (last table first)", default="forward", choices=("forward", "reverse")),
         Param("host_dram_preset_name", str, "DRAM module preset of the host memory where a system configures no DRAM role (energy provisioning)",
               default="dram/ddr4-2666"),
     ),

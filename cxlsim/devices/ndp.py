@@ -56,6 +56,9 @@ NDP_SCHEMA = Schema(
         Param("mul_pJ_per_op", float, "dynamic energy of one fp32 multiply", minimum=0),
         Param("scratchpad_pJ_per_B", float, "dynamic energy per scratchpad byte read or written", minimum=0),
         Param("static_W", float, "static power of the computing logic", minimum=0),
+        Param("update_table_order", str, "order in which the update visits the tables: 'forward' as the lookup "
+              "(table 0 first) or 'reverse' (last table first, as backpropagation runs)", default="reverse",
+              choices=("forward", "reverse")),
     ),
 )
 

@@ -267,17 +267,27 @@ class TrainingMachine:
         b = self._batch(n)
         return OpOutcome(t + self.ndp.correction_ns(b.n_shared_lookups, self.dim))
 
+    def update_rows(self, n: int) -> np.ndarray:
+        """The distinct rows batch ``n``'s update writes, in the order the engine visits them
+        (``update_table_order`` of the ndp or host CPU preset)."""
+        b = self._batch(n)
+        engine = self.ndp if self.pipe.embedding_engine == "ndp" else self.cpu
+        if engine.p.update_table_order == "reverse":
+            return self.streams.layout.tables_reversed(b.unique_rows)
+        return b.unique_rows
+
     def _update(self, n, t, ex):
         b = self._batch(n)
+        rows = self.update_rows(n)
         out = self._engine_outstanding()
         if self.cache is not None:
             from cxlsim.kernels.vector_cache import cache_access
 
-            hit, evicted = cache_access(b.unique_rows, True, *self.cache)
+            hit, evicted = cache_access(rows, True, *self.cache)
             mem = self.host_dram
         else:
             mem = self.tables
-        addr = self._rows_addr(b.unique_rows)
+        addr = self._rows_addr(rows)
         # read each distinct row, add its accumulated gradient, write it back (read, write, ...)
         wr = interleave(np.zeros(addr.size, bool), np.ones(addr.size, bool))
         res = mem.serve(t, interleave(addr, addr), self.row_B, wr, out)

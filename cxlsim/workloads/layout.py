@@ -61,6 +61,12 @@ class TableLayout:
         """Table holding a global row id (scalar or array)."""
         return np.searchsorted(self.row_base, global_row, side="right") - 1
 
+    def tables_reversed(self, rows: np.ndarray) -> np.ndarray:
+        """Ascending global ``rows`` regrouped last table first, ascending within each table
+        (the order of an update that runs the tables in reverse of the lookup's)."""
+        cuts = np.searchsorted(rows, self.row_base[1:])
+        return np.concatenate(np.split(rows, cuts)[::-1]) if rows.size else rows
+
     def line_of(self, table, row, line_B: int = 256):
         """Line id (``address // line_B``) of the first byte of ``row`` of ``table``."""
         return self.address_B(table, row) // line_B
