@@ -115,7 +115,7 @@ class OpRecord:
 
 
 class Executor:
-    """Runs :class:`Op` s on simpy with one resource per lane (first come first served, then by priority)."""
+    """Runs :class:`Op` s on simpy with one :class:`Lane` per lane name (waiting ops go by priority, then readiness)."""
 
     def __init__(self, trace: TraceRecorder | None = None) -> None:
         self.env = simpy.Environment()
