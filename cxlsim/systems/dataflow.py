@@ -28,7 +28,8 @@ previous update; the update waits for the embedding log and (unless the MLP log 
 log, the optimizer step for the MLP log; with two DMA channels the two logs copy side by side.
 Index hand-over: a device engine holds two batches' indices (double buffer), so the host hands
 batch n over while batch n−1 runs, once batch n−2's slot is free (its update and redo record are
-done); a host-CPU engine dispatches batch n's embedding ops when batch n begins.
+done); a host-CPU engine dispatches batch n's embedding ops when batch n begins (unless its
+lookup is relaxed).
 Relaxed (SPEC §3.3/§3.4): lookup n+1 runs after emb_log n on the table before update n (update n
 waits for it: it must not overwrite rows the relaxed lookup has yet to read), corrected once batch
 n's gradients arrive; MLP logging copies only while the GPU runs ``t_mlp`` and spans
