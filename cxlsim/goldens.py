@@ -15,6 +15,8 @@ import json
 import sys
 from pathlib import Path
 
+from cxlsim.systems.run import simulate
+
 SYSTEMS = ("ssd", "pmem", "pcie", "cxl-d", "cxl-b", "cxl", "dram")
 WORKLOADS = ("rm1", "rm2", "rm3", "rm4")
 GOLDEN_BATCH_SIZE = 32
@@ -26,8 +28,6 @@ REL_TOL = 1e-9
 
 
 def compute(system: str, workload: str) -> dict[str, float]:
-    from cxlsim.api import simulate
-
     r = simulate(system, workload=workload, batches=GOLDEN_BATCHES, warmup=GOLDEN_WARMUP, seed=GOLDEN_SEED,
                  workload_sets={"batch_size": GOLDEN_BATCH_SIZE}, trace=False)
     out = {"batch_time_ms": r.batch_time_ms["mean"], "raw_stall_ms": float(r.raw_stall_ns.mean() / 1e6)}

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from cxlsim.config.params import ParamSet
+from cxlsim.engine.executor import Executor, OpOutcome
 from cxlsim.systems.config import PIPELINE
 from cxlsim.systems.critical_path import breakdown
 from cxlsim.systems.dataflow import build_graph
-from cxlsim.systems.executor import Executor, OpOutcome
 
 DUR = {"begin": 0, "config": 5, "b_fwd": 600, "lookup": 500, "correction": 50, "pooled": 40,
        "t_mlp": 1600, "grads": 40, "b_bwd": 900, "update": 2700, "mlp_opt": 100,
@@ -135,7 +135,7 @@ def test_closing_batch_stops_at_its_begin(kw):
 
 def test_lane_grants_same_instant_requests_by_priority_then_order():
     """Ops released by one event compete for the lane: priority first, then the order they were added."""
-    from cxlsim.systems.executor import Op
+    from cxlsim.engine.executor import Op
 
     ex = Executor()
 

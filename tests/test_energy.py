@@ -18,14 +18,14 @@ from cxlsim.devices.cxl_protocol import CxlProtocol
 from cxlsim.devices.gpu import GpuModel
 from cxlsim.devices.ndp import NdpModel
 from cxlsim.devices.pcie import PcieLink
-from cxlsim.energy import COMPONENTS, energy_detail, energy_per_batch, energy_report, provision
+from cxlsim.energy import COMPONENTS, energy_detail, energy_per_batch, energy_report
 from cxlsim.energy import formulas as F
 from cxlsim.energy.activity import batch_activity
 from cxlsim.energy.model import link_topology
-from cxlsim.energy.provision import HOST_MEMORY, checkpoint_B, model_B
 from cxlsim.energy.report import baseline_sets, measured
 from cxlsim.systems.config import DeviceRole, load_system
 from cxlsim.systems.machine import Memory
+from cxlsim.systems.provision import HOST_MEMORY, checkpoint_B, model_B, provision
 from cxlsim.workloads.catalog import load_workload
 
 PJ = 1e-12

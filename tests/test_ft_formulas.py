@@ -8,7 +8,7 @@ import pytest
 
 from cxlsim.errors import ConfigError
 from cxlsim.ft import formulas as F
-from cxlsim.ft.tpu_ps import partition_bytes, tpu_ps_step
+from cxlsim.systems.tpu_ps import partition_bytes, tpu_ps_step
 
 H = 3600.0
 

@@ -95,7 +95,7 @@ def test_axis_cuts_towering_bars():
 
 
 def test_default_systems_follow_the_configs(monkeypatch):
-    monkeypatch.setattr("cxlsim.systems.config.list_systems", lambda: ["cxl", "pmem", "tpu-ps", "my-variant"])
+    monkeypatch.setattr("cxlsim.sweep.reproduce.list_systems", lambda: ["cxl", "pmem", "tpu-ps", "my-variant"])
     assert rp.default_systems() == ["pmem", "cxl", "tpu-ps"]  # SPEC §1.4 order; others left out
 
 

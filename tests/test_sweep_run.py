@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import json
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ import yaml
 
 from cxlsim.cli import main
 from cxlsim.sweep import load_spec, run_sweep, to_dataframe
-from cxlsim.sweep.evaluate import _energy, evaluate
+from cxlsim.sweep.evaluate import evaluate
 from cxlsim.sweep.results import csv_text, rows
 from cxlsim.sweep.spec import Point
 
@@ -110,19 +109,6 @@ def test_executors_give_byte_identical_results(serial_run, tmp_path, executor):
     rc = main(["sweep", spec.source, "--out", str(out), "--executor", executor, "--workers", "2", "--no-progress"])
     assert rc == 0
     assert sorted_lines(out / "results.csv") == sorted_lines(serial_out / "results.csv")
-
-
-def test_energy_comes_from_cxlsim_energy_when_present(monkeypatch):
-    fake = types.ModuleType("cxlsim.energy")
-    fake.energy_per_batch = lambda result: {"total": 3.0, "by_component": {"gpu": 2.0, "pmem": 1.0}}
-    monkeypatch.setitem(sys.modules, "cxlsim.energy", fake)
-    assert _energy(object()) == ({"total": 3.0, "by_component": {"gpu": 2.0, "pmem": 1.0}}, None)
-    monkeypatch.setitem(sys.modules, "cxlsim.energy", None)  # not installed: energy unavailable, no error
-    assert _energy(object()) == (None, None)
-    fake.energy_per_batch = lambda result: 1 / 0
-    monkeypatch.setitem(sys.modules, "cxlsim.energy", fake)
-    energy, error = _energy(object())
-    assert energy is None and error.startswith("ZeroDivisionError")
 
 
 def test_energy_columns_empty_when_unavailable(serial_run):

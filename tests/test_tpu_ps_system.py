@@ -9,8 +9,8 @@ import pytest
 
 import cxlsim
 from cxlsim.errors import ConfigError, InputError
-from cxlsim.ft.tpu_ps import tpu_ps_step
 from cxlsim.systems.streams import stream_set
+from cxlsim.systems.tpu_ps import tpu_ps_step
 from cxlsim.systems.tpu_ps_run import unique_ids_per_table
 
 SMALL = {"batch_size": 32}

@@ -87,33 +87,65 @@ class Param:
 class ParamSet(Mapping[str, Any]):
     """Validated, read-only parameter values with attribute access (``p.read_latency_ns``).
 
-    ``sources`` maps each key to the provenance note of its value.
+    ``sources`` maps each key to the provenance note of its value. Every value a model takes by
+    attribute or by key (``p.x``, ``p["x"]``, ``p.get("x")``) is recorded in :attr:`reads`, so a run
+    can prove which parameters reached it (:mod:`cxlsim.systems.reach`); iteration and
+    :meth:`as_dict` (serialisation, listings) record nothing.
     """
 
-    __slots__ = ("_values", "sources", "schema_name")
+    __slots__ = ("_values", "sources", "schema_name", "reads")
 
     def __init__(self, values: dict[str, Any], sources: dict[str, str], schema_name: str):
         object.__setattr__(self, "_values", dict(values))
         object.__setattr__(self, "sources", dict(sources))
         object.__setattr__(self, "schema_name", schema_name)
+        object.__setattr__(self, "reads", set())
 
     def __getattr__(self, name: str) -> Any:
         try:
-            return self._values[name]
+            value = self._values[name]
         except KeyError:
             raise AttributeError(f"{self.schema_name} has no parameter {name!r}") from None
+        self.reads.add(name)
+        return value
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("ParamSet is read-only; use replace()")
 
     def __getitem__(self, key: str) -> Any:
-        return self._values[key]
+        value = self._values[key]
+        self.reads.add(key)
+        return value
 
     def __iter__(self):
         return iter(self._values)
 
     def __len__(self) -> int:
         return len(self._values)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
+    def keys(self):
+        return self._values.keys()
+
+    def items(self):
+        """(name, value) pairs, unrecorded (listings and serialisation)."""
+        return self._values.items()
+
+    def values(self):
+        return self._values.values()
+
+    def as_dict(self) -> dict[str, Any]:
+        """A plain copy of the values, unrecorded (serialisation)."""
+        return dict(self._values)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ParamSet):
+            return self._values == other._values
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"ParamSet({self.schema_name}, {self._values!r})"

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cxlsim.systems.config import SystemConfig
+from cxlsim.systems.run import simulate
 
 #: The timing model reports the relaxed MLP log gap once per batch, at the end of the batch's MLP
 #: logging: a crash earlier in the batch still sees the previous MLP log (one batch older), and the
@@ -66,8 +67,6 @@ class Timeline:
 
 def from_simulation(cfg: SystemConfig, workload_sets: dict, n_batches: int, seed: int) -> Timeline:
     """Simulate ``cfg`` (its workload with ``workload_sets``) for ``n_batches`` batches, no warm-up."""
-    from cxlsim.api import simulate
-
     res = simulate(cfg, batches=n_batches, warmup=0, seed=seed, workload_sets=workload_sets, trace=False)
     rec = res.executor.records
     spans = {k: (r.start_ns, r.end_ns) for k, r in rec.items() if k[1] < n_batches and k[0] in STEP_NAMES}

@@ -5,16 +5,15 @@
     # {"total": J, "by_component": {"gpu": J, "cpu": J, "dram": J, "pmem": J, "ssd": J,
     #                               "cxl_mem_logic": J, "links": J}}
 
-Modules, one job each: :mod:`~cxlsim.energy.provision` (how many memory modules a system holds, by
-capacity), :mod:`~cxlsim.energy.activity` (what each batch did: wall time, busy lanes, bytes,
+Modules, one job each: :mod:`~cxlsim.systems.provision` (in the systems layer: how many memory modules a system
+holds, by capacity), :mod:`~cxlsim.energy.activity` (what each batch did: wall time, busy lanes, bytes,
 operations), :mod:`~cxlsim.energy.formulas` (each device's energy from its preset parameters),
 :mod:`~cxlsim.energy.model` (one batch's energy by component), :mod:`~cxlsim.energy.report`
-(means over measured batches, baseline normalisation), :mod:`~cxlsim.energy.sensitivity` (the weak
-parameters' effect on the normalised results). Model and parameters: ``docs/energy.md``.
+(means over measured batches, baseline normalisation); the study of the weak parameters' effect
+on the normalised results is :mod:`cxlsim.sweep.sensitivity`. Model and parameters: ``docs/energy.md``.
 """
 
 from cxlsim.energy.model import COMPONENTS, PARTS
-from cxlsim.energy.provision import provision, provisioned_modules
 from cxlsim.energy.report import energy_detail, energy_per_batch, energy_report
 
-__all__ = ["COMPONENTS", "PARTS", "energy_detail", "energy_per_batch", "energy_report", "provision", "provisioned_modules"]
+__all__ = ["COMPONENTS", "PARTS", "energy_detail", "energy_per_batch", "energy_report"]

@@ -8,7 +8,7 @@ every component in :data:`COMPONENTS` (zeros where a system lacks it):
 * ``dynamic`` — energy per byte or per operation (media, links, near-data and checkpointing logic).
 
 Components: ``gpu``; ``cpu`` (host package); ``dram``, ``pmem``, ``ssd`` (every memory pool of that
-family, capacity-provisioned: :mod:`cxlsim.energy.provision`); ``cxl_mem_logic`` (the memory
+family, capacity-provisioned: :mod:`cxlsim.systems.provision`); ``cxl_mem_logic`` (the memory
 device's near-data computing and checkpointing logic: CXL-MEM's, or the PCIe card's for ``pcie``);
 ``links`` (PCIe links, CXL links and switches). Link topology: a software system has the GPU's
 PCIe link, plus the memory card's when the embedding engine is on the card; a CXL system has the
@@ -23,8 +23,8 @@ from typing import Any
 
 from cxlsim.energy import formulas as F
 from cxlsim.energy.activity import BatchActivity
-from cxlsim.energy.provision import ModulePool
 from cxlsim.systems.config import SystemConfig
+from cxlsim.systems.provision import ModulePool
 
 COMPONENTS = ("gpu", "cpu", "dram", "pmem", "ssd", "cxl_mem_logic", "links")
 PARTS = ("static", "active", "dynamic")

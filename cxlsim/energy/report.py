@@ -26,9 +26,10 @@ import numpy as np
 
 from cxlsim.energy.activity import batch_activity
 from cxlsim.energy.model import COMPONENTS, PARTS, batch_energy
-from cxlsim.energy.provision import provision
 from cxlsim.errors import InputError
 from cxlsim.systems.config import SystemConfig
+from cxlsim.systems.provision import provision
+from cxlsim.systems.run import load_config, simulate
 
 SHARED_TOP_KEYS = ("seed", "batches", "warmup_batches")
 
@@ -40,7 +41,7 @@ def measured(result: Any) -> range:
 
 
 def _check_same_system(ran: SystemConfig, priced: SystemConfig) -> None:
-    if dict(ran.pipeline) != dict(priced.pipeline) or {r: d.preset.family for r, d in ran.devices.items()} != {
+    if ran.pipeline.as_dict() != priced.pipeline.as_dict() or {r: d.preset.family for r, d in ran.devices.items()} != {
             r: d.preset.family for r, d in priced.devices.items()}:
         raise InputError(f"energy parameters of {priced.name!r} cannot price a run of {ran.name!r}: "
                          "pipeline or device roles differ")
@@ -87,8 +88,6 @@ def energy_report(system: str, workload: str | None = None, baseline: str = "pme
                   workload_sets: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Simulate ``system`` and ``baseline`` on ``workload`` (with ``workload_sets`` for both); the
     ``cxlsim energy`` document."""
-    from cxlsim.api import load_config, simulate
-
     items = list(sets.items()) if isinstance(sets, Mapping) else list(sets or [])
     cfg = load_config(system, items)
     result = simulate(cfg, workload=workload, batches=batches, warmup=warmup, seed=seed, workload_sets=workload_sets, trace=False)

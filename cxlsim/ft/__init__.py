@@ -1,7 +1,7 @@
 """Cluster-scale failure tolerance side by side (SPEC §8) and the TPU/PS step model.
 
 Time inside this package is in **seconds** (runs span hours); sizes are bytes. Conversions to the
-project's ns happen at the boundary (:func:`cxlsim.ft.tpu_ps.tpu_ps_step` returns ns).
+project's ns happen at the boundary (:func:`cxlsim.systems.tpu_ps.tpu_ps_step` returns ns).
 
 - :mod:`cxlsim.ft.formulas` closed forms (Eq. 1/2, PLS, CPR decision, intermittent rule, ...);
 - :mod:`cxlsim.ft.scenario` scenario files (``configs/ft/*.yaml``), validated;
@@ -10,11 +10,11 @@ project's ns happen at the boundary (:func:`cxlsim.ft.tpu_ps.tpu_ps_step` return
 - :mod:`cxlsim.ft.storage` checkpoint save/load times from sizes and bandwidth;
 - :mod:`cxlsim.ft.schemes` full, partial, CPR, Check-N-Run, ECRec, TPU epochs, undo log;
 - :mod:`cxlsim.ft.simulator` the simpy failure-and-checkpoint simulator;
-- :mod:`cxlsim.ft.tpu_ps` the TPU / parameter-server per-step model.
+- :mod:`cxlsim.systems.tpu_ps` the TPU / parameter-server per-step model.
 """
 
 from cxlsim.ft.run import run_scenario
 from cxlsim.ft.scenario import Scenario, load_scenario
-from cxlsim.ft.tpu_ps import tpu_ps_step
+from cxlsim.systems.tpu_ps import tpu_ps_step
 
 __all__ = ["Scenario", "load_scenario", "run_scenario", "tpu_ps_step"]

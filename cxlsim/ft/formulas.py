@@ -11,6 +11,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+# the TPU/PS step formulas live with the TPU/PS system model; re-exported for the FT studies
+from cxlsim.systems.tpu_ps import load_imbalance, ps_rpc_pairs_per_server  # noqa: F401
+
 #: Check-N-Run: resumes from a checkpoint of b bits tolerated within the 0.01 % accuracy threshold.
 CNR_TOLERATED_RESUMES: dict[int, int] = {2: 1, 3: 3, 4: 20, 8: 100}
 
@@ -112,17 +115,3 @@ def ecrec_degraded_throughput(servers: int, k: int) -> float:
     load for the n−1 they could carry, so the rate falls to (n−1)/(n−1+k)."""
     n = servers
     return (n - 1) / (n - 1 + k)
-
-
-def load_imbalance(bytes_per_core: Sequence[float]) -> float:
-    """LI = N·max Bᵢ / Σ Bᵢ over N cores (1 = perfectly balanced)."""
-    total = float(sum(bytes_per_core))
-    if total == 0:
-        return 1.0
-    return len(bytes_per_core) * max(bytes_per_core) / total
-
-
-def ps_rpc_pairs_per_server(accelerator_cores: int, tables: int, coalesced: bool) -> int:
-    """Fetch/update RPC pairs each parameter server receives per step: one per (core, table)
-    without coalescing, one per server per batch with fetch/update coalescing."""
-    return 1 if coalesced else accelerator_cores * tables

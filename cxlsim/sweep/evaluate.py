@@ -5,13 +5,10 @@ JSON-able dict) with ``status`` ``"ok"`` or ``"error"``::
 
     {"id", "point": {system, workload, sets, timeline}, "swept": {key: value},
      "status", "error": "Type: message" | null, "error_kind": "input" | "internal" | null,
-     "result": RunResult.to_dict() with "energy_J_per_batch" (null while energy is unavailable) | null,
+     "result": RunResult.to_dict() (its "energy_J_per_batch" is null for the analytic tpu-ps) | null,
      "timeline": {"start_ns", "end_ns", "lanes", "intervals": [[lane, start_ns, end_ns, label, batch,
                   category], ...]} | null,
      "wall_s", "version", "git_revision"}
-
-Energy comes from ``RunResult.to_dict()["energy_J_per_batch"]`` or, when that key is absent, from
-:func:`cxlsim.energy.energy_per_batch`; while neither exists energy is ``null``.
 """
 
 from __future__ import annotations
@@ -20,6 +17,9 @@ import time
 import traceback
 from typing import Any
 
+from cxlsim.api import simulate
+from cxlsim.engine.trace import TraceRecorder
+from cxlsim.errors import InputError
 from cxlsim.provenance import provenance
 from cxlsim.reports.output import to_jsonable
 from cxlsim.sweep.spec import Point
@@ -27,9 +27,6 @@ from cxlsim.sweep.spec import Point
 
 def evaluate(point: Point) -> dict[str, Any]:
     """Simulate ``point`` and return its record (see the module docstring)."""
-    from cxlsim.api import simulate
-    from cxlsim.errors import InputError
-
     record: dict[str, Any] = {
         "id": point.id, "point": point.to_dict(), "swept": dict(point.swept),
         "status": "ok", "error": None, "error_kind": None, "result": None, "timeline": None,
@@ -37,12 +34,7 @@ def evaluate(point: Point) -> dict[str, Any]:
     t0 = time.perf_counter()
     try:
         result = simulate(point.system, workload=point.workload, sets=list(point.sets), trace=point.timeline)
-        data = result.to_dict()
-        if "energy_J_per_batch" not in data:
-            data["energy_J_per_batch"], energy_error = _energy(result)
-            if energy_error:
-                data["energy_error"] = energy_error
-        record["result"] = to_jsonable(data)
+        record["result"] = to_jsonable(result.to_dict())
         if point.timeline:
             record["timeline"] = _timeline(result)
     except InputError as exc:
@@ -53,20 +45,6 @@ def evaluate(point: Point) -> dict[str, Any]:
     record["wall_s"] = time.perf_counter() - t0
     record.update(provenance())
     return record
-
-
-def _energy(result: Any) -> tuple[dict[str, Any] | None, str | None]:
-    """Energy per batch from :mod:`cxlsim.energy`, or ``(None, None)`` while it does not exist."""
-    try:
-        from cxlsim.energy import energy_per_batch
-    except ImportError as exc:
-        if exc.name == "cxlsim.energy":  # the module, or its function, is not there yet
-            return None, None
-        return None, f"{type(exc).__name__}: {exc}"
-    try:
-        return energy_per_batch(result), None
-    except Exception as exc:  # timing stays valid; the energy failure is reported beside it
-        return None, f"{type(exc).__name__}: {exc}"
 
 
 def _timeline(result: Any) -> dict[str, Any]:
@@ -82,8 +60,6 @@ def _timeline(result: Any) -> dict[str, Any]:
 
 def trace_from_timeline(timeline: dict[str, Any]):
     """Rebuild a :class:`~cxlsim.engine.trace.TraceRecorder` from a record's ``timeline``."""
-    from cxlsim.engine.trace import TraceRecorder
-
     tr = TraceRecorder()
     for lane in timeline["lanes"]:
         tr.declare_lane(lane)

@@ -18,6 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cxlsim.reports import timeline as tl
+from cxlsim.reports.timeline import STYLE
+from cxlsim.sweep.evaluate import trace_from_timeline
 from cxlsim.sweep.results import BREAKDOWN, ENERGY_COMPONENTS
 
 #: A bar taller than this many times the median bar of its panel is cut and labelled.
@@ -54,7 +57,6 @@ def fig11_breakdown(doc: dict[str, Any], path: Path) -> Path | None:
     if not res:
         return None
     baseline = doc.get("summary", {}).get("baseline", "pmem")
-    from cxlsim.reports.timeline import STYLE
 
     cats = [c for c in BREAKDOWN if any(r["breakdown_ms"].get(c, 0.0) > 0 for r in res.values())]
     panels = {}
@@ -90,8 +92,6 @@ def fig13_energy(doc: dict[str, Any], path: Path) -> Path | None:
 
 
 def fig12_timeline(doc: dict[str, Any], path: Path) -> Path | None:
-    from cxlsim.reports import timeline as tl
-    from cxlsim.sweep.evaluate import trace_from_timeline
 
     runs = [r for r in doc.get("timelines", []) if r.get("status") == "ok" and r.get("timeline")]
     if not runs:

@@ -17,10 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from cxlsim.errors import ConfigError, InputError
+from cxlsim.reports.output import fmt_num
 from cxlsim.sweep.executors import make_executor
 from cxlsim.sweep.progress import Progress
+from cxlsim.sweep.results import results_document, write_results
 from cxlsim.sweep.runner import execute
 from cxlsim.sweep.spec import Point, SweepSpec, build_spec
+from cxlsim.systems.config import list_systems
 
 #: SPEC §1.4, in the paper's order; those without a configs/<name>.yaml are left out.
 PAPER_SYSTEMS = ("ssd", "pmem", "pcie", "cxl-d", "cxl-b", "cxl", "dram", "tpu-ps")
@@ -39,7 +42,6 @@ class Plan:
 
 
 def default_systems() -> list[str]:
-    from cxlsim.systems.config import list_systems
 
     known = set(list_systems())
     return [s for s in PAPER_SYSTEMS if s in known]
@@ -76,7 +78,6 @@ def plan(systems: Sequence[str] | None = None, workloads: Sequence[str] | None =
 def run(p: Plan, executor: str = "process", workers: int | None = None, scheduler: str | None = None,
         progress: bool = True) -> dict[str, Any]:
     """Simulate every point of ``p``; return the results document (not yet written)."""
-    from cxlsim.sweep.results import results_document
 
     points = list(p.spec.points) + p.timelines
     records: list[dict[str, Any] | None] = [None] * len(points)
@@ -100,7 +101,6 @@ def run(p: Plan, executor: str = "process", workers: int | None = None, schedule
 
 
 def write(doc: dict[str, Any], out: str | Path) -> tuple[Path, Path]:
-    from cxlsim.sweep.results import write_results
 
     return write_results(Path(out), doc["points"], doc, doc["axes"])
 
@@ -180,7 +180,6 @@ def render(s: dict[str, Any]) -> str:
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str) -> str:
     """First column left-aligned, numbers right-aligned, ``—`` where a value is missing."""
-    from cxlsim.reports.output import fmt_num
 
     cells = [[str(r[0]), *["—" if v is None else fmt_num(v) for v in r[1:]]] for r in rows]
     widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]

@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from cxlsim.errors import InputError
+from cxlsim.provenance import provenance
+from cxlsim.reports.output import format_table, to_jsonable
 
 BREAKDOWN = ("b_mlp", "t_mlp", "transfer", "embedding", "checkpoint", "idle")
 ENERGY_COMPONENTS = ("gpu", "cpu", "dram", "pmem", "ssd", "cxl_mem_logic", "links")
@@ -115,8 +117,6 @@ def write_text(path: Path, text: str) -> None:
 
 def results_document(records: Sequence[Mapping[str, Any]], *, name: str, description: str, spec: str,
                      document: Mapping[str, Any], axes: Sequence[str], executor: str | None = None) -> dict[str, Any]:
-    from cxlsim.provenance import provenance
-    from cxlsim.reports.output import to_jsonable
 
     ok = sum(1 for r in records if r.get("status") == "ok")
     return to_jsonable({
@@ -172,7 +172,6 @@ def to_dataframe(results: str | Path | Mapping[str, Any] | Iterable[Mapping[str,
 
 
 def render_table(records: Sequence[Mapping[str, Any]], axes: Sequence[str], title: str | None = None) -> str:
-    from cxlsim.reports.output import format_table
 
     columns, table = rows(records, axes)
     has_energy = any(r["energy_J_per_batch"] is not None for r in table)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cxlsim.provenance import git_revision, provenance
 from cxlsim.sweep.evaluate import evaluate
 from cxlsim.sweep.executors import Executor, make_executor
 from cxlsim.sweep.progress import Progress
@@ -29,7 +30,6 @@ def execute(points: Sequence[Point], executor: Executor, progress: Progress | No
             fn: Callable[[Point], dict[str, Any]] = evaluate) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(index, record)`` as points finish; a point the executor could not run (its worker
     died) becomes an error record, so one bad point never stops the others."""
-    from cxlsim.provenance import provenance
 
     for i, value in executor.map(fn, list(points)):
         if isinstance(value, BaseException):
@@ -76,7 +76,6 @@ def load_done(out: Path) -> dict[str, dict[str, Any]]:
 def run_sweep(spec: SweepSpec, out: str | Path, executor: str = "process", workers: int | None = None,
               scheduler: str | None = None, fresh: bool = False, progress: bool = True) -> SweepOutcome:
     """Run ``spec``'s points not already done in ``out``; write ``out/results.{csv,json}``."""
-    from cxlsim.provenance import git_revision
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -46,6 +46,8 @@ from typing import Any
 from cxlsim.config.params import unknown_key_message
 from cxlsim.config.yamlio import check_version, read_yaml
 from cxlsim.errors import ConfigError
+from cxlsim.systems.config import system_path
+from cxlsim.workloads.catalog import workload_path
 
 TOP_KEYS = ("version", "name", "description", "base", "axes")
 BASE_KEYS = ("systems", "workloads", "batches", "warmup_batches", "seed", "set")
@@ -255,8 +257,6 @@ def _names(base: Mapping[str, Any], key: str, where: str, required: bool) -> lis
 
 def _check_names(names: Sequence[Any], kind: str, where: str, kp: str) -> None:
     """Systems and workloads must exist: a catalog name or an existing YAML file."""
-    from cxlsim.systems.config import system_path
-    from cxlsim.workloads.catalog import workload_path
 
     for i, name in enumerate(names):
         if not isinstance(name, str):

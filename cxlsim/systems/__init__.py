@@ -3,5 +3,5 @@
 A system is configuration (``configs/<name>.yaml``): devices by role and a pipeline that says where
 tables live, who computes embeddings, how data moves and how batches are persisted. There is no
 class per system: :mod:`cxlsim.systems.dataflow` builds every system's batch op graph from the
-pipeline settings and :mod:`cxlsim.systems.executor` runs it on simpy.
+pipeline settings and :mod:`cxlsim.engine.executor` runs it on simpy.
 """

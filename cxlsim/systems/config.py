@@ -31,11 +31,12 @@ from cxlsim.config.catalog import Preset, catalog_roots, load_preset
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
 from cxlsim.errors import ConfigError
+from cxlsim.systems.tpu_ps import TPU_PS_SCHEMA
 
 TOP_KEYS = {"version", "inherits", "name", "description", "model", "workload", "seed", "batches", "warmup_batches",
             "devices", "pipeline", "workload_overrides", "tpu_ps"}
 #: ``model:`` of a system: the shared op-graph dataflow over device models, or the analytic
-#: TPU/parameter-server step model (SPEC §1.4 ``tpu-ps``, :mod:`cxlsim.ft.tpu_ps`).
+#: TPU/parameter-server step model (SPEC §1.4 ``tpu-ps``, :mod:`cxlsim.systems.tpu_ps`).
 MODELS = ("dataflow", "tpu_ps")
 DEVICE_KEYS = {"preset", "count", "interleave_B", "params", "levels"}
 
@@ -125,16 +126,16 @@ class SystemConfig:
             "seed": self.seed,
             "batches": self.batches,
             "warmup_batches": self.warmup_batches,
-            "pipeline": dict(self.pipeline) if self.pipeline is not None else {},
+            "pipeline": self.pipeline.as_dict() if self.pipeline is not None else {},
             "devices": {
                 r: {"preset": d.preset.name, "count": d.count, "interleave_B": d.interleave_B, "levels": d.levels,
-                    "params": dict(d.params)}
+                    "params": d.params.as_dict()}
                 for r, d in self.devices.items()
             },
             "workload_overrides": dict(self.workload_overrides),
         }
         if self.tpu_ps is not None:
-            out["tpu_ps"] = dict(self.tpu_ps)
+            out["tpu_ps"] = self.tpu_ps.as_dict()
         return out
 
 
@@ -195,8 +196,6 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
     if model == "tpu_ps":
         if pipeline_doc:
             raise ConfigError(where, "pipeline", "model tpu_ps has no dataflow pipeline (its parameters go under tpu_ps:)")
-        from cxlsim.ft.tpu_ps import TPU_PS_SCHEMA
-
         if tpu_doc is not None and not isinstance(tpu_doc, dict):
             raise ConfigError(where, "tpu_ps", "expected a mapping of parameter: value")
         tpu_doc = tpu_doc or {}

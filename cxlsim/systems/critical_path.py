@@ -12,7 +12,7 @@ the batch time, plus the ordered list of ops on the path.
 
 from __future__ import annotations
 
-from cxlsim.systems.executor import OpKey, OpRecord
+from cxlsim.engine.executor import OpKey, OpRecord
 
 CATEGORIES = ("b_mlp", "t_mlp", "transfer", "embedding", "checkpoint")
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from cxlsim.config.params import ParamSet
-from cxlsim.systems.executor import Executor, Op, OpOutcome
+from cxlsim.engine.executor import Executor, Op, OpOutcome
 
 CATEGORY = {
     "begin": "sync", "config": "transfer", "b_fwd": "b_mlp", "lookup": "embedding",

@@ -30,8 +30,9 @@ import numpy as np
 
 from cxlsim.devices.media import AccessStream
 from cxlsim.devices.registry import get_family
+from cxlsim.engine.executor import Executor, OpOutcome
+from cxlsim.kernels.vector_cache import cache_access, new_cache
 from cxlsim.systems.config import DeviceRole, SystemConfig
-from cxlsim.systems.executor import Executor, OpOutcome
 from cxlsim.systems.streams import BatchStreams, StreamSet
 from cxlsim.units import GiB
 
@@ -148,8 +149,6 @@ class TrainingMachine:
         self.pcie = build(cfg.role("pcie")) if cfg.has("pcie") else None
         self.cache = None
         if p.vector_cache_GB > 0:
-            from cxlsim.kernels.vector_cache import new_cache
-
             self.host_dram = Memory(cfg.role("host_dram"))
             self.cache = new_cache(int(p.vector_cache_GB * 1e9 // self.row_B))
         self.engine_lane = "ndp" if p.embedding_engine == "ndp" else "host_cpu"
@@ -242,8 +241,6 @@ class TrainingMachine:
         out = self._engine_outstanding()
         stats: dict[str, float] = {}
         if self.cache is not None:
-            from cxlsim.kernels.vector_cache import cache_access
-
             hit, evicted = cache_access(rows, False, *self.cache)
             miss_rows = rows[~hit]
             r_hit = self.host_dram.serve(t, self._rows_addr(rows[hit]), self.row_B, False, out)
@@ -281,8 +278,6 @@ class TrainingMachine:
         rows = self.update_rows(n)
         out = self._engine_outstanding()
         if self.cache is not None:
-            from cxlsim.kernels.vector_cache import cache_access
-
             hit, evicted = cache_access(rows, True, *self.cache)
             mem = self.host_dram
         else:

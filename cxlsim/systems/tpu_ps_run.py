@@ -1,5 +1,5 @@
 """The ``tpu-ps`` system in ``cxlsim run``: the analytic TPU / parameter-server step model
-(:func:`cxlsim.ft.tpu_ps.tpu_ps_step`) driven by the same analysed input streams as every other
+(:func:`cxlsim.systems.tpu_ps.tpu_ps_step`) driven by the same analysed input streams as every other
 system (distinct ids per table and batch), so it joins the paper comparison as an extra row.
 
 Critical-path attribution (sums to the step time exactly): without sparse/dense pipelining the
@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from cxlsim.ft.tpu_ps import tpu_ps_step
 from cxlsim.systems.config import SystemConfig
+from cxlsim.systems.result import RunResult
 from cxlsim.systems.streams import StreamSet
+from cxlsim.systems.tpu_ps import tpu_ps_step
 from cxlsim.workloads.catalog import Workload
 
 
@@ -43,8 +44,6 @@ def critical_path_ns(step: dict, pipelined: bool, contention: float) -> dict[str
 
 def simulate_tpu_ps(cfg: SystemConfig, wl: Workload, streams: StreamSet):
     """Per-batch step times of ``cfg`` (model ``tpu_ps``) over the measured batches."""
-    from cxlsim.api import RunResult
-
     wp = {"batch_size": wl.params.batch_size, "tables": wl.params.tables, "dim": wl.params.dim,
           "bottom_mlp": wl.bottom_widths, "top_mlp": wl.top_widths,
           "rows_per_table": int(round(streams.layout.total_rows / wl.params.tables))}

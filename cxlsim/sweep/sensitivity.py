@@ -1,7 +1,7 @@
 """How the energy normalised to ``pmem`` moves when the weakest energy parameters vary.
 
-    python -m cxlsim.energy.sensitivity                       # RM1, 2 measured batches
-    python -m cxlsim.energy.sensitivity --workloads rm1 rm4 --batches 2 --json sens.json
+    python -m cxlsim.sweep.sensitivity                       # RM1, 2 measured batches
+    python -m cxlsim.sweep.sensitivity --workloads rm1 rm4 --batches 2 --json sens.json
 
 Each system is simulated once per workload; every variant re-prices that run with dotted
 overrides (``devices.<role>.params.<key>=v`` on every role whose preset is of the variant's family,
@@ -27,7 +27,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from cxlsim.energy.report import energy_per_batch
+from cxlsim.api import load_config, simulate
+from cxlsim.energy import energy_per_batch
 from cxlsim.reports.output import format_table, to_jsonable
 from cxlsim.systems.config import SystemConfig
 
@@ -77,8 +78,6 @@ VARIANTS: dict[str, tuple[str, float, tuple[float, ...], Callable[[SystemConfig,
 def simulate_all(workload: str, batches: int, systems: tuple[str, ...] = SYSTEMS,
                  sets: dict[str, Sets] | None = None, **kw: Any) -> dict[str, Any]:
     """One run per system (``sets[system]``: its own overrides; ``kw`` to :func:`cxlsim.simulate`)."""
-    from cxlsim.api import simulate
-
     return {s: simulate(s, workload=workload, batches=batches, trace=False, sets=(sets or {}).get(s), **kw)
             for s in systems}
 
@@ -87,8 +86,6 @@ def normalised(runs: dict[str, Any], variant: str | None = None, value: float | 
                sets: dict[str, Sets] | None = None) -> dict[str, dict[str, Any]]:
     """Energy per batch of each run (re-priced for ``variant = value``; ``sets`` as the runs were
     simulated with) and its ratio to the baseline's."""
-    from cxlsim.api import load_config
-
     energy = {}
     for s, r in runs.items():
         extra = VARIANTS[variant][3](r.config, value) if variant else []
@@ -131,7 +128,7 @@ def render(res: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m cxlsim.energy.sensitivity", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m cxlsim.sweep.sensitivity", description=__doc__.split("\n\n")[0])
     ap.add_argument("--workloads", nargs="+", default=["rm1"])
     ap.add_argument("--batches", type=int, default=2)
     ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")

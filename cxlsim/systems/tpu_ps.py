@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 
 from cxlsim.config.params import Param, ParamSet, Schema
-from cxlsim.ft.formulas import load_imbalance, ps_rpc_pairs_per_server
 from cxlsim.units import S
 
 GB = 1e9
@@ -73,6 +72,21 @@ TPU_PS_SCHEMA = Schema("tpu-ps", (
     Param("checkpoint_GB", float, "checkpoint size (0 = embedding tables + dense parameters)", default=0.0, minimum=0),
     Param("dfs_write_GBps", float, "distributed-file-system write bandwidth", default=10.0, minimum=0, exclusive_minimum=True),
 ))
+
+
+def load_imbalance(bytes_per_core: Sequence[float]) -> float:
+    """LI = N·max Bᵢ / Σ Bᵢ over N cores (1 = perfectly balanced)."""
+    total = float(sum(bytes_per_core))
+    if total == 0:
+        return 1.0
+    return len(bytes_per_core) * max(bytes_per_core) / total
+
+
+def ps_rpc_pairs_per_server(accelerator_cores: int, tables: int, coalesced: bool) -> int:
+    """Fetch/update RPC pairs each parameter server receives per step: one per (core, table)
+    without coalescing, one per server per batch with fetch/update coalescing."""
+    return 1 if coalesced else accelerator_cores * tables
+
 
 
 # ----------------------------------------------------------------------------- partitioning

@@ -1,0 +1,95 @@
+"""What one simulation measured: :class:`RunResult`.
+
+Contract: a :class:`RunResult` holds, for the measured batches (warm-up excluded), each batch's time
+(ns), its Figure-11 critical-path breakdown (ns by category, summing to the batch time), its
+read-after-write stall (ns), the relaxed MLP log gap, the executor (records and trace) and the
+machine that timed it. ``energy`` is the energy per measured batch when a caller priced it
+(:func:`cxlsim.api.simulate` does; :func:`cxlsim.systems.run.simulate` does not), ``None`` otherwise.
+:meth:`RunResult.to_dict` is the stable ``cxlsim run --json`` document (README).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from cxlsim.engine.executor import Executor
+from cxlsim.engine.trace import TraceRecorder
+from cxlsim.errors import InputError
+from cxlsim.provenance import provenance
+from cxlsim.systems.config import SystemConfig
+from cxlsim.systems.critical_path import CATEGORIES
+from cxlsim.systems.provision import provisioned_modules
+from cxlsim.workloads.catalog import Workload
+
+if TYPE_CHECKING:
+    from cxlsim.systems.machine import TrainingMachine
+
+
+@dataclass
+class RunResult:
+    """One simulation: per-batch times and breakdowns over the measured batches, and the trace."""
+
+    config: SystemConfig
+    workload: Workload
+    batch_times_ns: np.ndarray
+    breakdowns_ns: list[dict[str, float]]
+    raw_stall_ns: np.ndarray
+    mlp_log_gap_batches: int
+    executor: Executor | None  # None for the analytic tpu-ps model
+    machine: TrainingMachine | None
+    extra: dict[str, Any] = field(default_factory=dict)
+    energy: dict[str, Any] | None = None  # {"total": J, "by_component": {...}} per measured batch
+
+    @property
+    def measured(self) -> range:
+        """Batch numbers of the measured batches."""
+        cfg = self.config
+        return range(cfg.warmup_batches, cfg.warmup_batches + cfg.batches)
+
+    @property
+    def trace(self) -> TraceRecorder:
+        if self.executor is None:
+            raise InputError(f"system {self.config.name!r} (model {self.config.model}) is analytic: it has no timeline")
+        return self.executor.trace
+
+    @property
+    def batch_time_ms(self) -> dict[str, float]:
+        t = self.batch_times_ns / 1e6
+        return {"mean": float(t.mean()), "p50": float(np.percentile(t, 50)), "p99": float(np.percentile(t, 99))}
+
+    @property
+    def breakdown_ms(self) -> dict[str, float]:
+        keys = list(CATEGORIES) + (["idle"] if any(b["idle"] > 1e-6 for b in self.breakdowns_ns) else [])
+        return {k: float(np.mean([b[k] for b in self.breakdowns_ns]) / 1e6) for k in keys}
+
+    def batch_span(self, n: int) -> tuple[float, float]:
+        """Start and end (ns) of batch ``n`` (absolute batch number, warm-up included)."""
+        r = self.trace and self.executor.records
+        return r[("begin", n)].start_ns, r[("begin", n + 1)].start_ns
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``cxlsim run --json`` document (stable keys, README)."""
+        cfg = self.config
+        bt = self.batch_time_ms
+        resolved = cfg.resolved()
+        resolved["workload_params"] = self.workload.params.as_dict()
+        analytic = self.machine is None  # tpu-ps: no device-level activity, so no provisioning
+        resolved["provisioned_modules"] = {} if analytic else provisioned_modules(cfg, self.workload)
+        return {
+            "system": cfg.name,
+            "workload": self.workload.name,
+            "batches": int(self.batch_times_ns.size),
+            "batch_time_ms": bt,
+            "breakdown_ms": self.breakdown_ms,
+            "raw_stall_ms": float(self.raw_stall_ns.mean() / 1e6),
+            "mlp_log_gap_batches": int(self.mlp_log_gap_batches),
+            "throughput_samples_per_s": float(self.workload.params.batch_size / (bt["mean"] / 1e3)),
+            "energy_J_per_batch": self.energy,
+            **self.extra,
+            "config": resolved,
+            "seed": cfg.seed,
+            **provenance(),
+        }

@@ -1,0 +1,85 @@
+"""Simulate one system on one workload: streams → machine → op graph → executor → :class:`RunResult`.
+
+Contract: the same (configuration, workload, seed, batch count) gives the same numbers. The run
+simulates ``warmup_batches`` + ``batches`` + 1 batches (the last one only up to its begin, which
+closes the last measured batch) and reports the measured ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from cxlsim.engine.executor import Executor
+from cxlsim.engine.trace import TraceRecorder
+from cxlsim.errors import InputError
+from cxlsim.systems.config import SystemConfig, load_system
+from cxlsim.systems.critical_path import breakdown
+from cxlsim.systems.dataflow import build_graph
+from cxlsim.systems.machine import TrainingMachine
+from cxlsim.systems.result import RunResult
+from cxlsim.systems.streams import stream_set
+from cxlsim.systems.tpu_ps_run import simulate_tpu_ps
+from cxlsim.workloads.catalog import load_workload
+
+Sets = Mapping[str, Any] | list[tuple[str, Any]] | None
+
+
+def load_config(system: str, sets: Sets = None) -> SystemConfig:
+    """Load ``configs/<system>.yaml`` (or a path) with dotted-key overrides."""
+    items = list(sets.items()) if isinstance(sets, Mapping) else list(sets or [])
+    return load_system(system, items)
+
+
+def configure(system: str | SystemConfig, workload: str | None = None, batches: int | None = None,
+              seed: int | None = None, warmup: int | None = None, sets: Sets = None) -> SystemConfig:
+    """The configuration a run uses: ``system`` (a name, a path or a loaded config) with ``sets``,
+    then the explicit arguments (which win over the file and ``sets``)."""
+    cfg = system if isinstance(system, SystemConfig) else load_config(system, sets)
+    changes: dict[str, Any] = {}
+    if batches is not None:
+        if batches < 1:
+            raise InputError(f"--batches must be >= 1, got {batches}")
+        changes["batches"] = batches
+    if warmup is not None:
+        if warmup < 0:
+            raise InputError(f"--warmup must be >= 0, got {warmup}")
+        changes["warmup_batches"] = warmup
+    if seed is not None:
+        if seed < 0:
+            raise InputError(f"--seed must be >= 0, got {seed}")
+        changes["seed"] = seed
+    if workload is not None:
+        changes["workload"] = workload
+    return replace(cfg, **changes) if changes else cfg
+
+
+def simulate(system: str | SystemConfig, workload: str | None = None, batches: int | None = None,
+             seed: int | None = None, warmup: int | None = None, sets: Sets = None,
+             workload_sets: Mapping[str, Any] | None = None, trace: bool = True) -> RunResult:
+    """Simulate ``system`` on ``workload`` (default: the system's) and return a :class:`RunResult`
+    (timing only: ``energy`` stays ``None``; :func:`cxlsim.api.simulate` prices it)."""
+    cfg = configure(system, workload, batches, seed, warmup, sets)
+    wl = load_workload(cfg.workload, {**cfg.workload_overrides, **(workload_sets or {})})
+    total = cfg.warmup_batches + cfg.batches + 1  # one more batch closes the last measured one
+    streams = stream_set(wl, cfg.seed, total)
+    if cfg.model == "tpu_ps":
+        return simulate_tpu_ps(cfg, wl, streams)
+    machine = TrainingMachine(cfg, streams)
+    ex = Executor(TraceRecorder(enabled=trace))
+    build_graph(ex, machine, cfg.pipeline, total)
+    ex.run(until_batch=total - 1)  # the closing batch is needed only up to its begin
+    measured = range(cfg.warmup_batches, cfg.warmup_batches + cfg.batches)
+    times, parts, raw = [], [], []
+    for n in measured:
+        t0 = ex.records[("begin", n)].start_ns
+        t1 = ex.records[("begin", n + 1)].start_ns
+        charges, _ = breakdown(ex.records, ("begin", n), ("begin", n + 1))
+        times.append(t1 - t0)
+        parts.append(charges)
+        raw.append(machine.stats.get(("lookup", n), {}).get("raw_stall_ns", 0.0))
+    gaps = [machine.mlp_log.gaps.get(n, 0) for n in measured]
+    return RunResult(cfg, wl, np.asarray(times), parts, np.asarray(raw), max(gaps) if gaps else 0, ex, machine)
