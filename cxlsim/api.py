@@ -7,7 +7,9 @@
 
 Contract: the same (configuration, workload, seed, batch count) gives the same numbers.
 :func:`simulate` is :func:`cxlsim.systems.run.simulate` plus the energy per measured batch
-(``result.energy``; ``None`` for the analytic ``tpu-ps`` model).
+(``result.energy``; ``None`` for the analytic ``tpu-ps`` model); an override of a parameter that
+neither the timing nor the energy read is refused with :class:`~cxlsim.errors.InputError`
+(:mod:`cxlsim.systems.reach`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from cxlsim.config.yamlio import parse_set
 from cxlsim.energy import energy_per_batch, energy_report
 from cxlsim.errors import InputError
 from cxlsim.systems import run as _run
+from cxlsim.systems.reach import check_overrides
 from cxlsim.systems.result import RunResult
 from cxlsim.workloads.catalog import load_workload
 
@@ -43,6 +46,8 @@ def simulate(
                            workload_sets=workload_sets, trace=trace)
     if result.machine is not None:
         result.energy = energy_per_batch(result)
+    items = list(sets.items()) if isinstance(sets, Mapping) else list(sets or [])
+    check_overrides(result.config, items)
     return result
 
 

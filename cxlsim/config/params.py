@@ -29,7 +29,9 @@ class Param:
 
     ``kind`` is ``float``, ``int``, ``bool`` or ``str``; ``minimum``/``maximum`` bound numbers
     (inclusive unless ``exclusive_minimum``); ``choices`` restricts strings; a parameter with no
-    ``default`` must be given by the preset.
+    ``default`` must be given by the preset. ``descriptive`` (a reason) marks a fact kept for the
+    record that no model reads; every other parameter must reach timing or energy
+    (:mod:`cxlsim.systems.reach`).
     """
 
     name: str
@@ -40,6 +42,7 @@ class Param:
     maximum: float | None = None
     exclusive_minimum: bool = False
     choices: tuple[str, ...] | None = None
+    descriptive: str = ""
 
     @property
     def required(self) -> bool:
@@ -93,13 +96,15 @@ class ParamSet(Mapping[str, Any]):
     :meth:`as_dict` (serialisation, listings) record nothing.
     """
 
-    __slots__ = ("_values", "sources", "schema_name", "reads")
+    __slots__ = ("_values", "sources", "schema_name", "reads", "descriptive")
 
-    def __init__(self, values: dict[str, Any], sources: dict[str, str], schema_name: str):
+    def __init__(self, values: dict[str, Any], sources: dict[str, str], schema_name: str,
+                 descriptive: frozenset[str] = frozenset()):
         object.__setattr__(self, "_values", dict(values))
         object.__setattr__(self, "sources", dict(sources))
         object.__setattr__(self, "schema_name", schema_name)
         object.__setattr__(self, "reads", set())
+        object.__setattr__(self, "descriptive", frozenset(descriptive))
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -151,13 +156,17 @@ class ParamSet(Mapping[str, Any]):
         return f"ParamSet({self.schema_name}, {self._values!r})"
 
     def __reduce__(self):
-        return (ParamSet, (self._values, self.sources, self.schema_name))
+        return (ParamSet, (self._values, self.sources, self.schema_name, self.descriptive))
+
+    def unread(self) -> list[str]:
+        """Parameters nothing has read so far, descriptive ones excepted, in declaration order."""
+        return [k for k in self._values if k not in self.reads and k not in self.descriptive]
 
     def replace(self, **changes: Any) -> ParamSet:
         """Return a copy with ``changes`` applied (not re-validated; for programmatic studies)."""
         values = {**self._values, **changes}
         sources = {**self.sources, **{k: "set programmatically" for k in changes}}
-        return ParamSet(values, sources, self.schema_name)
+        return ParamSet(values, sources, self.schema_name, self.descriptive)
 
 
 @dataclass(frozen=True)
@@ -208,7 +217,7 @@ class Schema:
             if problem is not None:
                 key, message = problem
                 raise ConfigError(where, prefix + key, message)
-        return ParamSet(out, out_sources, self.name)
+        return ParamSet(out, out_sources, self.name, frozenset(p.name for p in self.params if p.descriptive))
 
 
 def unknown_key_message(key: str, known: Iterable[str]) -> str:

@@ -1,0 +1,65 @@
+"""Which parameters reached a run: the proof that no parameter is silent.
+
+Every :class:`~cxlsim.config.params.ParamSet` records the parameters models read from it. After a
+run has been timed and priced, a parameter of a device role (or of the pipeline) that nothing read
+changes neither timing nor energy: it is either descriptive (its family schema says so, with a
+reason) or a defect. ``tests/test_reach.py`` runs every shipped system and fails on such a defect.
+
+Contract:
+
+* :func:`unread` ``(cfg)`` → ``{"devices.<role>.params": [name, ...], "pipeline": [...]}`` with only
+  the non-empty entries: the non-descriptive parameters no model has read so far;
+* :func:`check_overrides` ``(cfg, sets)`` raises :class:`~cxlsim.errors.InputError` naming the first
+  ``--set devices.<role>.params.<name>`` or ``--set pipeline.<name>`` whose parameter the run never
+  read: such an override would be accepted and change nothing, so it is refused (exit 2). Call it
+  after the run and after whatever the command reports (energy reads the energy parameters: a
+  command that prices no energy refuses energy-only overrides). Other keys (``batches``, ``seed``,
+  ``devices.<role>.preset``/``count``/``interleave_B``/``levels``, ``workload_overrides.*``) are
+  structural and always take effect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from cxlsim.errors import InputError
+from cxlsim.systems.config import SystemConfig
+
+
+def unread(cfg: SystemConfig) -> dict[str, list[str]]:
+    """Non-descriptive parameters nothing has read, by config path (see module docstring)."""
+    out: dict[str, list[str]] = {}
+    for role, dev in cfg.devices.items():
+        names = dev.params.unread()
+        if names:
+            out[f"devices.{role}.params"] = names
+    if cfg.pipeline is not None and cfg.pipeline.unread():
+        out["pipeline"] = cfg.pipeline.unread()
+    if cfg.tpu_ps is not None and cfg.tpu_ps.unread():
+        out["tpu_ps"] = cfg.tpu_ps.unread()
+    return out
+
+
+def _target(cfg: SystemConfig, key: str):
+    """The ParamSet and parameter name an override key sets, or None if it sets no parameter."""
+    parts = key.split(".")
+    if len(parts) == 4 and parts[0] == "devices" and parts[2] == "params" and parts[1] in cfg.devices:
+        return cfg.devices[parts[1]].params, parts[3]
+    if len(parts) == 2 and parts[0] == "pipeline" and cfg.pipeline is not None:
+        return cfg.pipeline, parts[1]
+    if len(parts) == 2 and parts[0] == "tpu_ps" and cfg.tpu_ps is not None:
+        return cfg.tpu_ps, parts[1]
+    return None
+
+
+def check_overrides(cfg: SystemConfig, sets: Iterable[tuple[str, Any]], what: str = "this run") -> None:
+    """Refuse the first override whose parameter ``what`` never read (module docstring)."""
+    for key, _ in sets:
+        target = _target(cfg, key)
+        if target is None:
+            continue
+        params, name = target
+        if name in params and name not in params.reads:
+            raise InputError(f"--set {key}: {what} of {cfg.name} never reads this parameter, so the override "
+                             "would change nothing (it is accepted only where it reaches timing or energy)")
