@@ -20,9 +20,8 @@ from cxlsim.devices.ndp import NdpModel
 from cxlsim.devices.pcie import PcieLink
 from cxlsim.energy import COMPONENTS, energy_detail, energy_per_batch, energy_report
 from cxlsim.energy import formulas as F
-from cxlsim.energy.activity import batch_activity
 from cxlsim.energy.model import link_topology
-from cxlsim.energy.report import baseline_sets, measured
+from cxlsim.energy.report import baseline_sets
 from cxlsim.systems.config import DeviceRole, load_system
 from cxlsim.systems.machine import Memory
 from cxlsim.systems.provision import HOST_MEMORY, checkpoint_B, model_B, provision
@@ -47,15 +46,20 @@ def memory(preset: str, count: int = 1) -> Memory:
     return Memory(DeviceRole("table_memory", load_preset(preset), count, 4096))
 
 
+def traffic(*results, requested_B: float) -> dict[str, float]:
+    """Media traffic of stream results, as the machine's ledger sums it."""
+    return {"media_read_B": float(sum(r.media_read_B for r in results)),
+            "media_write_B": float(sum(r.media_write_B for r in results)), "requested_B": requested_B}
+
+
 # -- each device against a hand calculation -----------------------------------------------------
 def test_pmem_full_line_writes_fill_the_buffer_then_cost_a_media_write_each():
     mem, n = memory("pmem/paper"), 200
-    p = mem.role.params
+    p = mem.model.params
     res = mem.serve(0.0, np.arange(n, dtype=np.int64) * 256, 256, True, 1)
-    t = mem.by_batch[-1]
+    t = traffic(res, requested_B=n * 256.0)
     # the 64-entry write-combining buffer keeps the last 64 lines: n - 64 lines reached the media
-    assert t == {"media_read_B": 0.0, "media_write_B": (n - 64) * 256.0, "requested_B": n * 256.0,
-                 "energy_J": pytest.approx(res.energy_J)}
+    assert t == {"media_read_B": 0.0, "media_write_B": (n - 64) * 256.0, "requested_B": n * 256.0}
     hand = (n - 64) * 256 * 8 * p.write_media_pJ_per_bit * PJ + n * 256 * 8 * p.io_pJ_per_bit * PJ
     assert F.media_dynamic_J(p, t) == pytest.approx(hand, rel=1e-12)
     assert res.energy_J == pytest.approx(hand, rel=1e-12)
@@ -65,33 +69,33 @@ def test_pmem_full_line_writes_fill_the_buffer_then_cost_a_media_write_each():
 
 def test_pmem_partial_writes_pay_read_modify_write():
     mem, n = memory("pmem/paper"), 100
-    p = mem.role.params
+    p = mem.model.params
     res = mem.serve(0.0, np.arange(n, dtype=np.int64) * 256, 64, True, 1)  # 64 B into distinct lines
     hand = (n * 256 * 8 * p.read_media_pJ_per_bit + (n - 64) * 256 * 8 * p.write_media_pJ_per_bit
             + n * 64 * 8 * p.io_pJ_per_bit) * PJ
     assert res.energy_J == pytest.approx(hand, rel=1e-12)
-    assert F.media_dynamic_J(p, mem.by_batch[-1]) == pytest.approx(hand, rel=1e-12)
+    assert F.media_dynamic_J(p, traffic(res, requested_B=n * 64.0)) == pytest.approx(hand, rel=1e-12)
 
 
 def test_dram_random_reads_and_writes():
     mem, n = memory("dram/ddr4-2666"), 500
-    p = mem.role.params
+    p = mem.model.params
     addr = np.random.default_rng(0).permutation(1 << 20)[:n].astype(np.int64) * 64
-    mem.serve(0.0, addr, 64, False, 8)
-    mem.serve(1e6, addr, 64, True, 8)
+    r1 = mem.serve(0.0, addr, 64, False, 8)
+    r2 = mem.serve(1e6, addr, 64, True, 8)
     hand = n * 64 * 8 * (p.read_media_pJ_per_bit + p.write_media_pJ_per_bit + 2 * p.io_pJ_per_bit) * PJ
-    assert F.media_dynamic_J(p, mem.by_batch[-1]) == pytest.approx(hand, rel=1e-12)
-    assert mem.energy_J == pytest.approx(hand, rel=1e-12)
+    assert F.media_dynamic_J(p, traffic(r1, r2, requested_B=2 * n * 64.0)) == pytest.approx(hand, rel=1e-12)
+    assert r1.energy_J + r2.energy_J == pytest.approx(hand, rel=1e-12)
 
 
 def test_ssd_page_reads_and_sub_page_write():
     mem, n = memory("ssd/paper"), 20
-    p = mem.role.params
-    mem.serve(0.0, np.arange(n, dtype=np.int64) * 4096, 4096, False, 4)
-    mem.serve(1e7, np.array([0], dtype=np.int64), 512, True, 1)  # a sub-page write: read + program a page
+    p = mem.model.params
+    r1 = mem.serve(0.0, np.arange(n, dtype=np.int64) * 4096, 4096, False, 4)
+    r2 = mem.serve(1e7, np.array([0], dtype=np.int64), 512, True, 1)  # a sub-page write: read + program a page
     hand = ((n + 1) * 4096 * 8 * p.read_media_pJ_per_bit + 4096 * 8 * p.write_media_pJ_per_bit) * PJ
     assert p.io_pJ_per_bit == 0
-    assert mem.energy_J == pytest.approx(hand, rel=1e-12)
+    assert r1.energy_J + r2.energy_J == pytest.approx(hand, rel=1e-12)
     # derived from the data sheet: the media energy at full bandwidth is active − idle power
     assert p.read_media_pJ_per_bit * PJ * 8 * 2.5e9 == pytest.approx(p.active_W - p.background_W, rel=1e-3)
 
@@ -184,32 +188,36 @@ def test_every_system_and_model_has_energy_whose_components_sum_to_the_total(sys
 
 def test_static_parts_are_power_times_batch_time():
     r = small("pmem")
-    (act,) = batch_activity(r, measured(r))
-    T = act.time_ns * 1e-9
+    (act,) = r.activity
+    T = act.wall_ns * 1e-9
     d = energy_detail(r)
     assert T == pytest.approx(r.batch_time_ms["mean"] * 1e-3)
     assert d["pmem"]["static"] == pytest.approx(4 * 3.0 * T)  # 4 PMEM modules
     assert d["dram"]["static"] == pytest.approx(3 * 1.0 * T)  # the host's 48 GB
     assert d["gpu"]["static"] == pytest.approx(30 * T) and d["cpu"]["static"] == pytest.approx(10 * T)
     assert d["links"]["static"] == pytest.approx(0.5 * T)  # the GPU's PCIe link
-    assert d["gpu"]["active"] == pytest.approx(320 * act.busy_ns["gpu"] * 1e-9)
-    # the table memory's dynamic energy: the kernel's joules for the batch's traffic
-    assert d["pmem"]["dynamic"] == pytest.approx(r.machine.tables.by_batch[act.batch]["energy_J"], rel=1e-12)
+    assert d["gpu"]["active"] == pytest.approx(320 * act.lane_busy_ns["gpu"] * 1e-9)
+    # the table memory's dynamic energy: its media and interface bytes at the preset's pJ/bit
+    tr = act.media["table_memory"]
+    p = r.config.role("table_memory").params
+    expect = (tr.media_read_B * p.read_media_pJ_per_bit + tr.media_write_B * p.write_media_pJ_per_bit
+              + tr.requested_B * p.io_pJ_per_bit) * 8 * PJ
+    assert d["pmem"]["dynamic"] == pytest.approx(expect, rel=1e-12) and expect > 0
 
 
 def test_every_access_and_byte_is_charged_to_one_batch():
     for system in ("cxl-d", "cxl", "ssd"):
         r = small(system)
-        for mem in {id(m): m for m in vars(r.machine).values() if isinstance(m, Memory)}.values():
-            assert -1 not in mem.by_batch
-            assert sum(t["energy_J"] for t in mem.by_batch.values()) == pytest.approx(mem.energy_J, rel=1e-12)
+        assert min(r.machine.ledgers) >= 0  # every step is charged to a real batch
+        assert set(r.machine.ledgers) <= {k[1] for k in r.executor.records}
     r = small("cxl-d")
     m = r.machine
-    (act,) = batch_activity(r, measured(r))
+    (act,) = r.activity
     flush = m.cxl.flush_cost(math.ceil(m.pooled_B / 64), 1).bytes
     fill = m.cxl.read_cost(m.mlp_B, 0.0, 1).bytes
     assert act.link_B["cxl_gpu"] == pytest.approx(2 * flush + fill)  # pooled + grads + MLP pull
-    assert act.link_B["mlp_log"] == m.mlp_B
+    assert act.mlp_log_B == m.mlp_B
+    assert act.logic.dma_B == act.logic.updated_rows * r.workload.row_B + m.mlp_B  # redo rows + MLP pull
 
 
 def test_same_seed_same_numbers():

@@ -79,7 +79,7 @@ def from_simulation(cfg: SystemConfig, workload_sets: dict, n_batches: int, seed
     gap = 0
     if p.persistence == "undo" and p.relaxed_mlp_log:
         fractions = relaxed_mlp_fractions(res, n_batches)
-        gaps = [g for n, g in res.machine.mlp_log.gaps.items() if n < n_batches]
+        gaps = [a.mlp_log_gap_batches for a in res.activity if a.batch < n_batches]
         gap = (max(gaps) if gaps else n_batches) + RELAXED_GAP_SLACK
     return Timeline(spans, n_batches, update_end, redo_end, fractions, gap)
 

@@ -5,9 +5,10 @@
     # {"total": J, "by_component": {"gpu": J, "cpu": J, "dram": J, "pmem": J, "ssd": J,
     #                               "cxl_mem_logic": J, "links": J}}
 
-Modules, one job each: :mod:`~cxlsim.systems.provision` (in the systems layer: how many memory modules a system
-holds, by capacity), :mod:`~cxlsim.energy.activity` (what each batch did: wall time, busy lanes, bytes,
-operations), :mod:`~cxlsim.energy.formulas` (each device's energy from its preset parameters),
+It prices what the systems layer measured: :mod:`cxlsim.systems.provision` (how many memory
+modules a system holds, by capacity) and each batch's typed activity (:mod:`cxlsim.systems.activity`:
+wall time, busy lanes, bytes, operations). Modules, one job each: :mod:`~cxlsim.energy.formulas`
+(each device's energy from its preset parameters),
 :mod:`~cxlsim.energy.model` (one batch's energy by component), :mod:`~cxlsim.energy.report`
 (means over measured batches, baseline normalisation); the study of the weak parameters' effect
 on the normalised results is :mod:`cxlsim.sweep.sensitivity`. Model and parameters: ``docs/energy.md``.

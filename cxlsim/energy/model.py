@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from cxlsim.energy import formulas as F
-from cxlsim.energy.activity import BatchActivity
+from cxlsim.systems.activity import BatchActivity
 from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.provision import ModulePool
 
@@ -61,35 +61,32 @@ def link_topology(cfg: SystemConfig) -> dict[str, Any]:
     return top
 
 
-def batch_energy(act: BatchActivity, cfg: SystemConfig, pools: dict[str, ModulePool], dim: int,
-                 row_B: int) -> dict[str, dict[str, float]]:
+def batch_energy(act: BatchActivity, cfg: SystemConfig, pools: dict[str, ModulePool],
+                 dim: int) -> dict[str, dict[str, float]]:
     """Energy of one batch by component and part (module docstring), J."""
     e = _zero()
-    T = act.time_ns
-    p = cfg.pipeline
+    T = act.wall_ns
 
-    e["gpu"]["static"], e["gpu"]["active"] = F.gpu_J(cfg.role("gpu").params, act.busy_ns.get("gpu", 0.0), T)
-    e["cpu"]["static"], e["cpu"]["active"] = F.cpu_J(cfg.role("host_cpu").params, act.cpu_core_ns, T)
+    e["gpu"]["static"], e["gpu"]["active"] = F.gpu_J(cfg.role("gpu").params, act.lane_busy_ns.get("gpu", 0.0), T)
+    e["cpu"]["static"], e["cpu"]["active"] = F.cpu_J(cfg.role("host_cpu").params, act.host_core_busy_ns, T)
 
     for role, pool in pools.items():
         part = e[pool.family]
         part["static"] += F.background_J(pool.preset.params.background_W, pool.modules, T)
         if role in act.media:
-            part["dynamic"] += F.media_dynamic_J(pool.preset.params, act.media[role])
+            part["dynamic"] += F.media_dynamic_J(pool.preset.params, vars(act.media[role]))
 
     logic = e["cxl_mem_logic"]
     if cfg.has("ndp"):
         ndp = cfg.role("ndp").params
         logic["static"] += F.background_J(ndp.static_W, 1, T)
-        if p.embedding_engine == "ndp":
-            corrected = act.n_shared_lookups if "correction" in act.ops else 0
-            pooled = act.n_indices if "lookup" in act.ops else 0
-            updated, grads = (act.n_unique, act.n_indices) if "update" in act.ops else (0, 0)
-            logic["dynamic"] += F.ndp_dynamic_J(ndp, dim, pooled, updated, grads, corrected)
+        w = act.logic
+        logic["dynamic"] += F.ndp_dynamic_J(ndp, dim, w.pooled_vectors, w.updated_rows, w.gradient_vectors,
+                                            w.corrected_vectors)
     if cfg.has("ckpt_logic"):
         ckpt = cfg.role("ckpt_logic").params
         logic["static"] += F.background_J(ckpt.static_W, 1, T)
-        logic["dynamic"] += F.dma_J(ckpt, _dma_bytes(act, cfg, row_B))
+        logic["dynamic"] += F.dma_J(ckpt, act.logic.dma_B)
 
     links = e["links"]
     top = link_topology(cfg)
@@ -103,15 +100,3 @@ def batch_energy(act: BatchActivity, cfg: SystemConfig, pools: dict[str, ModuleP
         if path in top["path_pJ_per_bit"]:
             links["dynamic"] += F.per_bit_J(top["path_pJ_per_bit"][path], nbytes)
     return e
-
-
-def _dma_bytes(act: BatchActivity, cfg: SystemConfig, row_B: int) -> float:
-    """Bytes the checkpointing logic copies in a batch: the rows it logs (undo log, or a redo record
-    it writes) and the MLP parameters it pulls itself over CXL.cache."""
-    p = cfg.pipeline
-    nbytes = 0.0
-    if p.persistence != "none" and p.checkpoint_agent == "ckpt_logic" and ({"emb_log", "redo"} & act.ops):
-        nbytes += act.n_unique * row_B
-    if p.persistence != "none" and p.checkpoint_agent == "ckpt_logic" and p.mlp_pull == "cxl_cache":
-        nbytes += act.link_B.get("mlp_log", 0.0)
-    return nbytes

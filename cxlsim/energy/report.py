@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from cxlsim.energy.activity import batch_activity
 from cxlsim.energy.model import COMPONENTS, PARTS, batch_energy
 from cxlsim.errors import InputError
 from cxlsim.systems.config import SystemConfig
@@ -32,12 +31,6 @@ from cxlsim.systems.provision import provision
 from cxlsim.systems.run import load_config, simulate
 
 SHARED_TOP_KEYS = ("seed", "batches", "warmup_batches")
-
-
-def measured(result: Any) -> range:
-    """Batch numbers of the measured batches of a run."""
-    cfg = result.config
-    return range(cfg.warmup_batches, cfg.warmup_batches + cfg.batches)
 
 
 def _check_same_system(ran: SystemConfig, priced: SystemConfig) -> None:
@@ -56,7 +49,7 @@ def energy_detail(result: Any, config: SystemConfig | None = None) -> dict[str, 
     _check_same_system(result.config, cfg)
     wl = result.workload
     pools = provision(cfg, wl)
-    per = [batch_energy(a, cfg, pools, wl.params.dim, wl.row_B) for a in batch_activity(result, measured(result))]
+    per = [batch_energy(a, cfg, pools, wl.params.dim) for a in result.activity]
     return {c: {part: float(np.mean([b[c][part] for b in per])) for part in PARTS} for c in COMPONENTS}
 
 

@@ -24,7 +24,7 @@ Named modelling choices (documented in docs/timing-model.md):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from cxlsim.devices.media import AccessStream
 from cxlsim.devices.registry import get_family
 from cxlsim.engine.executor import Executor, OpOutcome
 from cxlsim.kernels.vector_cache import cache_access, new_cache
+from cxlsim.systems.activity import BatchLedger
 from cxlsim.systems.config import DeviceRole, SystemConfig
 from cxlsim.systems.streams import BatchStreams, StreamSet
 from cxlsim.units import GiB
@@ -51,32 +52,16 @@ def build(role: DeviceRole):
 class Memory:
     """Modules of one role serving access streams, with persistent media state.
 
-    Energy accounting (no timing effect): what is served is also counted per batch in
-    ``by_batch[batch]`` (keys ``TRAFFIC``), ``batch`` being the batch of the step being served
-    (set by :meth:`enter_batch` from :meth:`TrainingMachine.step`).
+    Accounting is the machine's: :meth:`TrainingMachine._serve` charges what a stream moved to the
+    ledger of the batch being served.
     """
 
-    TRAFFIC = ("media_read_B", "media_write_B", "requested_B", "energy_J")
-
     def __init__(self, role: DeviceRole) -> None:
-        self.role = role
+        self.role = role.role
         self.model = build(role)
         self.modules = role.count
         self.interleave_B = role.interleave_B
         self.state = self.model.new_state(self.modules, self.interleave_B)
-        self.bytes_read = 0.0
-        self.bytes_written = 0.0
-        self.energy_J = 0.0
-        self.busy_ns = 0.0
-        self.batch = -1
-        self.by_batch: dict[int, dict[str, float]] = {}
-
-    @staticmethod
-    def enter_batch(owner: object, batch: int) -> None:
-        """Charge what every :class:`Memory` attribute of ``owner`` serves from now on to ``batch``."""
-        for mem in vars(owner).values():
-            if isinstance(mem, Memory):
-                mem.batch = batch
 
     def serve(self, t_ns: float, addr_B: np.ndarray, size_B, is_write, outstanding: int):
         """Serve accesses issued together at ``t_ns`` (in order, at most ``outstanding`` in flight).
@@ -87,16 +72,7 @@ class Memory:
         returned; writes: acknowledged, durable in the ADR domain; media work may go on, SPEC §2.2).
         """
         stream = AccessStream.of(t_ns, addr_B, size_B, is_write)
-        res = self.model.serve(stream, self.state, outstanding, self.modules, self.interleave_B, per_access=False)
-        self.bytes_read += float(res.media_read_B)
-        self.bytes_written += float(res.media_write_B)
-        self.energy_J += float(res.energy_J)
-        acc = self.by_batch.setdefault(self.batch, dict.fromkeys(self.TRAFFIC, 0.0))
-        acc["media_read_B"] += float(res.media_read_B)
-        acc["media_write_B"] += float(res.media_write_B)
-        acc["requested_B"] += float(np.sum(size_B)) if np.ndim(size_B) else float(size_B) * len(stream)
-        acc["energy_J"] += float(res.energy_J)
-        return res
+        return self.model.serve(stream, self.state, outstanding, self.modules, self.interleave_B, per_access=False)
 
 
 def interleave(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -113,7 +89,6 @@ class MlpLogProgress:
     done_B: float = 0.0
     first_batch: int = -1
     complete_span: tuple[int, int] | None = None  # (first, last) batch of the latest complete log
-    gaps: dict[int, int] = field(default_factory=dict)  # batch -> embedding-log batch − MLP-log batch
 
 
 class TrainingMachine:
@@ -142,6 +117,8 @@ class TrainingMachine:
         self.ckpt_mem = self.tables
         if p.persistence != "none" and p.checkpoint_on != p.tables_on:
             self.ckpt_mem = Memory(cfg.role(p.checkpoint_on))
+        #: every memory role the machine serves, by role
+        self.memories: dict[str, Memory] = {m.role: m for m in (self.tables, self.ckpt_mem)}
         self.ndp = build(cfg.role("ndp")) if cfg.has("ndp") else None
         self.ckpt = build(cfg.role("ckpt_logic")) if cfg.has("ckpt_logic") else None
         self.cxl = build(cfg.role("cxl_protocol")) if cfg.has("cxl_protocol") else None
@@ -150,6 +127,7 @@ class TrainingMachine:
         self.cache = None
         if p.vector_cache_GB > 0:
             self.host_dram = Memory(cfg.role("host_dram"))
+            self.memories[self.host_dram.role] = self.host_dram
             self.cache = new_cache(int(p.vector_cache_GB * 1e9 // self.row_B))
         self.engine_lane = "ndp" if p.embedding_engine == "ndp" else "host_cpu"
         self.mover_lane = "cxl.link" if p.data_movement == "cxl_cache" else "host_cpu"
@@ -165,9 +143,9 @@ class TrainingMachine:
         self.redo_base = self.mlp_log_base + self._round(self.mlp_B)
         self.redo_cursor = 0
         self.mlp_log = MlpLogProgress()
-        self.stats: dict[tuple[str, int], dict[str, float]] = {}
-        #: energy accounting (no timing effect): bytes per (batch, path) on the links, see _count_link
-        self.link_B: dict[tuple[int, str], float] = {}
+        #: what each batch did (:mod:`cxlsim.systems.activity`), filled as its ops run
+        self.ledgers: dict[int, BatchLedger] = {}
+        self._ledger = BatchLedger()
 
     # -- helpers -----------------------------------------------------------------------------
     def _round(self, nbytes: float) -> int:
@@ -189,19 +167,23 @@ class TrainingMachine:
         return c.cores_count * c.line_fill_buffers_count
 
     def _count_link(self, path: str, nbytes: float) -> None:
-        """Energy accounting, no timing effect: ``nbytes`` on ``path`` in the batch being served.
-        Paths: ``pcie`` (bytes per PCIe leg), ``cxl_gpu`` / ``cxl_host`` (wire bytes per link on the
-        CXL-MEM↔GPU / host↔CXL-MEM path), ``mlp_log`` (MLP payload written to the checkpoint)."""
-        key = (self.tables.batch, path)
-        self.link_B[key] = self.link_B.get(key, 0.0) + nbytes
+        """Accounting, no timing effect: ``nbytes`` on link ``path`` in the batch being served
+        (paths: :data:`~cxlsim.systems.activity.LINK_PATHS`)."""
+        self._ledger.add_link(path, nbytes)
+
+    def _serve(self, mem: Memory, t_ns: float, addr_B: np.ndarray, size_B, is_write, outstanding: int):
+        """:meth:`Memory.serve`, charging what it moved to the batch being served."""
+        res = mem.serve(t_ns, addr_B, size_B, is_write, outstanding)
+        tr = self._ledger.traffic(mem.role)
+        tr.media_read_B += float(res.media_read_B)
+        tr.media_write_B += float(res.media_write_B)
+        tr.requested_B += float(np.sum(size_B)) if np.ndim(size_B) else float(size_B) * len(addr_B)
+        return res
 
     # -- dispatch ----------------------------------------------------------------------------
     def step(self, name: str, batch: int, start_ns: float, ex: Executor) -> OpOutcome:
-        Memory.enter_batch(self, batch)
-        out = getattr(self, f"_{name}")(batch, start_ns, ex)
-        if out.stats:
-            self.stats[(name, batch)] = out.stats
-        return out
+        self._ledger = self.ledgers.setdefault(batch, BatchLedger())
+        return getattr(self, f"_{name}")(batch, start_ns, ex)
 
     def _begin(self, n, t, ex):
         return OpOutcome(t)
@@ -239,29 +221,37 @@ class TrainingMachine:
         b = self._batch(n)
         rows = b.unique_rows if self.pipe.lookup_dedup else b.lookup_rows
         out = self._engine_outstanding()
-        stats: dict[str, float] = {}
+        led = self._ledger
         if self.cache is not None:
             hit, evicted = cache_access(rows, False, *self.cache)
             miss_rows = rows[~hit]
-            r_hit = self.host_dram.serve(t, self._rows_addr(rows[hit]), self.row_B, False, out)
-            r_miss = self.tables.serve(t, self._rows_addr(miss_rows), self.row_B, False, out)
+            r_hit = self._serve(self.host_dram, t, self._rows_addr(rows[hit]), self.row_B, False, out)
+            r_miss = self._serve(self.tables, t, self._rows_addr(miss_rows), self.row_B, False, out)
             end = max(t, r_hit.done_ns, r_miss.done_ns)
             if evicted.size:
-                wb = self.tables.serve(t, self._rows_addr(evicted), self.row_B, True, out)
+                wb = self._serve(self.tables, t, self._rows_addr(evicted), self.row_B, True, out)
                 end = max(end, wb.done_ns)
-            stats.update(cache_hit_fraction=float(hit.mean()) if hit.size else 0.0, writebacks=float(evicted.size),
-                         raw_stall_ns=float(r_miss.raw_stall_ns))
+            led.cache_lookups += int(hit.size)
+            led.cache_hits += int(np.count_nonzero(hit))
+            led.cache_writebacks += int(evicted.size)
+            led.raw_stall_ns += float(r_miss.raw_stall_ns)
+            led.raw_stall_count += int(r_miss.raw_stall_count)
             media_end = end
         else:
-            res = self.tables.serve(t, self._rows_addr(rows), self.row_B, False, out)
+            res = self._serve(self.tables, t, self._rows_addr(rows), self.row_B, False, out)
             media_end = res.done_ns
-            stats.update(raw_stall_ns=float(res.raw_stall_ns), raw_count=float(res.raw_stall_count))
-        compute = (self.ndp.pool_ns(b.n_indices, self.dim) if self.pipe.embedding_engine == "ndp"
-                   else self.cpu.compute_ns(b.n_indices, self.dim, self.cpu.p.lookup_cycles_per_element))
-        return OpOutcome(max(media_end, t + compute), stats)
+            led.raw_stall_ns += float(res.raw_stall_ns)
+            led.raw_stall_count += int(res.raw_stall_count)
+        if self.pipe.embedding_engine == "ndp":
+            compute = self.ndp.pool_ns(b.n_indices, self.dim)
+            led.logic.pooled_vectors += b.n_indices
+        else:
+            compute = self.cpu.compute_ns(b.n_indices, self.dim, self.cpu.p.lookup_cycles_per_element)
+        return OpOutcome(max(media_end, t + compute))
 
     def _correction(self, n, t, ex):
         b = self._batch(n)
+        self._ledger.logic.corrected_vectors += b.n_shared_lookups
         return OpOutcome(t + self.ndp.correction_ns(b.n_shared_lookups, self.dim))
 
     def update_rows(self, n: int) -> np.ndarray:
@@ -285,12 +275,14 @@ class TrainingMachine:
         addr = self._rows_addr(rows)
         # read each distinct row, add its accumulated gradient, write it back (read, write, ...)
         wr = interleave(np.zeros(addr.size, bool), np.ones(addr.size, bool))
-        res = mem.serve(t, interleave(addr, addr), self.row_B, wr, out)
+        res = self._serve(mem, t, interleave(addr, addr), self.row_B, wr, out)
         if self.pipe.embedding_engine == "ndp":
             compute = self.ndp.update_ns(b.n_unique, self.dim, b.n_indices)
+            self._ledger.logic.updated_rows += b.n_unique
+            self._ledger.logic.gradient_vectors += b.n_indices
         else:
             compute = self.cpu.compute_ns(b.n_unique, self.dim, self.cpu.p.update_cycles_per_element)
-        return OpOutcome(max(t, res.done_ns, t + compute), {"raw_stall_ns": float(res.raw_stall_ns)})
+        return OpOutcome(max(t, res.done_ns, t + compute))
 
     # -- data movement -------------------------------------------------------------------------
     def _move(self, nbytes: float, t: float, to_gpu: bool) -> OpOutcome:
@@ -325,11 +317,11 @@ class TrainingMachine:
         k = int(math.ceil(nbytes / LOG_BURST_B))
         dst = dst_base + np.arange(k, dtype=np.int64) * LOG_BURST_B
         if not read_source:
-            return self.ckpt_mem.serve(t, dst, LOG_BURST_B, True, outstanding).done_ns
+            return self._serve(self.ckpt_mem, t, dst, LOG_BURST_B, True, outstanding).done_ns
         src = self._rows_addr(rows)
         if self.ckpt_mem is not self.tables:
-            r = self.tables.serve(t, src, self.row_B, False, outstanding)
-            w = self.ckpt_mem.serve(t, dst, LOG_BURST_B, True, outstanding)
+            r = self._serve(self.tables, t, src, self.row_B, False, outstanding)
+            w = self._serve(self.ckpt_mem, t, dst, LOG_BURST_B, True, outstanding)
             return max(r.done_ns, w.done_ns)
         per = max(1, LOG_BURST_B // self.row_B)
         burst_of = np.arange(rows.size) // per
@@ -339,7 +331,7 @@ class TrainingMachine:
         size = np.concatenate([np.full(rows.size, self.row_B), np.full(k, LOG_BURST_B)])
         wr = np.concatenate([np.zeros(rows.size, bool), np.ones(k, bool)])
         order = np.argsort(key, kind="stable")
-        res = self.tables.serve(t, addr[order], size[order], wr[order], outstanding)
+        res = self._serve(self.tables, t, addr[order], size[order], wr[order], outstanding)
         return res.done_ns
 
     def pull_mlp_ns(self, nbytes: float) -> float:
@@ -361,14 +353,16 @@ class TrainingMachine:
         if nbytes <= 0:
             return t
         # the bytes pulled as pull_mlp_ns times them (counted here: relaxed logging pulls part)
-        self._count_link("mlp_log", nbytes)
+        self._ledger.mlp_log_B += nbytes
+        if self.pipe.checkpoint_agent == "ckpt_logic" and self.pipe.mlp_pull == "cxl_cache":
+            self._ledger.logic.dma_B += nbytes  # the checkpointing logic pulls them itself
         if self.pipe.mlp_pull == "cxl_cache":
             self._count_link("cxl_gpu", self.cxl.read_cost(nbytes, 0.0, self.hops).bytes)
         else:
             self._count_link("pcie", self.pcie.memcpy(nbytes, self.pipe.checkpoint_agent == "ndp").bytes)
         k = int(math.ceil(nbytes / LOG_BURST_B))
         addr = base + np.arange(k, dtype=np.int64) * LOG_BURST_B
-        w = self.ckpt_mem.serve(t, addr, LOG_BURST_B, True, outstanding)
+        w = self._serve(self.ckpt_mem, t, addr, LOG_BURST_B, True, outstanding)
         return float(max(w.done_ns, t + pull_ns))
 
     def _ckpt_outstanding(self) -> int:
@@ -379,6 +373,7 @@ class TrainingMachine:
     def _emb_log(self, n, t, ex):
         b = self._batch(n)
         out = self._ckpt_outstanding()
+        self._ledger.logic.dma_B += b.n_unique * self.row_B
         end = self._copy_rows(b.unique_rows, self.emb_log_base[n % 2], t, out)
         end = max(end, t + self.ckpt.copy_issue_ns(b.n_unique * self.row_B, b.n_unique))
         end += self._flag_ns(self.ckpt_mem)
@@ -390,7 +385,7 @@ class TrainingMachine:
             pull = self.pull_mlp_ns(self.mlp_B)
             end = self._write_mlp(self.mlp_B, self.mlp_log_base, t, pull, out)
             end = max(end, t + pull) + self._flag_ns(self.ckpt_mem)
-            return OpOutcome(end, {"mlp_log_gap": 0.0})
+            return OpOutcome(end)
         # relaxed: copy only while the GPU runs interaction + top MLP of batch n (SPEC §3.4)
         window_end = ex.planned_end(("t_mlp", n))
         prog = self.mlp_log
@@ -409,8 +404,8 @@ class TrainingMachine:
             prog.complete_span = (prog.first_batch, n)
             prog.done_B, prog.first_batch = 0.0, -1
         gap = n - prog.complete_span[0] if prog.complete_span else n + 1
-        prog.gaps[n] = gap
-        return OpOutcome(end, {"mlp_log_gap": float(gap)}, label=f"mlp_log {n} ({100 * prog.done_B / self.mlp_B:.0f}%)")
+        self._ledger.mlp_log_gap_batches = gap
+        return OpOutcome(end, label=f"mlp_log {n} ({100 * prog.done_B / self.mlp_B:.0f}%)")
 
     def _redo(self, n, t, ex):
         b = self._batch(n)
@@ -421,6 +416,7 @@ class TrainingMachine:
         rows_end = self._copy_rows(b.unique_rows, base, t, out, read_source=agent != "host_cpu")
         if agent == "ckpt_logic":
             rows_end = max(rows_end, t + self.ckpt.copy_issue_ns(b.n_unique * self.row_B, b.n_unique))
+            self._ledger.logic.dma_B += b.n_unique * self.row_B
         pull = self.pull_mlp_ns(self.mlp_B)
         mlp_base = base + b.n_unique * self.row_B
         mlp_end = self._write_mlp(self.mlp_B, mlp_base, t, pull, out)

@@ -2,8 +2,9 @@
 
 Contract: a :class:`RunResult` holds, for the measured batches (warm-up excluded), each batch's time
 (ns), its Figure-11 critical-path breakdown (ns by category, summing to the batch time), its
-read-after-write stall (ns), the relaxed MLP log gap, the executor (records and trace) and the
-machine that timed it. ``energy`` is the energy per measured batch when a caller priced it
+read-after-write stall (ns), the relaxed MLP log gap, each measured batch's typed
+:class:`~cxlsim.systems.activity.BatchActivity`, the executor (records and trace) and the machine
+that timed it. ``energy`` is the energy per measured batch when a caller priced it
 (:func:`cxlsim.api.simulate` does; :func:`cxlsim.systems.run.simulate` does not), ``None`` otherwise.
 :meth:`RunResult.to_dict` is the stable ``cxlsim run --json`` document (README).
 """
@@ -19,6 +20,7 @@ from cxlsim.engine.executor import Executor
 from cxlsim.engine.trace import TraceRecorder
 from cxlsim.errors import InputError
 from cxlsim.provenance import provenance
+from cxlsim.systems.activity import BatchActivity
 from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.critical_path import CATEGORIES
 from cxlsim.systems.provision import provisioned_modules
@@ -41,6 +43,7 @@ class RunResult:
     executor: Executor | None  # None for the analytic tpu-ps model
     machine: TrainingMachine | None
     extra: dict[str, Any] = field(default_factory=dict)
+    activity: list[BatchActivity] = field(default_factory=list)  # per measured batch (empty for tpu-ps)
     energy: dict[str, Any] | None = None  # {"total": J, "by_component": {...}} per measured batch
 
     @property

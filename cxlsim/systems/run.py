@@ -16,6 +16,7 @@ import numpy as np
 from cxlsim.engine.executor import Executor
 from cxlsim.engine.trace import TraceRecorder
 from cxlsim.errors import InputError
+from cxlsim.systems.activity import batch_activity
 from cxlsim.systems.config import SystemConfig, load_system
 from cxlsim.systems.critical_path import breakdown
 from cxlsim.systems.dataflow import build_graph
@@ -73,13 +74,11 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
     build_graph(ex, machine, cfg.pipeline, total)
     ex.run(until_batch=total - 1)  # the closing batch is needed only up to its begin
     measured = range(cfg.warmup_batches, cfg.warmup_batches + cfg.batches)
-    times, parts, raw = [], [], []
-    for n in measured:
-        t0 = ex.records[("begin", n)].start_ns
-        t1 = ex.records[("begin", n + 1)].start_ns
-        charges, _ = breakdown(ex.records, ("begin", n), ("begin", n + 1))
-        times.append(t1 - t0)
-        parts.append(charges)
-        raw.append(machine.stats.get(("lookup", n), {}).get("raw_stall_ns", 0.0))
-    gaps = [machine.mlp_log.gaps.get(n, 0) for n in measured]
-    return RunResult(cfg, wl, np.asarray(times), parts, np.asarray(raw), max(gaps) if gaps else 0, ex, machine)
+    spans = {n: (ex.records[("begin", n)].start_ns, ex.records[("begin", n + 1)].start_ns) for n in measured}
+    parts = [breakdown(ex.records, ("begin", n), ("begin", n + 1))[0] for n in measured]
+    cpu = machine.cpu.p
+    activity = batch_activity(ex, machine.ledgers, spans, cpu.cores_count, cpu.threads_count, measured)
+    times = np.asarray([a.wall_ns for a in activity])
+    raw = np.asarray([a.raw_stall_ns for a in activity])
+    gap = max((a.mlp_log_gap_batches for a in activity), default=0)
+    return RunResult(cfg, wl, times, parts, raw, gap, ex, machine, activity=activity)

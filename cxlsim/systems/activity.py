@@ -1,0 +1,136 @@
+"""What each batch did: the one typed record that energy, reports, crash timelines and tests read.
+
+The machine fills a :class:`BatchLedger` per batch while that batch's ops run (media traffic per
+memory role, bytes per link path, the near-data and checkpointing logic's work, read-after-write
+stalls, the relaxed MLP log's progress); :func:`batch_activity` joins it with the executor's
+records (wall time, busy time per lane, the steps that ran) into one frozen :class:`BatchActivity`
+per batch.
+
+Attribution: a batch's *wall time* is from its ``begin`` to the next batch's; its *work* (busy
+time, bytes, operations) is that of the ops tagged with its number, wherever they ran (with
+relaxed lookup, batch n+1's lookup runs inside batch n's window). In steady state both give the
+same average; warm-up batches are excluded by the caller.
+
+Units: ns, bytes, counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from cxlsim.engine.executor import Executor
+
+#: Steps that keep every host core busy when they run on ``host_cpu``: the embedding operations and
+#: the host's redo copy issue their memory streams from every core (the timing model gives them
+#: ``cores × line_fill_buffers`` outstanding requests). Other host steps (configuration, the
+#: software data movement's memcpy, launch and synchronisation calls) hold one core.
+ALL_CORE_STEPS = frozenset({"lookup", "update", "redo"})
+
+#: Link paths the machine counts: ``pcie`` (bytes per PCIe leg), ``cxl_gpu`` / ``cxl_host`` (wire
+#: bytes per link on the CXL-MEM↔GPU / host↔CXL-MEM path).
+LINK_PATHS = ("pcie", "cxl_gpu", "cxl_host")
+
+
+@dataclass
+class MediaTraffic:
+    """Bytes one memory role moved: media units read and written, bytes its requesters asked for."""
+
+    media_read_B: float = 0.0
+    media_write_B: float = 0.0
+    requested_B: float = 0.0
+
+
+@dataclass
+class LogicWork:
+    """Operations of the memory device's logic in one batch."""
+
+    pooled_vectors: int = 0  # vectors sum-pooled by the near-data logic (lookup)
+    updated_rows: int = 0  # distinct rows the near-data logic updated
+    gradient_vectors: int = 0  # gradient vectors it accumulated into them
+    corrected_vectors: int = 0  # vectors added by the relaxed-lookup correction
+    dma_B: float = 0.0  # bytes the checkpointing logic copied (logged rows, MLP parameters it pulled)
+
+
+@dataclass
+class BatchLedger:
+    """Mutable per-batch accumulators the machine fills (see :class:`BatchActivity`)."""
+
+    media: dict[str, MediaTraffic] = field(default_factory=dict)
+    link_B: dict[str, float] = field(default_factory=dict)
+    logic: LogicWork = field(default_factory=LogicWork)
+    mlp_log_B: float = 0.0
+    raw_stall_ns: float = 0.0
+    raw_stall_count: int = 0
+    cache_lookups: int = 0
+    cache_hits: int = 0
+    cache_writebacks: int = 0
+    mlp_log_gap_batches: int = 0
+
+    def traffic(self, role: str) -> MediaTraffic:
+        return self.media.setdefault(role, MediaTraffic())
+
+    def add_link(self, path: str, size_B: float) -> None:
+        if path not in LINK_PATHS:
+            raise ValueError(f"unknown link path {path!r}")
+        self.link_B[path] = self.link_B.get(path, 0.0) + size_B
+
+
+@dataclass(frozen=True)
+class BatchActivity:
+    """One batch's activity (module docstring for attribution; units ns, bytes, counts)."""
+
+    batch: int
+    wall_ns: float
+    lane_busy_ns: Mapping[str, float]  # lane -> busy time of this batch's ops on it
+    host_core_busy_ns: float  # host busy time weighted by the share of cores busy
+    steps: frozenset[str]  # dataflow steps this batch ran
+    media: Mapping[str, MediaTraffic]  # memory role -> traffic
+    link_B: Mapping[str, float]  # link path -> bytes
+    logic: LogicWork
+    mlp_log_B: float  # MLP parameter bytes written to the log or redo record
+    raw_stall_ns: float  # read-after-write stall of the batch's lookup
+    raw_stall_count: int
+    cache_hit_fraction: float | None  # host vector cache, None without one
+    cache_writebacks: int
+    mlp_log_gap_batches: int  # relaxed MLP log: embedding-log batch − MLP-log batch
+
+
+def batch_activity(executor: Executor, ledgers: Mapping[int, BatchLedger], spans: Mapping[int, tuple[float, float]],
+                   host_cores: int, host_threads: int, batches: Iterable[int]) -> list[BatchActivity]:
+    """Activity of each batch in ``batches``: ledger + executor records; ``spans[n]`` is batch
+    ``n``'s (begin, next begin) in ns."""
+    threads = min(host_threads, host_cores)
+    by_batch: dict[int, list] = {}
+    for (name, n), rec in executor.records.items():
+        if rec.end_ns == rec.end_ns:  # ran (records of ops skipped at the stop keep NaN)
+            by_batch.setdefault(n, []).append((name, rec))
+    out = []
+    for n in batches:
+        t0, t1 = spans[n]
+        busy: dict[str, float] = {}
+        core_ns = 0.0
+        for name, rec in by_batch.get(n, []):
+            d = rec.end_ns - rec.start_ns
+            lane = rec.op.lane
+            busy[lane] = busy.get(lane, 0.0) + d
+            if lane == "host_cpu":
+                core_ns += d * (threads if name in ALL_CORE_STEPS else 1) / host_cores
+        led = ledgers.get(n, BatchLedger())
+        out.append(BatchActivity(
+            batch=n,
+            wall_ns=t1 - t0,
+            lane_busy_ns=busy,
+            host_core_busy_ns=core_ns,
+            steps=frozenset(name for name, _ in by_batch.get(n, [])),
+            media={role: MediaTraffic(**vars(tr)) for role, tr in led.media.items()},
+            link_B=dict(led.link_B),
+            logic=LogicWork(**vars(led.logic)),
+            mlp_log_B=led.mlp_log_B,
+            raw_stall_ns=led.raw_stall_ns,
+            raw_stall_count=led.raw_stall_count,
+            cache_hit_fraction=(led.cache_hits / led.cache_lookups) if led.cache_lookups else None,
+            cache_writebacks=led.cache_writebacks,
+            mlp_log_gap_batches=led.mlp_log_gap_batches,
+        ))
+    return out
