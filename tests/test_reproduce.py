@@ -9,7 +9,7 @@ import types
 import pytest
 
 from cxlsim.cli import main
-from cxlsim.sweep import figures
+from cxlsim.sweep import figures, paper
 from cxlsim.sweep import reproduce as rp
 
 TINY = ["--set", "warmup_batches=0", "--set", "workload_overrides.batch_size=16",
@@ -95,8 +95,8 @@ def test_axis_cuts_towering_bars():
 
 
 def test_default_systems_follow_the_configs(monkeypatch):
-    monkeypatch.setattr("cxlsim.sweep.reproduce.list_systems", lambda: ["cxl", "pmem", "tpu-ps", "my-variant"])
-    assert rp.default_systems() == ["pmem", "cxl", "tpu-ps"]  # SPEC §1.4 order; others left out
+    monkeypatch.setattr("cxlsim.sweep.paper.list_systems", lambda: ["cxl", "pmem", "tpu-ps", "my-variant"])
+    assert paper.default_systems() == ["pmem", "cxl", "tpu-ps"]  # SPEC §1.4 order; others left out
 
 
 def test_config_flag_is_rejected(capsys):

@@ -27,7 +27,7 @@ HELP = "reproduce the paper's comparison: RM1-RM4 on all systems, Figures 11-13,
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from cxlsim.sweep.executors import EXECUTORS
-    from cxlsim.sweep.reproduce import WORKLOADS, default_systems
+    from cxlsim.sweep.paper import WORKLOADS, default_systems
 
     p.add_argument("--out", default="plots", metavar="DIR", help="output folder (default: plots)")
     p.add_argument("--batches", type=int, help="measured batches per run (default: each system's configured count)")

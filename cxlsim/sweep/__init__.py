@@ -12,10 +12,20 @@ Modules: :mod:`~cxlsim.sweep.spec` (the spec format and its points), :mod:`~cxls
 Figures 11–13).
 """
 
-from cxlsim.sweep.executors import EXECUTORS, make_executor
-from cxlsim.sweep.results import read_results, to_dataframe
-from cxlsim.sweep.runner import SweepOutcome, run_sweep
-from cxlsim.sweep.spec import Point, SweepSpec, build_spec, load_spec
+import importlib
 
-__all__ = ["EXECUTORS", "Point", "SweepOutcome", "SweepSpec", "build_spec", "load_spec", "make_executor",
-           "read_results", "run_sweep", "to_dataframe"]
+#: Public names and the module that defines each. They are loaded on first use (PEP 562), so that
+#: importing a light submodule (``cxlsim.sweep.executors`` for the command line's choices) does not
+#: load the simulator.
+_EXPORTS = {
+    "EXECUTORS": "executors", "make_executor": "executors", "read_results": "results",
+    "to_dataframe": "results", "SweepOutcome": "runner", "run_sweep": "runner", "Point": "spec",
+    "SweepSpec": "spec", "build_spec": "spec", "load_spec": "spec",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"cxlsim.sweep.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'cxlsim.sweep' has no attribute {name!r}")

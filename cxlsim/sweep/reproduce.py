@@ -19,32 +19,24 @@ from typing import Any
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.reports.output import fmt_num
 from cxlsim.sweep.executors import make_executor
+from cxlsim.sweep.paper import (
+    BASELINE,
+    TIMELINE_BATCHES,
+    TIMELINE_SYSTEMS,
+    TIMELINE_WORKLOAD,
+    WORKLOADS,
+    default_systems,
+)
 from cxlsim.sweep.progress import Progress
 from cxlsim.sweep.results import results_document, write_results
 from cxlsim.sweep.runner import execute
 from cxlsim.sweep.spec import Point, SweepSpec, build_spec
-from cxlsim.systems.config import list_systems
-
-#: SPEC §1.4, in the paper's order; those without a configs/<name>.yaml are left out.
-PAPER_SYSTEMS = ("ssd", "pmem", "pcie", "cxl-d", "cxl-b", "cxl", "dram", "tpu-ps")
-WORKLOADS = ("rm1", "rm2", "rm3", "rm4")
-#: Figure 12: the three TrainingCXL variants on one embedding-intensive model, two batches.
-TIMELINE_SYSTEMS = ("cxl-d", "cxl-b", "cxl")
-TIMELINE_WORKLOAD = "rm1"
-TIMELINE_BATCHES = 2
-BASELINE = "pmem"
 
 
 @dataclass
 class Plan:
     spec: SweepSpec              # the comparison grid
     timelines: list[Point]       # the Figure-12 runs
-
-
-def default_systems() -> list[str]:
-
-    known = set(list_systems())
-    return [s for s in PAPER_SYSTEMS if s in known]
 
 
 def plan(systems: Sequence[str] | None = None, workloads: Sequence[str] | None = None, batches: int | None = None,
