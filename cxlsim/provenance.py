@@ -6,7 +6,7 @@ import functools
 import subprocess
 from pathlib import Path
 
-from cxlsim import __version__
+from cxlsim.version import __version__
 
 
 @functools.cache

@@ -42,7 +42,7 @@ def _commands() -> dict[str, ModuleType]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from cxlsim import __version__
+    from cxlsim.version import __version__
 
     parser = _Parser(
         prog="cxlsim",
