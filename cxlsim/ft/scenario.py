@@ -1,5 +1,9 @@
 """Failure-tolerance scenarios: YAML files in ``configs/ft/``, validated section by section.
 
+A scenario is given by path or, for the catalog's, by name (``side-by-side``: ``configs/ft/`` of the
+shipped catalog or of a ``$CXLSIM_PATH`` folder, found through
+:func:`~cxlsim.config.catalog.catalog_roots`).
+
 A scenario file::
 
     version: 1
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cxlsim.config.catalog import catalog_roots
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
 from cxlsim.errors import ConfigError
@@ -201,8 +206,38 @@ class Scenario:
     resolved: dict[str, Any]
 
 
+def list_scenarios() -> list[str]:
+    """Names of the catalog scenarios (``configs/ft/*.yaml`` of every catalog root), sorted."""
+    names: set[str] = set()
+    for root in catalog_roots("configs"):
+        if (root / "ft").is_dir():
+            names.update(p.stem for p in (root / "ft").glob("*.yaml"))
+    return sorted(names)
+
+
+def scenario_path(name_or_path: str | Path) -> Path:
+    """A scenario file: an existing path as given, else a bare name (``side-by-side``) looked up
+    in ``configs/ft/`` of the catalog roots (the shipped scenarios, then ``$CXLSIM_PATH``'s; later
+    roots shadow earlier ones)."""
+    p = Path(name_or_path)
+    if p.is_file() or p.suffix in (".yaml", ".yml") or len(p.parts) != 1:
+        return p
+    found = None
+    for root in catalog_roots("configs"):
+        candidate = root / "ft" / f"{p.name}.yaml"
+        if candidate.is_file():
+            found = candidate
+    if found is None:
+        known = list_scenarios()
+        hint = unknown_key_message(p.name, known)[len("unknown key"):]
+        raise ConfigError(str(p), "", f"no such scenario (known: {', '.join(known) or 'none'}){hint}")
+    return found
+
+
 def load_scenario(path: str | Path, sets: list[tuple[str, Any]] | None = None) -> Scenario:
-    """Read, override (``--set``) and validate a scenario file."""
+    """Read, override (``--set``) and validate a scenario: a YAML path, or the name of a catalog
+    scenario (:func:`scenario_path`)."""
+    path = scenario_path(path)
     where = str(path)
     doc = read_yaml(path)
     if sets:
