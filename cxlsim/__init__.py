@@ -4,7 +4,9 @@ Python API (see README): ``cxlsim.devices.build_device("pmem/optane-100")`` give
 usable on its own; ``cxlsim.load_config`` and ``cxlsim.simulate`` run whole systems.
 """
 
-__version__ = "0.1.0"
+from cxlsim.version import __version__
+
+__all__ = ["__version__", "load_config", "simulate"]
 
 
 def __getattr__(name):  # lazy: importing cxlsim stays cheap (no numba compilation at import)

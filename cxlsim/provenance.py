@@ -15,7 +15,7 @@ import subprocess
 from importlib import resources
 from pathlib import Path
 
-from cxlsim import __version__
+from cxlsim.version import __version__
 
 
 def _git(args: list[str], cwd: Path) -> str:

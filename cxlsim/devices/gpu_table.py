@@ -202,9 +202,9 @@ def write_table(path: str | Path, rows: list[dict[str, Any]], header: list[str])
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cxlsim import __version__
     from cxlsim.config.catalog import load_preset
     from cxlsim.devices.gpu import GpuModel
+    from cxlsim.version import __version__
 
     ap = argparse.ArgumentParser(prog="python -m cxlsim.devices.gpu_table", description=__doc__.split("\n\n")[0])
     ap.add_argument("--preset", default="gpu/rtx3090", help="GPU preset (default gpu/rtx3090)")
