@@ -1,7 +1,14 @@
 """Golden timing regressions: every system × RM1–RM4 on short runs, stored in tests/goldens/.
 
-    python -m cxlsim.goldens            # compare with the stored goldens, print what changed
-    python -m cxlsim.goldens --update   # rewrite the goldens after a reviewed change; prints the diff
+A developer tool for a source checkout (the goldens are part of the test suite, not of the
+installed package)::
+
+    python -m cxlsim.goldens                # compare with the stored goldens, print what changed
+    python -m cxlsim.goldens --update       # rewrite the goldens after a reviewed change; prints the diff
+    python -m cxlsim.goldens --path FILE    # another goldens file
+
+Without ``--path`` the file is ``tests/goldens/timing.json`` of the cxlsim checkout that contains
+the current directory (:func:`default_path`; run it from anywhere inside the clone).
 
 A change in a number is a visible, reviewed change: the update prints every value that moved.
 Runs use a reduced batch size (``GOLDEN_BATCH_SIZE``) so the whole set stays fast; the mechanisms
@@ -15,6 +22,7 @@ import json
 import sys
 from pathlib import Path
 
+from cxlsim.errors import InputError
 from cxlsim.systems.run import simulate
 
 SYSTEMS = ("ssd", "pmem", "pcie", "cxl-d", "cxl-b", "cxl", "dram")
@@ -23,8 +31,21 @@ GOLDEN_BATCH_SIZE = 32
 GOLDEN_BATCHES = 2
 GOLDEN_WARMUP = 1
 GOLDEN_SEED = 1
-PATH = Path(__file__).resolve().parents[1] / "tests" / "goldens" / "timing.json"
+#: Where the goldens live inside a checkout.
+RELATIVE_PATH = Path("tests") / "goldens" / "timing.json"
 REL_TOL = 1e-9
+
+
+def default_path(start: str | Path | None = None) -> Path:
+    """``tests/goldens/timing.json`` of the cxlsim checkout containing ``start`` (default: the
+    current directory): the nearest folder at or above it holding ``pyproject.toml`` and
+    ``tests/goldens/``. Raises :class:`~cxlsim.errors.InputError` outside a checkout."""
+    here = Path(start if start is not None else Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "pyproject.toml").is_file() and (folder / RELATIVE_PATH.parent).is_dir():
+            return folder / RELATIVE_PATH
+    raise InputError(f"goldens: {here} is not inside a cxlsim checkout (no tests/goldens/ above it); "
+                     "run from the clone or give --path FILE")
 
 
 def compute(system: str, workload: str) -> dict[str, float]:
@@ -54,16 +75,23 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m cxlsim.goldens", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--update", action="store_true", help="rewrite the stored goldens")
+    ap.add_argument("--path", metavar="FILE", help="goldens file (default: tests/goldens/timing.json of "
+                    "the checkout containing the current directory)")
     args = ap.parse_args(argv)
+    try:
+        path = Path(args.path) if args.path else default_path()
+    except InputError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     new = compute_all()
-    old = json.loads(PATH.read_text()) if PATH.exists() else {}
+    old = json.loads(path.read_text()) if path.exists() else {}
     changes = diff(old, new)
     for line in changes:
         print(line)
     if args.update:
-        PATH.parent.mkdir(parents=True, exist_ok=True)
-        PATH.write_text(json.dumps(new, indent=1, sort_keys=True) + "\n")
-        print(f"wrote {PATH} ({len(changes)} values changed)")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(new, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {path} ({len(changes)} values changed)")
         return 0
     print("goldens match" if not changes else f"{len(changes)} values differ; review, then run with --update")
     return 1 if changes else 0

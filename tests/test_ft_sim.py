@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from cxlsim.cli import main
+from cxlsim.config.catalog import catalog_roots
 from cxlsim.errors import ConfigError
 from cxlsim.ft import formulas as F
 from cxlsim.ft import run_scenario
 from cxlsim.ft.scenario import parse_scenario
 
 H = 3600.0
-CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs" / "ft").glob("*.yaml"))
+CONFIGS = sorted((catalog_roots("configs")[0] / "ft").glob("*.yaml"))  # the shipped scenarios
 #: Monte-Carlo tolerance: ~400-1000 failures give a 3 % standard error of the mean; we allow 8 %.
 MC_REL_TOL = 0.08
 

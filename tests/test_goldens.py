@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +18,7 @@ def results():
 
 
 def test_goldens_match(results):
-    stored = json.loads(goldens.PATH.read_text())
+    stored = json.loads(goldens.default_path(Path(__file__).parent).read_text())
     changes = goldens.diff(stored, results)
     assert not changes, "timing changed; review and run `python -m cxlsim.goldens --update`:\n" + "\n".join(changes[:40])
 

@@ -14,8 +14,12 @@ A preset file::
 
 Contract: a resolved preset is a :class:`Preset` whose ``params`` passed its family's schema; every
 value has a non-empty source (its own, the file's, or ``schema default``), or loading fails.
-Search path: the repository's ``devices/`` then each folder in ``$CXLSIM_PATH`` (``:``-separated),
-whose presets shadow ours by name.
+Search path (:func:`catalog_roots`, the one place that knows where catalogs are): the shipped
+catalog first, then ``<folder>/devices`` for each folder in ``$CXLSIM_PATH`` (``:``-separated; each
+folder may hold ``devices/``, ``workloads/`` and ``configs/``), later roots shadowing earlier ones by
+name. The shipped catalogs are the repository's top-level ``devices/``, ``workloads/`` and
+``configs/``, packaged as ``cxlsim.catalogs.<kind>`` (``pyproject.toml`` maps them) and read with
+:mod:`importlib.resources`, so an editable install, ``pip install .`` and a built wheel all find them.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +35,12 @@ from cxlsim.config.params import ParamSet, Schema, unknown_key_message
 from cxlsim.config.yamlio import check_version, read_yaml
 from cxlsim.errors import ConfigError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+#: Catalog kinds and the packages that ship them (the repository's top-level folders of that name).
+CATALOG_PACKAGES = {
+    "devices": "cxlsim.catalogs.devices",
+    "workloads": "cxlsim.catalogs.workloads",
+    "configs": "cxlsim.catalogs.configs",
+}
 PRESET_KEYS = {"version", "family", "description", "source", "inherits", "params"}
 
 
@@ -45,9 +55,26 @@ class Preset:
     path: str
 
 
+def shipped_root(kind: str) -> Path:
+    """Folder of the ``kind`` catalog shipped with cxlsim (package data of ``cxlsim.catalogs``)."""
+    if kind not in CATALOG_PACKAGES:
+        raise ValueError(f"unknown catalog kind {kind!r}; expected one of {', '.join(CATALOG_PACKAGES)}")
+    root = resources.files(CATALOG_PACKAGES[kind])
+    if not isinstance(root, Path):  # e.g. imported from a zip archive: catalogs need a file system
+        raise RuntimeError(f"cxlsim's {kind} catalog is not on a file system ({root!r}); install cxlsim "
+                           "as an ordinary (unzipped) package")
+    return root
+
+
 def catalog_roots(kind: str = "devices") -> list[Path]:
-    """Folders searched for ``kind`` catalogs (``devices``, ``workloads``, ``configs``)."""
-    roots = [REPO_ROOT / kind]
+    """Folders searched for ``kind`` catalogs (``devices``, ``workloads``, ``configs``), in order.
+
+    The shipped catalog first, then ``<folder>/<kind>`` for each folder in ``$CXLSIM_PATH``
+    (``:``-separated, read at every call); a name found in a later root shadows earlier ones.
+    Roots need not exist (callers skip missing folders). This is the only function that knows
+    where catalogs are; every lookup of a preset, workload, system or timing table goes through it.
+    """
+    roots = [shipped_root(kind)]
     for extra in filter(None, os.environ.get("CXLSIM_PATH", "").split(os.pathsep)):
         roots.append(Path(extra) / kind)
     return roots

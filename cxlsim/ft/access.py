@@ -17,25 +17,17 @@ from functools import lru_cache
 
 import numpy as np
 
-from cxlsim.engine.component import Simulation
 from cxlsim.kernels.ft import count_accesses, mark_modified, new_bit_vector
+from cxlsim.rng import stream as rng_stream
+from cxlsim.workloads.catalog import load_workload
 
 #: Bisection steps when calibrating the access rate (relative precision 2^-60).
 CALIBRATION_STEPS = 60
 
 
-def workload_exponent(name: str) -> float | None:
-    """Popularity exponent of workload preset ``name`` if the workload catalog is importable."""
-    try:
-        from cxlsim.workloads import load_workload  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    wl = load_workload(name)
-    params = getattr(wl, "params", wl)
-    try:
-        return float(params["popularity_exponent"])
-    except (KeyError, TypeError):
-        return float(params.popularity_exponent)
+def workload_exponent(name: str) -> float:
+    """Popularity exponent of catalog workload ``name``."""
+    return float(load_workload(name).params["popularity_exponent"])
 
 
 def touched_fraction(probabilities: np.ndarray, accesses: float) -> float:
@@ -52,10 +44,9 @@ class AccessProcess:
         self.exponent = exponent
         self.seed = seed
         self.stream = stream
-        sim = Simulation(seed, trace=False)
         ranks = np.arange(1, rows + 1, dtype=np.float64)
         weights = ranks ** (-exponent)
-        perm = sim.rng(stream + ".permutation").permutation(rows)
+        perm = rng_stream(seed, stream + ".permutation").permutation(rows)
         self.p = np.empty(rows)
         self.p[perm] = weights / weights.sum()
         self.cdf = np.cumsum(self.p)
@@ -81,7 +72,7 @@ class AccessProcess:
     def indices(self, length_s: float, index: int) -> np.ndarray:
         """Row ids accessed during interval ``index`` of a grid of ``length_s``-second intervals."""
         n = int(round(self.accesses_per_s * length_s))
-        rng = Simulation(self.seed, trace=False).rng(f"{self.stream}.{length_s:.6g}.{index}")
+        rng = rng_stream(self.seed, f"{self.stream}.{length_s:.6g}.{index}")
         # n independent draws from p, grouped by row (order within an interval is immaterial here)
         return np.repeat(np.arange(self.rows, dtype=np.int64), rng.multinomial(n, self.p))
 
@@ -98,7 +89,7 @@ class AccessProcess:
 
     def thinned_rows(self, length_s: float, index: int, period: int, stream: str) -> np.ndarray:
         """Rows seen by a sampler keeping every ``period``-th access (binomial thinning, 1/period)."""
-        rng = Simulation(self.seed, trace=False).rng(f"{self.stream}.{stream}.{length_s:.6g}.{index}")
+        rng = rng_stream(self.seed, f"{self.stream}.{stream}.{length_s:.6g}.{index}")
         kept = rng.binomial(self.counts(length_s, index), 1.0 / period)
         return np.flatnonzero(kept)
 
@@ -110,9 +101,7 @@ def from_scenario(access, seed: int) -> AccessProcess:
     """Build the process from an ``access`` section (workload exponent wired in when asked)."""
     exponent = access.zipf_exponent
     if access.source_name == "workload":
-        found = workload_exponent(access.workload_name)
-        if found is not None:
-            exponent = found
+        exponent = workload_exponent(access.workload_name)
     return AccessProcess(access.rows_sampled_count, exponent, access.modified_fraction,
                          access.calibration_interval_h * 3600.0, seed)
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cxlsim.engine.component import Simulation
 from cxlsim.ft.scenario import Scenario
+from cxlsim.rng import stream
 
 HOUR_S = 3600.0
 
@@ -87,27 +87,26 @@ def _pick_shards(n_emb: int, fraction: float, rng: np.random.Generator) -> tuple
 
 def build_trace(sc: Scenario) -> tuple[Event, ...]:
     """The scenario's interruption trace (same seed → same trace)."""
-    sim = Simulation(sc.seed, trace=False)
     f, it = sc.failures, sc.interruptions
     duration_s = sc.job.duration_h * HOUR_S
     horizon_s = f.horizon_factor * duration_s
     n_emb = sc.model.emb_shards_count
     all_shards = tuple(range(n_emb))
-    shard_rng = sim.rng("ft.failures.shards")
+    shard_rng = stream(sc.seed, "ft.failures.shards")
     events = [
         Event(t, "failure", _pick_shards(n_emb, f.shards_fraction, shard_rng))
         for t in failure_times_s(f.process_policy, f.mtbf_h * HOUR_S, f.gamma_shape_factor, f.count,
-                                 duration_s, horizon_s, sim.rng("ft.failures.times"))
+                                 duration_s, horizon_s, stream(sc.seed, "ft.failures.times"))
     ]
     events += [Event(t, "preemption", all_shards, it.preemption_notice_s, it.preemption_downtime_s)
-               for t in _poisson_times(it.preemption_mean_interval_h, horizon_s, sim.rng("ft.preemptions"))]
+               for t in _poisson_times(it.preemption_mean_interval_h, horizon_s, stream(sc.seed, "ft.preemptions"))]
     events += [Event(t, "transient-hold", (), 0.0, it.transient_hold_s)
-               for t in _poisson_times(it.transient_hold_mean_interval_h, horizon_s, sim.rng("ft.holds.transient"))]
+               for t in _poisson_times(it.transient_hold_mean_interval_h, horizon_s, stream(sc.seed, "ft.holds.transient"))]
     events += [Event(t, "permanent-hold", (), 0.0, it.permanent_hold_s)
-               for t in _poisson_times(it.permanent_hold_mean_interval_h, horizon_s, sim.rng("ft.holds.permanent"))]
+               for t in _poisson_times(it.permanent_hold_mean_interval_h, horizon_s, stream(sc.seed, "ft.holds.permanent"))]
     events += [Event(t, "temporary-error", all_shards)
-               for t in _poisson_times(it.temporary_error_mean_interval_h, horizon_s, sim.rng("ft.temporary"))]
-    explicit_rng = sim.rng("ft.trace.shards")
+               for t in _poisson_times(it.temporary_error_mean_interval_h, horizon_s, stream(sc.seed, "ft.temporary"))]
+    explicit_rng = stream(sc.seed, "ft.trace.shards")
     defaults = {"preemption": it.preemption_downtime_s, "transient-hold": it.transient_hold_s,
                 "permanent-hold": it.permanent_hold_s}
     for ev in sc.trace:

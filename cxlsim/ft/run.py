@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from cxlsim import __version__
 from cxlsim.ft.failures import build_trace
 from cxlsim.ft.scenario import Scenario
 from cxlsim.ft.schemes import build_context, build_scheme
 from cxlsim.ft.simulator import simulate_scheme
+from cxlsim.version import __version__
 
 
 def run_scenario(sc: Scenario) -> dict[str, Any]:

@@ -1,5 +1,9 @@
 """Failure-tolerance scenarios: YAML files in ``configs/ft/``, validated section by section.
 
+A scenario is given by path or, for the catalog's, by name (``side-by-side``: ``configs/ft/`` of the
+shipped catalog or of a ``$CXLSIM_PATH`` folder, found through
+:func:`~cxlsim.config.catalog.catalog_roots`).
+
 A scenario file::
 
     version: 1
@@ -17,8 +21,8 @@ A scenario file::
 
 Every section has a :class:`~cxlsim.config.params.Schema`; unknown keys and bad values raise a
 one-line :class:`~cxlsim.errors.ConfigError` naming the file and the key path
-(``schemes[2].interval_h``). Scheme kinds and their parameters are declared in
-:mod:`cxlsim.ft.schemes` (``SCHEME_SCHEMAS``).
+(``schemes[2].interval_h``). Scheme kinds' parameters are declared here (:data:`SCHEME_SCHEMAS`);
+their behaviour is in :mod:`cxlsim.ft.schemes`.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cxlsim.config.catalog import catalog_roots
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
 from cxlsim.errors import ConfigError
@@ -125,6 +130,63 @@ SECTIONS = {"job": JOB, "model": MODEL, "storage": STORAGE, "failures": FAILURES
             "interruptions": INTERRUPTIONS, "access": ACCESS}
 
 
+_INTERVAL = Param("interval_h", float, "checkpoint interval (0 = optimal sqrt(2·O_save·T_fail))", default=0.0, minimum=0)
+
+#: Parameters of each scheme kind (behaviour: :mod:`cxlsim.ft.schemes`, registered there in ``SCHEMES``).
+SCHEME_SCHEMAS: dict[str, Schema] = {
+    "full": Schema("ft.scheme.full", (_INTERVAL,)),
+    "partial": Schema("ft.scheme.partial", (_INTERVAL,)),
+    "cpr": Schema("ft.scheme.cpr", (
+        Param("target_pls_fraction", float, "target portion of lost samples", default=0.1, minimum=0, exclusive_minimum=True),
+        Param("priority_policy", str, "rows saved first", default="none", choices=("none", "mfu", "ssu", "scar")),
+        Param("r_fraction", float, "save r·N rows every r·T_save (prioritised policies)", default=0.125,
+              minimum=0, maximum=1, exclusive_minimum=True),
+        Param("ssu_period_count", int, "SSU keeps every n-th access", default=2, minimum=1),
+        Param("scar_update_sigma", float, "log-normal spread of per-row update size (SCAR ranks by change)",
+              default=0.2, minimum=0),
+    )),
+    "check-n-run": Schema("ft.scheme.check-n-run", (
+        Param("interval_h", float, "checkpoint interval", default=0.5, minimum=0, exclusive_minimum=True),
+        Param("incremental_policy", str, "which rows each checkpoint stores", default="intermittent",
+              choices=("full", "one-shot", "consecutive", "intermittent")),
+        Param("quant_policy", str, "row quantizer (auto: adaptive ≤ 4 bits, asymmetric at 8)", default="auto",
+              choices=("auto", "none", "symmetric", "asymmetric", "adaptive", "kmeans")),
+        Param("bits_count", int, "bit width (0 = from expected failures)", default=0, minimum=0, maximum=8),
+        Param("snapshot_GBps", float, "per-node GPU → pinned host memory copy bandwidth", default=12.0,
+              minimum=0, exclusive_minimum=True),
+    ), checks=(lambda v: ("bits_count", "must be 0, 2, 3, 4 or 8") if v["bits_count"] not in (0, 2, 3, 4, 8) else None,)),
+    "ecrec": Schema("ft.scheme.ecrec", (
+        Param("k_count", int, "data units per parity unit", default=2, minimum=1),
+        Param("servers_count", int, "parameter servers", default=5, minimum=2),
+        Param("nic_GBps", float, "server NIC bandwidth (25 Gbps = 3.125 GB/s)", default=3.125, minimum=0, exclusive_minimum=True),
+        Param("unique_rows_per_step_count", int, "distinct rows a step updates (8,900 per 2048-sample batch)",
+              default=8900, minimum=0),
+        Param("overlap_fraction", float, "share of the extra traffic hidden behind compute", default=0.0, minimum=0, maximum=1),
+        Param("two_phase_commit", bool, "per-iteration two-phase commit", default=False),
+        Param("rtt_us", float, "network round trip added by the commit", default=100.0, minimum=0),
+        Param("reconstruction_share_fraction", float, "NIC share given to background reconstruction",
+              default=0.5, minimum=0, maximum=1, exclusive_minimum=True),
+        Param("backup_interval_h", float, "backup checkpoints for unrecoverable events (0 = none)", default=0.0, minimum=0),
+    ), checks=(lambda v: ("k_count", f"k + 1 must not exceed servers_count ({v['servers_count']})")
+               if v["k_count"] + 1 > v["servers_count"] else None,)),
+    "tpu-epoch": Schema("ft.scheme.tpu-epoch", (
+        Param("epoch_h", float, "epoch length (a checkpoint at each end)", default=1.0, minimum=0, exclusive_minimum=True),
+        Param("drain_s", float, "time to drain in-flight work before the checkpoint", default=60.0, minimum=0),
+        Param("use_notices", bool, "end the epoch early on a preemption notice", default=True),
+    )),
+    "undo-log": Schema("ft.scheme.undo-log", (
+        Param("unique_rows_per_batch_count", int, "rows a batch updates per node (logged)", default=20000, minimum=0),
+        Param("idle_window_s", float, "CXL-MEM idle window per batch the logging overlaps", default=0.0016, minimum=0),
+        Param("pmem_read_GBps", float, "PMEM read bandwidth of the log copy", default=12.0, minimum=0, exclusive_minimum=True),
+        Param("pmem_write_GBps", float, "PMEM write bandwidth of the log copy", default=2.0, minimum=0, exclusive_minimum=True),
+        Param("pmem_device_name", str, "optional PMEM preset giving the two bandwidths", default=""),
+        Param("mlp_log_B", float, "MLP log size per node (-1 = dense_GB / nodes)", default=-1.0, minimum=-1),
+        Param("mlp_pull_GBps", float, "CXL.cache pull bandwidth of MLP parameters", default=50.0, minimum=0, exclusive_minimum=True),
+        Param("relaxed", bool, "relaxed checkpoint: MLP logging spread over batches, never exposed", default=True),
+    )),
+}
+
+
 @dataclass(frozen=True)
 class Scenario:
     """A validated scenario: one ParamSet per section, the explicit trace and the schemes."""
@@ -144,8 +206,38 @@ class Scenario:
     resolved: dict[str, Any]
 
 
+def list_scenarios() -> list[str]:
+    """Names of the catalog scenarios (``configs/ft/*.yaml`` of every catalog root), sorted."""
+    names: set[str] = set()
+    for root in catalog_roots("configs"):
+        if (root / "ft").is_dir():
+            names.update(p.stem for p in (root / "ft").glob("*.yaml"))
+    return sorted(names)
+
+
+def scenario_path(name_or_path: str | Path) -> Path:
+    """A scenario file: an existing path as given, else a bare name (``side-by-side``) looked up
+    in ``configs/ft/`` of the catalog roots (the shipped scenarios, then ``$CXLSIM_PATH``'s; later
+    roots shadow earlier ones)."""
+    p = Path(name_or_path)
+    if p.is_file() or p.suffix in (".yaml", ".yml") or len(p.parts) != 1:
+        return p
+    found = None
+    for root in catalog_roots("configs"):
+        candidate = root / "ft" / f"{p.name}.yaml"
+        if candidate.is_file():
+            found = candidate
+    if found is None:
+        known = list_scenarios()
+        hint = unknown_key_message(p.name, known)[len("unknown key"):]
+        raise ConfigError(str(p), "", f"no such scenario (known: {', '.join(known) or 'none'}){hint}")
+    return found
+
+
 def load_scenario(path: str | Path, sets: list[tuple[str, Any]] | None = None) -> Scenario:
-    """Read, override (``--set``) and validate a scenario file."""
+    """Read, override (``--set``) and validate a scenario: a YAML path, or the name of a catalog
+    scenario (:func:`scenario_path`)."""
+    path = scenario_path(path)
     where = str(path)
     doc = read_yaml(path)
     if sets:
@@ -154,8 +246,6 @@ def load_scenario(path: str | Path, sets: list[tuple[str, Any]] | None = None) -
 
 
 def parse_scenario(doc: dict[str, Any], where: str) -> Scenario:
-    from cxlsim.ft.schemes import SCHEME_SCHEMAS
-
     check_version(doc, where)
     for key in doc:
         if key not in TOP_KEYS:

@@ -9,8 +9,9 @@ Contract of a scheme (times in s, sizes in bytes; see :mod:`cxlsim.ft.simulator`
 - ``recover(state, event) -> Recovery``;
 - ``peak_capacity_bytes``, ``throughput_during_recovery`` and ``details()`` (scheme figures).
 
-Kinds register in :data:`SCHEMES` with a parameter :class:`~cxlsim.config.params.Schema` in
-:data:`SCHEME_SCHEMAS`; a scenario's ``schemes:`` list picks kinds and sets parameters.
+Kinds register in :data:`SCHEMES`; their parameter :class:`~cxlsim.config.params.Schema` is in
+:data:`cxlsim.ft.scenario.SCHEME_SCHEMAS` (part of the scenario file format); a scenario's
+``schemes:`` list picks kinds and sets parameters.
 """
 
 from __future__ import annotations
@@ -21,17 +22,17 @@ from typing import Any
 
 import numpy as np
 
-from cxlsim.config.params import Param, ParamSet, Schema
-from cxlsim.engine.component import Simulation
+from cxlsim.config.params import ParamSet
 from cxlsim.ft import formulas as F
 from cxlsim.ft.access import AccessProcess
 from cxlsim.ft.access import from_scenario as access_from_scenario
 from cxlsim.ft.failures import HOUR_S, Event
 from cxlsim.ft.scenario import Scenario
 from cxlsim.ft.simulator import CheckpointCost, Recovery, RunState
-from cxlsim.ft.storage import Storage
+from cxlsim.ft.storage import Storage, preset_read_GBps, preset_write_GBps
 from cxlsim.ft.storage import from_scenario as storage_from_scenario
 from cxlsim.kernels import ft as K
+from cxlsim.rng import stream
 
 GB = 1e9
 #: Bytes of the row id stored with each row of an incremental checkpoint (int64 local id).
@@ -237,9 +238,8 @@ class Cpr(Partial):
             self.since = np.zeros(acc.rows)          # accesses since each row was last saved
             self.change = np.zeros(acc.rows)         # SCAR: accumulated update magnitude
             self.ssu: list[int] = []                 # SSU: duplicate-free sub-sampled row list
-            sim = Simulation(ctx.scenario.seed, trace=False)
-            self.rng = sim.rng(f"ft.cpr.{label}")
-            self.update_scale = np.exp(sim.rng("ft.cpr.update-scale").normal(0.0, p.scar_update_sigma, acc.rows))
+            self.rng = stream(ctx.scenario.seed, f"ft.cpr.{label}")
+            self.update_scale = np.exp(stream(ctx.scenario.seed, "ft.cpr.update-scale").normal(0.0, p.scar_update_sigma, acc.rows))
             self.shard_of = np.arange(acc.rows) % n
             self.slot = 0
 
@@ -346,7 +346,7 @@ class CheckNRun(Scheme):
 
     def _quant_error(self) -> dict[str, Any]:
         """Mean ℓ2 error of the chosen quantizer on normal-initialised vectors, per bit width."""
-        rng = Simulation(self.ctx.scenario.seed, trace=False).rng("ft.cnr.vectors")
+        rng = stream(self.ctx.scenario.seed, "ft.cnr.vectors")
         x = rng.normal(0.0, 1.0 / math.sqrt(self.dim), size=(QUANT_SAMPLE_ROWS, self.dim)).astype(np.float32)
         norm = float(np.linalg.norm(x, axis=1).mean())
         out = {}
@@ -564,9 +564,8 @@ class UndoLog(Scheme):
     def _pmem_bw(self) -> tuple[float, float]:
         p = self.p
         if p.pmem_device_name:
-            from cxlsim.ft.storage import _READ_KEYS, _WRITE_KEYS, _preset_bw
-            return (_preset_bw(p.pmem_device_name, _READ_KEYS, self.ctx.scenario.path),
-                    _preset_bw(p.pmem_device_name, _WRITE_KEYS, self.ctx.scenario.path))
+            return (preset_read_GBps(p.pmem_device_name, self.ctx.scenario.path),
+                    preset_write_GBps(p.pmem_device_name, self.ctx.scenario.path))
         return p.pmem_read_GBps, p.pmem_write_GBps
 
     def recover(self, st, ev):
@@ -588,61 +587,6 @@ class UndoLog(Scheme):
 
 
 # ============================================================================ registry
-_INTERVAL = Param("interval_h", float, "checkpoint interval (0 = optimal sqrt(2·O_save·T_fail))", default=0.0, minimum=0)
-
-SCHEME_SCHEMAS: dict[str, Schema] = {
-    "full": Schema("ft.scheme.full", (_INTERVAL,)),
-    "partial": Schema("ft.scheme.partial", (_INTERVAL,)),
-    "cpr": Schema("ft.scheme.cpr", (
-        Param("target_pls_fraction", float, "target portion of lost samples", default=0.1, minimum=0, exclusive_minimum=True),
-        Param("priority_policy", str, "rows saved first", default="none", choices=("none", "mfu", "ssu", "scar")),
-        Param("r_fraction", float, "save r·N rows every r·T_save (prioritised policies)", default=0.125,
-              minimum=0, maximum=1, exclusive_minimum=True),
-        Param("ssu_period_count", int, "SSU keeps every n-th access", default=2, minimum=1),
-        Param("scar_update_sigma", float, "log-normal spread of per-row update size (SCAR ranks by change)",
-              default=0.2, minimum=0),
-    )),
-    "check-n-run": Schema("ft.scheme.check-n-run", (
-        Param("interval_h", float, "checkpoint interval", default=0.5, minimum=0, exclusive_minimum=True),
-        Param("incremental_policy", str, "which rows each checkpoint stores", default="intermittent",
-              choices=("full", "one-shot", "consecutive", "intermittent")),
-        Param("quant_policy", str, "row quantizer (auto: adaptive ≤ 4 bits, asymmetric at 8)", default="auto",
-              choices=("auto", "none", "symmetric", "asymmetric", "adaptive", "kmeans")),
-        Param("bits_count", int, "bit width (0 = from expected failures)", default=0, minimum=0, maximum=8),
-        Param("snapshot_GBps", float, "per-node GPU → pinned host memory copy bandwidth", default=12.0,
-              minimum=0, exclusive_minimum=True),
-    ), checks=(lambda v: ("bits_count", "must be 0, 2, 3, 4 or 8") if v["bits_count"] not in (0, 2, 3, 4, 8) else None,)),
-    "ecrec": Schema("ft.scheme.ecrec", (
-        Param("k_count", int, "data units per parity unit", default=2, minimum=1),
-        Param("servers_count", int, "parameter servers", default=5, minimum=2),
-        Param("nic_GBps", float, "server NIC bandwidth (25 Gbps = 3.125 GB/s)", default=3.125, minimum=0, exclusive_minimum=True),
-        Param("unique_rows_per_step_count", int, "distinct rows a step updates (8,900 per 2048-sample batch)",
-              default=8900, minimum=0),
-        Param("overlap_fraction", float, "share of the extra traffic hidden behind compute", default=0.0, minimum=0, maximum=1),
-        Param("two_phase_commit", bool, "per-iteration two-phase commit", default=False),
-        Param("rtt_us", float, "network round trip added by the commit", default=100.0, minimum=0),
-        Param("reconstruction_share_fraction", float, "NIC share given to background reconstruction",
-              default=0.5, minimum=0, maximum=1, exclusive_minimum=True),
-        Param("backup_interval_h", float, "backup checkpoints for unrecoverable events (0 = none)", default=0.0, minimum=0),
-    ), checks=(lambda v: ("k_count", f"k + 1 must not exceed servers_count ({v['servers_count']})")
-               if v["k_count"] + 1 > v["servers_count"] else None,)),
-    "tpu-epoch": Schema("ft.scheme.tpu-epoch", (
-        Param("epoch_h", float, "epoch length (a checkpoint at each end)", default=1.0, minimum=0, exclusive_minimum=True),
-        Param("drain_s", float, "time to drain in-flight work before the checkpoint", default=60.0, minimum=0),
-        Param("use_notices", bool, "end the epoch early on a preemption notice", default=True),
-    )),
-    "undo-log": Schema("ft.scheme.undo-log", (
-        Param("unique_rows_per_batch_count", int, "rows a batch updates per node (logged)", default=20000, minimum=0),
-        Param("idle_window_s", float, "CXL-MEM idle window per batch the logging overlaps", default=0.0016, minimum=0),
-        Param("pmem_read_GBps", float, "PMEM read bandwidth of the log copy", default=12.0, minimum=0, exclusive_minimum=True),
-        Param("pmem_write_GBps", float, "PMEM write bandwidth of the log copy", default=2.0, minimum=0, exclusive_minimum=True),
-        Param("pmem_device_name", str, "optional PMEM preset giving the two bandwidths", default=""),
-        Param("mlp_log_B", float, "MLP log size per node (-1 = dense_GB / nodes)", default=-1.0, minimum=-1),
-        Param("mlp_pull_GBps", float, "CXL.cache pull bandwidth of MLP parameters", default=50.0, minimum=0, exclusive_minimum=True),
-        Param("relaxed", bool, "relaxed checkpoint: MLP logging spread over batches, never exposed", default=True),
-    )),
-}
-
 SCHEMES: dict[str, type[Scheme]] = {c.kind: c for c in (Full, Partial, Cpr, CheckNRun, EcRec, TpuEpoch, UndoLog)}
 
 

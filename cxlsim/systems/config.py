@@ -18,7 +18,9 @@ File format::
 Contract: :func:`load_system` validates everything (unknown keys, kinds, ranges, presets) and
 raises :class:`~cxlsim.errors.ConfigError` naming the file and key path; ``--set`` overrides use
 dotted paths into this document (``devices.table_memory.params.write_bw_GBps=2``,
-``pipeline.relaxed_lookup=true``, ``batches=5``).
+``pipeline.relaxed_lookup=true``, ``batches=5``). Systems are found by name through
+:func:`~cxlsim.config.catalog.catalog_roots` ``("configs")``: the shipped ``configs/`` (package data)
+then ``$CXLSIM_PATH/configs`` (later folders shadow by name).
 """
 
 from __future__ import annotations

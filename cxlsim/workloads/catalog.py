@@ -11,7 +11,8 @@ A workload file::
 
 Contract: :func:`load_workload` returns a :class:`Workload` whose ``params`` passed
 :data:`~cxlsim.workloads.schema.WORKLOAD_SCHEMA`; every value has a non-empty source. Search path:
-the repository's ``workloads/`` then ``$CXLSIM_PATH/workloads`` (later folders shadow by name).
+:func:`~cxlsim.config.catalog.catalog_roots` ``("workloads")`` — the shipped ``workloads/`` (package
+data) then ``$CXLSIM_PATH/workloads`` (later folders shadow by name).
 """
 
 from __future__ import annotations
