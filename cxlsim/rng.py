@@ -30,6 +30,17 @@ def stream_key(name: str) -> int:
     return zlib.crc32(name.encode("utf-8"))
 
 
+def keyed(seed: int, *keys: int) -> np.random.SeedSequence:
+    """The seed sequence of ``(seed, *keys)``: the one derivation every stream uses. Numbered
+    streams (the workload generator's, the crash checker's) pass their fixed integer keys."""
+    return np.random.SeedSequence([int(seed), *(int(k) for k in keys)])
+
+
+def keyed_stream(seed: int, *keys: int) -> np.random.Generator:
+    """Generator (PCG64) of :func:`keyed` ``(seed, *keys)``."""
+    return np.random.default_rng(keyed(seed, *keys))
+
+
 def stream(seed: int, name: str) -> np.random.Generator:
     """Independent generator for stream ``name`` of ``seed``; see the module contract."""
-    return np.random.default_rng(np.random.SeedSequence([int(seed), stream_key(name)]))
+    return keyed_stream(seed, stream_key(name))

@@ -16,6 +16,7 @@ import numpy as np
 from cxlsim.crash import image as im
 from cxlsim.crash.kernels import mix64
 from cxlsim.crash.timeline import Timeline
+from cxlsim.rng import keyed_stream
 
 STREAM_POINTS = 20
 
@@ -43,7 +44,7 @@ def crash_instants(tl: Timeline, ev: im.Events, n_points: int, seed: int) -> np.
     b = boundaries(tl, ev, tl.n_batches // 2)
     if n_points <= b.size:
         return b[:n_points]
-    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(seed), STREAM_POINTS])))
+    rng = keyed_stream(seed, STREAM_POINTS)
     rest = n_points - b.size
     uniform = rng.uniform(0.0, end_ns(tl, ev), rest - rest // 2)
     cats = [np.flatnonzero(ev.kind == im.DATA), np.flatnonzero(ev.kind == im.LOG),

@@ -3,12 +3,14 @@
 Gradients do not depend on the model state: the run under test and its fault-free reference see the
 same gradients whatever happened in between, so a recovered state that equals the reference after
 batch ``m`` resumes bit-identically (SPEC §3.5). Every stream is a child of one
-:class:`numpy.random.SeedSequence` per seed, numbered by the constants below (fixed forever).
+seed sequence per seed (:func:`cxlsim.rng.keyed`), numbered by the constants below (fixed forever).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from cxlsim.rng import keyed_stream
 
 STREAM_INIT_TABLES, STREAM_INIT_MLP, STREAM_EMB_GRADS, STREAM_MLP_GRADS = 10, 11, 12, 13
 #: Initial embedding values are uniform in ±INIT_TABLE_RANGE (DLRM draws U(±sqrt(1/rows)); a fixed
@@ -19,8 +21,7 @@ INIT_MLP_STD = 0.05
 MLP_LEARNING_RATE = 0.01
 
 
-def _rng(seed: int, *keys: int) -> np.random.Generator:
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(seed), *keys])))
+_rng = keyed_stream
 
 
 def initial_tables(seed: int, rows: int, dim: int, out: np.ndarray) -> None:

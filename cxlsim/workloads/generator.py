@@ -10,7 +10,7 @@ lookups_per_table`` of them, fixed-length bags) either
   a keyed Feistel bijection of ``[0, n_t)`` (:func:`cxlsim.kernels.sampling.feistel_permute`), so hot
   rows are scattered over the table and nothing of size ``n_t`` is materialised.
 
-Randomness: one :class:`numpy.random.SeedSequence` per ``seed``; its children give the per-table
+Randomness: one seed sequence per ``seed`` (:func:`cxlsim.rng.keyed`); its children give the per-table
 permutation keys, the index stream and the dense-feature stream (independent of each other).
 Memory: only the current and previous batch's indices are held (RM2 full size: 2 × 26 MB).
 
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cxlsim.kernels.sampling import draw_table
+from cxlsim.rng import keyed, keyed_stream
 
 #: Child-stream numbers under the user's seed (fixed forever: they define the streams).
 STREAM_KEYS, STREAM_INDICES, STREAM_DENSE = 0, 1, 2
@@ -61,7 +62,7 @@ class Batch:
 
 def table_keys(seed: int, tables: int) -> np.ndarray:
     """The per-table Feistel keys for ``seed`` (uint64)."""
-    seq = np.random.SeedSequence([int(seed), STREAM_KEYS])
+    seq = keyed(seed, STREAM_KEYS)
     return seq.generate_state(tables, dtype=np.uint64)
 
 
@@ -83,8 +84,8 @@ def batches(
     tables, lookups, bsz = p.tables, p.lookups_per_table, p.batch_size
     m = bsz * lookups
     keys = table_keys(seed, tables)
-    rng_idx = np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(seed), STREAM_INDICES])))
-    rng_dense = np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(seed), STREAM_DENSE])))
+    rng_idx = keyed_stream(seed, STREAM_INDICES)
+    rng_dense = keyed_stream(seed, STREAM_DENSE)
     offsets = np.arange(0, m + 1, lookups, dtype=np.int64)
     offsets.setflags(write=False)
     empty = np.empty(0, np.int64)
