@@ -50,8 +50,8 @@ def memories(machine: Any) -> dict[str, Memory]:
 def batch_activity(result: Any, batches: range | list[int]) -> list[BatchActivity]:
     """Activity of each batch in ``batches`` of a :class:`~cxlsim.api.RunResult`."""
     ex, machine = result.executor, result.machine
-    cores = machine.cpu.p.cores_count
-    threads = min(machine.cpu.p.threads_count, cores)
+    cores = machine.cpu.params.cores_count
+    threads = min(machine.cpu.params.threads_count, cores)
     by_batch: dict[int, list] = {}
     for (name, n), rec in ex.records.items():
         by_batch.setdefault(n, []).append((name, rec))
