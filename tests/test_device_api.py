@@ -191,3 +191,16 @@ def test_numba_loads_only_when_a_media_model_is_built():
             "a = 'numba' in sys.modules; build_device('pmem/optane-100'); print(a, 'numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "True"]
+
+
+def _doc_blocks() -> list[str]:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "devices.md").read_text(encoding="utf-8")
+    return [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+
+
+@pytest.mark.parametrize("block", _doc_blocks())
+def test_docs_examples_run(block, capsys):
+    exec(compile(block, "docs/devices.md", "exec"), {})  # noqa: S102 (our own documentation)
+    assert capsys.readouterr().out
