@@ -1,15 +1,18 @@
-"""Host CPU embedding ops: max of compute, line-fill-buffer latency and bandwidth bounds."""
+"""Host CPU embedding ops: the simulator's mechanism (a media stream with cores × LFB in flight,
+overlapped with compute), the three-term bound's closed form, energy, CLI (bounds vs factors:
+tests/test_device_api.py)."""
 
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from cxlsim.cli import main
 from cxlsim.devices import build_device
+from cxlsim.devices.cpu import microbench
+from cxlsim.devices.media import AccessStream
 
 
 @pytest.fixture(scope="module")
@@ -17,44 +20,78 @@ def cpu():
     return build_device("cpu/i5-9600k")
 
 
-media = dict(
-    n=st.integers(0, 10**7), dim=st.sampled_from([4, 16, 32, 64, 100, 128]),
-    lat=st.floats(50, 100_000), bw=st.floats(0.1, 200), threads=st.integers(1, 6),
-)
+@pytest.fixture(scope="module")
+def dram():
+    return build_device("dram/ddr4-2666")
 
 
-@settings(max_examples=150, deadline=None)
-@given(**media)
-def test_times_at_least_bounds(cpu, n, dim, lat, bw, threads):
-    assert cpu.embedding_lookup_ns(n, dim, lat, bw, threads) >= cpu.lookup_bound_ns(n, dim, lat, bw, threads)
-    assert cpu.embedding_update_ns(n, dim, lat, bw, threads) >= cpu.update_bound_ns(n, dim, lat, bw, threads)
-    assert cpu.embedding_update_ns(n, dim, lat, bw, threads, medium_write_bw_GBps=bw / 4) >= cpu.update_bound_ns(n, dim, lat, bw, threads, bw / 4)
-
-
-def test_regimes_follow_the_formula(cpu):
-    n, dim = 100_000, 32  # two lines per row
-    # latency-bound: SSD-like latency, huge bandwidth -> n * lines * lat / (threads * 12 LFBs)
-    assert cpu.embedding_lookup_ns(n, dim, 20_000, 1e6) == pytest.approx(n * 2 * 20_000 / (6 * 12))
-    # bandwidth-bound: 64 B lines at 1 GB/s
-    assert cpu.embedding_lookup_ns(n, dim, 100, 1.0) == pytest.approx(n * 128 / 1.0)
-    # compute-bound: zero latency, infinite bandwidth -> (dim * 0.125 + 20) cycles at 3.7 GHz per thread
-    assert cpu.embedding_lookup_ns(n, dim, 0, 1e9) == pytest.approx(n * (32 * 0.125 + 20) / (6 * 3.7))
-    # fewer threads: latency-bound time scales inversely
-    assert cpu.embedding_lookup_ns(n, dim, 20_000, 1e6, threads=1) == pytest.approx(6 * cpu.embedding_lookup_ns(n, dim, 20_000, 1e6))
-
-
-def test_update_accumulates_duplicates_and_reads_plus_writes(cpu):
-    n, dim = 50_000, 32
-    assert cpu.embedding_update_ns(n, dim, 100, 10.0) == pytest.approx(2 * n * 128 / 10.0)
-    assert cpu.embedding_update_ns(n, dim, 0, 1e9, n_grads=3 * n) > cpu.embedding_update_ns(n, dim, 0, 1e9)
+def test_outstanding_and_compute_terms(cpu):
+    assert cpu.outstanding_count == 6 * 12  # cores × line-fill buffers
+    n, dim = 100_000, 32
+    # (dim × 0.125 + 20) cycles per row at 3.7 GHz on 6 threads
+    assert cpu.lookup_compute_ns(n, dim) == pytest.approx(n * (32 * 0.125 + 20) / (6 * 3.7))
+    assert cpu.update_compute_ns(n, dim) == pytest.approx(n * (32 * 0.25 + 20) / (6 * 3.7))
+    # duplicate gradients are accumulated first, at lookup cost
+    assert cpu.update_compute_ns(n, dim, n_grads=3 * n) == pytest.approx(
+        cpu.update_compute_ns(n, dim) + cpu.lookup_compute_ns(2 * n, dim))
+    assert cpu.lookup_compute_ns(n, dim, threads=1) == pytest.approx(6 * cpu.lookup_compute_ns(n, dim))
     with pytest.raises(ValueError):
-        cpu.embedding_update_ns(n, dim, 100, 10.0, n_grads=n - 1)
+        cpu.update_compute_ns(n, dim, n_grads=n - 1)
 
 
-def test_dispatch_energy_and_cli(cpu, capsys):
+def test_lookup_is_the_simulators_media_stream(cpu, dram):
+    rows = np.random.default_rng(1).integers(0, 1 << 20, 5000)
+    r = dram.serve(AccessStream.of(0.0, rows * 128, 128, False), dram.new_state(2), 72, 2, per_access=False)
+    assert cpu.lookup_ns(rows, 32, dram, 2) == max(r.done_ns, cpu.lookup_compute_ns(5000, 32))
+    assert cpu.lookup_ns([], 32, dram) == 0.0
+
+
+def test_update_reads_then_writes_each_row(cpu, dram):
+    rows = np.unique(np.random.default_rng(2).integers(0, 1 << 20, 3000))
+    addr = np.repeat(rows * 128, 2)
+    wr = np.tile([False, True], rows.size)
+    r = dram.serve(AccessStream.of(0.0, addr, 128, wr), dram.new_state(), 72, per_access=False)
+    assert cpu.update_ns(rows, 32, dram) == max(r.done_ns, cpu.update_compute_ns(rows.size, 32))
+
+
+def test_three_term_bound(cpu, dram):
+    """max(compute, ceil(n / outstanding) × sequential latency, busiest bank's occupancy)."""
+    rows = np.arange(1440)  # 1440 consecutive rows of 128 B: 2 DRAM units each, all banks evenly
+    latency = 20 * 81.0  # ceil(1440 / 72) × sequential read latency
+    occupancy = dram.occupancy_ns(AccessStream.of(0.0, rows * 128, 128, False))
+    assert occupancy == pytest.approx(2 * 1440 / 16 * dram.occ_read_ns)  # 2 units per row over 16 banks
+    assert cpu.bound_ns("lookup", rows, 32, dram) == max(cpu.lookup_compute_ns(1440, 32), latency, occupancy)
+    # a slow core: compute-bound, the bound is the compute itself
+    slow = build_device("cpu/i5-9600k", {"clock_GHz": 0.01})
+    assert slow.bound_ns("lookup", rows, 32, dram) == slow.lookup_compute_ns(1440, 32) == slow.lookup_ns(rows, 32, dram)
+
+
+def test_dispatch_and_energy(cpu):
     assert cpu.dispatch_ns(3) == pytest.approx(30_000)
-    assert cpu.energy_J(1e9, 0) == pytest.approx(95) and cpu.energy_J(0, 1e9) == pytest.approx(10)
-    assert main(["microbench", "cpu/i5-9600k", "--json"]) == 0
+    assert cpu.static_energy_J(1e9) == pytest.approx(10)  # idle power over 1 s
+    assert cpu.active_energy_J(1e9) == pytest.approx(95 - 10)  # all cores busy for 1 s: TDP − idle
+
+
+def test_microbench_runs_the_mechanism_on_a_medium(cpu, dram):
+    out = microbench(cpu, {"medium": dram, "modules": 2, "batch": 16})
+    rows = np.random.default_rng(0).integers(0, 1 << 24, 16 * 20 * 80)
+    assert out["vectors"] == rows.size and out["outstanding_count"] == 72
+    assert out["lookup"]["time_ns"] == cpu.lookup_ns(rows, 32, dram, 2)
+    assert out["lookup"]["bound_ns"] <= out["lookup"]["time_ns"] <= 4 * out["lookup"]["bound_ns"]
+    assert out["update"]["rows"] == np.unique(rows).size
+    with pytest.raises(ValueError, match="medium"):
+        microbench(cpu, {})
+
+
+def test_cli_medium_option(capsys):
+    assert main(["microbench", "cpu/i5-9600k", "--json", "--batch", "8"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["lookup_optane"]["time_ns"] >= out["lookup_optane"]["bound_ns"]
+    assert (out["medium"], out["modules"]) == ("dram/ddr4-2666", 2)
+    assert main(["microbench", "cpu/i5-9600k", "--json", "--batch", "8", "--medium", "pmem/optane-100",
+                 "--modules", "6"]) == 0
+    optane = json.loads(capsys.readouterr().out)
+    assert (optane["medium"], optane["modules"]) == ("pmem/optane-100", 6)
+    assert optane["lookup"]["time_ns"] > out["lookup"]["time_ns"]
+    assert main(["microbench", "cpu/i5-9600k", "--medium", "cxl_link/cxl3-x16"]) == 2
+    assert main(["microbench", "cpu/i5-9600k", "--link", "cxl_link/cxl3-x16"]) == 2
     assert main(["devices", "show", "cpu/i5-9600k"]) == 0

@@ -1,4 +1,5 @@
-"""CXL link model: flit arithmetic, bandwidths, bounds, simpy direction servers."""
+"""CXL link model: flit arithmetic, bandwidths, costs and energy, the microbenchmark (bounds vs
+factors: tests/test_device_api.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cxlsim.devices import build_device as _build
-from cxlsim.devices.cxl_link import BOUND_FACTOR, LinkComponent
-from cxlsim.engine.component import Simulation
+from cxlsim.devices.cxl_link import microbench
 from cxlsim.errors import ConfigError
 
 LINKS = ("cxl_link/cxl2-x16", "cxl_link/cxl3-x16", "cxl_link/cxl3-x16-lopt")
@@ -85,36 +85,29 @@ def test_achieved_bandwidth_never_exceeds_raw(payload, preset):
     assert payload / lk.transfer_ns(payload) <= lk.raw_bw_GBps
 
 
-@settings(max_examples=200, deadline=None)
-@given(payload=st.integers(min_value=0, max_value=1 << 22), preset=st.sampled_from(LINKS))
-def test_message_time_between_bound_and_stated_factor(payload, preset):
-    lk = build_device(preset)
-    assert lk.bound_ns(payload) <= lk.message_ns(payload) <= BOUND_FACTOR * lk.bound_ns(payload)
-    assert lk.message_ns(payload) <= 1.2 * lk.bound_ns(payload)  # the presets' actual margin
+def test_bound_factor_follows_from_the_flit_format(link):
+    """max(1 + (one flit + header and partial slot) / latency, 1 / (efficiency × slot share))."""
+    over = link.flit_ns * (1 + (link.header_slots + 1) / link.slots_per_flit)
+    assert link.bound_factor("message") == pytest.approx(max(1 + over / 77, 1 / (link.efficiency * link.slot_fraction)))
+    assert link.bound_ns("message", 4096) == pytest.approx(77 + 4096 / link.raw_bw_GBps)
 
 
-def test_energy_counts_wire_bits(link):
-    c = link.message(64)
-    assert c.bytes == link.wire_B(64)
-    assert c.energy_J == pytest.approx(c.bytes * 8 * link.params["energy_pJ_per_bit"] * 1e-12)
+def test_costs_count_wire_bits(link):
+    c = link.message_cost(64)
+    assert c.size_B == link.wire_B(64) and c.time_ns == link.message_ns(64)
+    assert c.energy_J == pytest.approx(c.size_B * 8 * link.params["energy_pJ_per_bit"] * 1e-12)
+    s = link.stream_cost(100, 64)
+    assert s.size_B == link.stream_flits(100, 64) * link.flit_B
+    assert s.time_ns == pytest.approx(link.latency_ns + link.stream_ns(100, 64))
+    assert link.energy_J(1000) == pytest.approx(1000 * 8 * 5e-12)
 
 
-def test_simpy_directions_are_independent_and_contended(link):
-    sim = Simulation(seed=0, trace=True)
-    comp = LinkComponent(sim, "l0", link)
-    ends: dict[str, list[float]] = {"up": [], "down": []}
-
-    def send(d):
-        ends[d].append((yield from comp.send(d, 4096)))
-
-    for _ in range(2):
-        for d in ("up", "down"):
-            sim.env.process(send(d))
-    sim.run()
-    alone = link.message_ns(4096)
-    for d in ("up", "down"):  # the two directions do not interfere; the second message queues
-        assert sorted(ends[d]) == pytest.approx([alone, alone + link.transfer_ns(4096)])
-    assert "link.l0.up" in sim.trace.lanes and "link.l0.down" in sim.trace.lanes
+def test_microbench_saturates_a_direction_with_a_long_stream(link):
+    out = microbench(link, {})
+    assert out["latency_ns"] == {"up": link.message_ns(64), "down": link.message_ns(64)}
+    n = (1 << 20) // 4096
+    assert out["bw_GBps"]["up"] == pytest.approx((1 << 20) / link.stream_ns(n, 4096))
+    assert out["bw_GBps"]["up"] <= link.effective_bw_GBps
 
 
 def test_preset_rejects_inconsistent_flit(user_catalog):

@@ -1,16 +1,19 @@
-"""CXL switch: per-hop latency, tree hop counts, shared upstream-port contention."""
+"""CXL switch and fabric paths: the switch core's re-derived hop, path latency/serialisation/energy,
+tree hop counts, the microbenchmark (path bounds vs factors: tests/test_device_api.py)."""
 
 from __future__ import annotations
 
 from functools import cache
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from cxlsim.devices import build_device as _build
-from cxlsim.devices.cxl_switch import HOST, SwitchTree, SwitchTreeComponent
-from cxlsim.engine.component import Simulation
+from cxlsim.devices.cxl_path import FabricPath
+from cxlsim.devices.cxl_switch import HOST, SwitchTree, microbench
+
+#: The path model before the switch was reduced to its core: one link latency + hops × 100 ns
+#: (the measured per-switch latency, inserted link included) + one serialisation.
+MEASURED_HOP_NS = 100.0
 
 
 @cache
@@ -27,13 +30,64 @@ def switch():
     return build_device("cxl_switch/cxl3-x16")
 
 
-def test_path_latency_is_hops_times_hop_latency(switch):
-    assert switch.hop_latency_ns == 100.0
-    assert switch.path_latency_ns(0) == 0 and switch.path_latency_ns(3) == 300.0
-    # one message over one switch: one link latency, one hop (covering the inserted link), one
-    # serialisation (cut-through)
-    lk = switch.link
-    assert switch.path_ns(64, 1) == pytest.approx(lk.latency_ns + 100 + lk.transfer_ns(64))
+@pytest.fixture(scope="module")
+def link():
+    return build_device("cxl_link/cxl3-x16")
+
+
+def test_hop_is_the_switch_core_only(switch, link):
+    """CXL-DMSim's +100 ns one way per switch includes the link it inserts (77 ns): core 23 ns."""
+    assert link.latency_ns == 62 + 15
+    assert switch.hop_latency_ns == MEASURED_HOP_NS - link.latency_ns == 23.0
+    assert switch.path_latency_ns(3) == 69.0
+    assert not hasattr(switch, "link")
+
+
+@pytest.mark.parametrize("hops", [0, 1, 2, 3])
+@pytest.mark.parametrize("payload", [0, 8, 64, 256, 4096])
+def test_identical_links_reproduce_the_measured_switch_latency(switch, link, hops, payload):
+    """hops + 1 identical links and hops switches: exactly the old one-link + hops × 100 ns path
+    (every golden timing stays bit-identical)."""
+    path = FabricPath([link] * (hops + 1), switch)
+    old = link.latency_ns + hops * MEASURED_HOP_NS + link.transfer_ns(payload)
+    assert path.message_ns(payload) == old
+    assert path.hops == hops and path.latency_ns == (hops + 1) * 77 + hops * 23
+
+
+def test_a_path_serialises_once_at_its_slowest_link(switch):
+    slow, fast = build_device("cxl_link/cxl2-x16"), build_device("cxl_link/cxl3-x16")
+    path = FabricPath([fast, slow, fast], switch)
+    assert path.latency_ns == 3 * 77 + 2 * 23
+    for payload in (0, 64, 4096):
+        assert path.transfer_ns(payload) == max(slow.transfer_ns(payload), fast.transfer_ns(payload))
+        assert path.per_message_ns(payload) == slow.per_message_ns(payload)
+        assert path.message_ns(payload) == path.latency_ns + path.transfer_ns(payload)
+    assert path.raw_bw_GBps == slow.raw_bw_GBps
+    assert path.stream_ns(100, 64) == slow.stream_ns(100, 64)
+    assert path.bound_ns("message", 4096) == path.latency_ns + 4096 / slow.raw_bw_GBps
+
+
+def test_path_energy_sums_links_and_forwarding_switches(switch):
+    slow, fast = build_device("cxl_link/cxl2-x16"), build_device("cxl_link/cxl3-x16")
+    path = FabricPath([slow, fast], switch)
+    c = path.message_cost(64)
+    wire = [slow.wire_B(64), fast.wire_B(64)]  # 2 × 68 B flits, one 256 B flit
+    assert wire == [136, 256] and c.size_B == 256
+    hand = (136 * 5 + 256 * 5 + 136 * 2) * 8e-12  # links at 5 pJ/bit, the switch forwards what enters it
+    assert c.energy_J == pytest.approx(hand, rel=1e-12)
+    assert switch.forward_energy_J(136) == pytest.approx(136 * 8 * 2e-12)
+    # identical links: links + switches per bit, as the energy model's path pJ/bit
+    same = FabricPath([fast] * 3, switch)
+    s = same.stream_cost(1000, 64)
+    assert s.energy_J == pytest.approx(s.size_B * 8 * (3 * 5 + 2 * 2) * 1e-12, rel=1e-12)
+
+
+def test_path_needs_links_and_a_switch_between_them(link):
+    assert FabricPath([link]).hops == 0
+    with pytest.raises(ValueError, match="switch"):
+        FabricPath([link, link])
+    with pytest.raises(ValueError, match="at least one link"):
+        FabricPath([])
 
 
 @pytest.mark.parametrize(
@@ -65,41 +119,20 @@ def test_tree_limits(switch):
         SwitchTree(3, 16)
 
 
-@settings(max_examples=100, deadline=None)
-@given(payload=st.integers(0, 1 << 20), hops=st.integers(0, 6))
-def test_path_time_between_bound_and_factor(switch, payload, hops):
-    b = switch.path_bound_ns(payload, hops)
-    assert b <= switch.path_ns(payload, hops) <= 1.2 * b
+def test_microbench_over_paths_of_the_given_link(switch, link):
+    out = microbench(switch, {"link": link})
+    one = FabricPath([link] * 2, switch)
+    assert out["latency_ns"] == {"up": one.message_ns(64), "down": one.message_ns(64)}
+    assert out["latency_ns"]["up"] == pytest.approx(177 + link.transfer_ns(64))  # 2 links, 1 switch
+    assert out["hops"] == {"host-dev0": 2, "dev0-dev1": 1, "dev0-dev15": 3}
+    assert out["path_64B_ns"]["dev0-dev15"] == FabricPath([link] * 4, switch).message_ns(64)
+    shared = out["shared_root_port"]  # four senders share the root's upstream port
+    assert shared["per_sender_bw_GBps"] * 4 == pytest.approx(shared["aggregate_bw_GBps"])
+    assert shared["aggregate_bw_GBps"] == pytest.approx(out["bw_GBps"]["up"])
+    with pytest.raises(ValueError, match="link"):
+        microbench(switch, {})
 
 
-def _run(switch, tree, pairs, count, size):
-    sim = Simulation(seed=0, trace=False)
-    comp = SwitchTreeComponent(sim, "t", switch, tree)
-    ends = []
-
-    def one(s, d):
-        ends.append((yield from comp.transfer(s, d, size)))
-
-    for s, d in pairs:
-        for _ in range(count):
-            sim.env.process(one(s, d))
-    sim.run()
-    return ends
-
-
-def test_simpy_uncontended_equals_pure(switch):
-    tree = SwitchTree(2, 4)
-    for src, dst in ((HOST, 5), (0, 1), (0, 15), (9, HOST)):
-        assert _run(switch, tree, [(src, dst)], 1, 4096) == [pytest.approx(switch.path_ns(4096, tree.hops(src, dst)))]
-
-
-def test_shared_upstream_port_contention(switch):
-    tree = SwitchTree(2, 4)
-    size, n = 4096, 16
-    tx = switch.link.transfer_ns(size)
-    # four devices under different leaf switches: they share the root's upstream port → serialised
-    shared = _run(switch, tree, [(0, HOST), (4, HOST), (8, HOST), (12, HOST)], n, size)
-    # four peers under different leaf switches talking in disjoint pairs do not share any link
-    disjoint = _run(switch, tree, [(0, 1), (4, 5), (8, 9), (12, 13)], n, size)
-    assert max(shared) == pytest.approx(4 * n * tx + switch.path_ns(0, 2) - switch.link.transfer_ns(0))
-    assert max(disjoint) == pytest.approx(n * tx + switch.path_ns(0, 1) - switch.link.transfer_ns(0))
+def test_switch_parameters_reach_the_path(link):
+    slow = build_device("cxl_switch/cxl3-x16", {"hop_latency_ns": 9999.0})
+    assert FabricPath([link] * 2, slow).message_ns(64) - FabricPath([link] * 2, build_device("cxl_switch/cxl3-x16")).message_ns(64) == 9999.0 - 23.0

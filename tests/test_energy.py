@@ -14,7 +14,10 @@ import cxlsim
 from cxlsim.cli import main
 from cxlsim.config.catalog import load_preset
 from cxlsim.devices.cpu import CpuModel
+from cxlsim.devices.cxl_link import CxlLink
+from cxlsim.devices.cxl_path import FabricPath
 from cxlsim.devices.cxl_protocol import CxlProtocol
+from cxlsim.devices.cxl_switch import CxlSwitch
 from cxlsim.devices.gpu import GpuModel
 from cxlsim.devices.ndp import NdpModel
 from cxlsim.devices.pcie import PcieLink
@@ -104,12 +107,11 @@ def test_gpu_and_cpu_active_and_idle_power():
     gp = load_preset("gpu/rtx3090").params
     idle, active = F.gpu_J(gp, busy_ns=2e6, time_ns=10e6)
     assert (idle, active) == pytest.approx((30 * 10e-3, (350 - 30) * 2e-3))
-    assert idle + active == pytest.approx(GpuModel(gp).energy_J(2e6, 8e6))
+    assert (idle, active) == pytest.approx((GpuModel(gp).static_energy_J(10e6), GpuModel(gp).active_energy_J(2e6)))
     cp = load_preset("cpu/i5-9600k").params
     idle, active = F.cpu_J(cp, core_busy_ns=3e6, time_ns=10e6)
     assert (idle, active) == pytest.approx((10 * 10e-3, (95 - 10) * 3e-3))
-    # 3 ms of all-core busy equals the device model's 6 ms with 3 of 6 cores busy
-    assert idle + active == pytest.approx(CpuModel(cp).energy_J(6e6, 4e6, busy_threads=3))
+    assert (idle, active) == pytest.approx((CpuModel(cp).static_energy_J(10e6), CpuModel(cp).active_energy_J(3e6)))
 
 
 def test_near_data_and_checkpointing_logic():
@@ -130,14 +132,16 @@ def test_link_energy_per_path_matches_the_fabric_models():
     assert top["path_pJ_per_bit"]["cxl_gpu"] == pytest.approx(5 + 5 + 2)  # two links + one switch
     pr = CxlProtocol(load_preset("cxl_protocol/fpga").params)
     n = 1000
-    flush = pr.flush_cost(n, hops=1)
-    assert flush.bytes == math.ceil(5 * n / 15) * 256  # header slot + 4 data slots per line, 15 per flit
-    assert F.per_bit_J(top["path_pJ_per_bit"]["cxl_gpu"], flush.bytes) == pytest.approx(flush.energy_J, rel=1e-12)
+    cxl_link = CxlLink(load_preset("cxl_link/cxl3-x16").params)
+    path = FabricPath([cxl_link] * 2, CxlSwitch(load_preset("cxl_switch/cxl3-x16").params))
+    flush = pr.flush_cost(n, path)
+    assert flush.size_B == math.ceil(5 * n / 15) * 256  # header slot + 4 data slots per line, 15 per flit
+    assert F.per_bit_J(top["path_pJ_per_bit"]["cxl_gpu"], flush.size_B) == pytest.approx(flush.energy_J, rel=1e-12)
     pcie = load_system("pcie")
     assert link_topology(pcie)["pcie_links"] == 2  # the GPU's and the memory card's
     assert link_topology(load_system("pmem"))["pcie_links"] == 1
     link = PcieLink(load_preset("pcie/gen4-x16").params)
-    assert F.per_bit_J(link_topology(pcie)["path_pJ_per_bit"]["pcie"], 2e6) == pytest.approx(link.memcpy(1e6, True).energy_J)
+    assert F.per_bit_J(link_topology(pcie)["path_pJ_per_bit"]["pcie"], 2e6) == pytest.approx(link.memcpy_cost(1e6, True).energy_J)
 
 
 # -- capacity provisioning ----------------------------------------------------------------------
@@ -213,8 +217,8 @@ def test_every_access_and_byte_is_charged_to_one_batch():
     r = small("cxl-d")
     m = r.machine
     (act,) = r.activity
-    flush = m.cxl.flush_cost(math.ceil(m.pooled_B / 64), 1).bytes
-    fill = m.cxl.read_cost(m.mlp_B, 0.0, 1).bytes
+    flush = m.cxl.flush_cost(math.ceil(m.pooled_B / 64), m.gpu_path).size_B
+    fill = m.cxl.read_cost(m.mlp_B, 0.0, m.gpu_path).size_B
     assert act.link_B["cxl_gpu"] == pytest.approx(2 * flush + fill)  # pooled + grads + MLP pull
     assert act.mlp_log_B == m.mlp_B
     assert act.logic.dma_B == act.logic.updated_rows * r.workload.row_B + m.mlp_B  # redo rows + MLP pull

@@ -1,4 +1,5 @@
-"""GPU model and MLP timing tables: bounds, table/formula agreement, measured-table precedence."""
+"""GPU model and MLP timing tables: table/formula agreement, measured-table precedence, the bounds'
+closed forms, energy (bounds vs factors: tests/test_device_api.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from cxlsim.cli import main
 from cxlsim.devices import build_device
-from cxlsim.devices.gpu import GpuModel
+from cxlsim.devices.gpu import GpuModel, roofline_total_ns
 from cxlsim.devices.gpu_table import BATCH_GRID, COLUMNS, MlpTable, find_table, table_shapes
 
 RM1_BOTTOM = [13, 8192, 2048, 32]
@@ -34,7 +35,7 @@ def test_table_equals_formula_on_grid_points(gpu):
         for b, fwd, bwd in rows:
             assert fwd == pytest.approx(gpu.layer_formula_ns(n_in, n_out, b, "forward"), abs=0.06)
             assert bwd == pytest.approx(gpu.layer_formula_ns(n_in, n_out, b, "backward"), abs=0.06)
-            assert gpu.layer_time_ns(n_in, n_out, b, "forward") == fwd
+            assert gpu.layer_ns(n_in, n_out, b, "forward") == fwd
 
 
 shape_st = st.one_of(st.sampled_from(SHAPES), st.tuples(st.integers(1, 20000), st.integers(1, 20000)))
@@ -42,29 +43,20 @@ batch_st = st.integers(1, 100_000)
 direction_st = st.sampled_from(["forward", "backward"])
 
 
-@settings(max_examples=150, deadline=None)
-@given(shape=shape_st, batch=batch_st, direction=direction_st)
-def test_never_faster_than_roofline(gpu, shape, batch, direction):
-    n_in, n_out = shape
-    t = gpu.layer_time_ns(n_in, n_out, batch, direction)
-    bound = gpu.layer_roofline_ns(n_in, n_out, batch, direction)
-    assert t >= bound > 0
-    # stated factor: efficiency losses and launches never exceed 60x the bound plus the launches
-    assert t <= 60 * bound + 6 * gpu.launch_ns
+def test_bounds_are_rooflines_plus_launches(gpu):
+    ks = gpu.layer_kernels(13, 8192, 512, "forward")
+    assert gpu.bound_ns("layer", 13, 8192, 512, "forward") == roofline_total_ns(ks) + 2 * gpu.launch_ns
+    assert roofline_total_ns(ks) == sum(max(k.flops / gpu.peak_flops_per_ns, k.size_B / gpu.bw) for k in ks)
+    assert gpu.bound_ns("optimizer", 10**6, 4) == pytest.approx(12e6 / 936 + 4 * gpu.launch_ns)
+    assert gpu.optimizer_ns(10**6, 4) == pytest.approx(12e6 / (936 * 0.85) + 4 * gpu.launch_ns)
+    assert gpu.bound_factor("optimizer") == pytest.approx(1 / 0.85)
 
 
 @settings(max_examples=100, deadline=None)
 @given(shape=shape_st, b1=batch_st, b2=batch_st, direction=direction_st)
 def test_monotone_in_batch(gpu, shape, b1, b2, direction):
     lo, hi = sorted((b1, b2))
-    assert gpu.layer_time_ns(*shape, lo, direction) <= gpu.layer_time_ns(*shape, hi, direction)
-
-
-@settings(max_examples=60, deadline=None)
-@given(batch=st.integers(1, 65536), n=st.integers(2, 128), dim=st.sampled_from([16, 32, 64, 128]), direction=direction_st, params=st.integers(1, 10**9))
-def test_interaction_and_optimizer_above_bounds(gpu, batch, n, dim, direction, params):
-    assert gpu.interaction_time_ns(batch, n, dim, direction) >= gpu.interaction_roofline_ns(batch, n, dim, direction) > 0
-    assert gpu.optimizer_step_ns(params) >= gpu.optimizer_roofline_ns(params) + gpu.launch_ns
+    assert gpu.layer_ns(*shape, lo, direction) <= gpu.layer_ns(*shape, hi, direction)
 
 
 def test_gemm_efficiency_saturates_below_one(gpu):
@@ -75,20 +67,20 @@ def test_gemm_efficiency_saturates_below_one(gpu):
 
 
 def test_mlp_sums_layers_and_validates(gpu):
-    parts = sum(gpu.layer_time_ns(a, b, 512, "forward") for a, b in zip(RM1_BOTTOM, RM1_BOTTOM[1:], strict=False))
-    assert gpu.mlp_time_ns(RM1_BOTTOM, 512, "forward") == pytest.approx(parts)
+    parts = sum(gpu.layer_ns(a, b, 512, "forward") for a, b in zip(RM1_BOTTOM, RM1_BOTTOM[1:], strict=False))
+    assert gpu.mlp_ns(RM1_BOTTOM, 512, "forward") == pytest.approx(parts)
     with pytest.raises(ValueError, match="direction"):
-        gpu.layer_time_ns(13, 8192, 512, "sideways")
+        gpu.layer_ns(13, 8192, 512, "sideways")
     with pytest.raises(ValueError, match="batch"):
-        gpu.layer_time_ns(13, 8192, 0, "forward")
+        gpu.layer_ns(13, 8192, 0, "forward")
     with pytest.raises(ValueError, match="two widths"):
-        gpu.mlp_time_ns([13], 512, "forward")
+        gpu.mlp_ns([13], 512, "forward")
 
 
 def test_batch_for_forward_time(gpu):
     target = 0.6e6
     b = gpu.batch_for_forward_time(RM1_BOTTOM, target)
-    assert gpu.mlp_time_ns(RM1_BOTTOM, b, "forward") >= target > gpu.mlp_time_ns(RM1_BOTTOM, b - 1, "forward")
+    assert gpu.mlp_ns(RM1_BOTTOM, b, "forward") >= target > gpu.mlp_ns(RM1_BOTTOM, b - 1, "forward")
     p2 = gpu.batch_for_forward_time(RM1_BOTTOM, target, powers_of_two=True)
     assert p2 & (p2 - 1) == 0 and p2 >= b and p2 // 2 < b
 
@@ -97,7 +89,7 @@ def test_override_invalidates_generated_table():
     g = build_device("gpu/rtx3090", {"kernel_launch_us": 5.0})
     assert g.table_kind == "formula"
     base = build_device("gpu/rtx3090")
-    assert g.layer_time_ns(13, 8192, 512, "forward") > base.layer_time_ns(13, 8192, 512, "forward")
+    assert g.layer_ns(13, 8192, 512, "forward") > base.layer_ns(13, 8192, 512, "forward")
 
 
 def _write_measured(path, rows):
@@ -113,20 +105,20 @@ def test_measured_table_takes_precedence(user_catalog):
     assert find_table("rtx3090", measured=True) is not None
     g = build_device("gpu/rtx3090")
     assert g.table_kind == "measured"
-    assert g.layer_time_ns(13, 8192, 256, "forward") == 1e5
-    assert g.layer_time_ns(13, 8192, 512, "backward") == pytest.approx(4e5)  # log-log midpoint
+    assert g.layer_ns(13, 8192, 256, "forward") == 1e5
+    assert g.layer_ns(13, 8192, 512, "backward") == pytest.approx(4e5)  # log-log midpoint
     # beyond the measured grid: formula scaled by the measured/formula ratio at the edge
     ratio = 4e5 / g.layer_formula_ns(13, 8192, 1024, "forward")
-    assert g.layer_time_ns(13, 8192, 4096, "forward") == pytest.approx(ratio * g.layer_formula_ns(13, 8192, 4096, "forward"))
+    assert g.layer_ns(13, 8192, 4096, "forward") == pytest.approx(ratio * g.layer_formula_ns(13, 8192, 4096, "forward"))
     # shapes it lacks fall back to the formula, never to zero
-    assert g.layer_time_ns(8192, 2048, 512, "forward") == g.layer_formula_ns(8192, 2048, 512, "forward")
+    assert g.layer_ns(8192, 2048, 512, "forward") == g.layer_formula_ns(8192, 2048, 512, "forward")
 
 
 def test_measured_table_by_path(tmp_path):
     path = tmp_path / "mine.csv"
     _write_measured(path, [(2048, 32, 512, 123.0, 456.0)])
-    g = GpuModel(build_device("gpu/rtx3090").p, measured_path=path)
-    assert (g.table_kind, g.layer_time_ns(2048, 32, 512, "backward")) == ("measured", 456.0)
+    g = GpuModel(build_device("gpu/rtx3090").params, measured_path=path)
+    assert (g.table_kind, g.layer_ns(2048, 32, 512, "backward")) == ("measured", 456.0)
 
 
 def test_malformed_measured_table_is_a_config_error(tmp_path):
@@ -150,4 +142,5 @@ def test_cli_microbench_json(capsys):
 
 
 def test_energy(gpu):
-    assert gpu.energy_J(1e9, 1e9) == pytest.approx(350 + 30)
+    assert gpu.static_energy_J(1e9) == pytest.approx(30)  # idle power over 1 s
+    assert gpu.active_energy_J(1e9) == pytest.approx(350 - 30)  # above idle while kernels run

@@ -1,4 +1,5 @@
-"""CXL-MEM computing logic and checkpointing logic: times >= bounds, scratchpad, DMA, flags."""
+"""CXL-MEM computing logic and checkpointing logic: closed forms, scratchpad, DMA, flags, energy
+(bounds vs factors: tests/test_device_api.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from cxlsim.cli import main
 from cxlsim.devices import build_device
-from cxlsim.devices.ndp import LogCounters
+from cxlsim.devices.ckpt_logic import LogCounters
 
 
 @pytest.fixture(scope="module")
@@ -24,16 +25,20 @@ def ckpt():
 
 
 @settings(max_examples=150, deadline=None)
-@given(n=st.integers(0, 10**7), dim=st.integers(1, 256), extra=st.integers(0, 10**6),
-       lat=st.floats(50, 10_000), bw=st.floats(0.5, 200))
-def test_compute_and_stream_at_least_bounds(ndp, n, dim, extra, lat, bw):
-    assert ndp.pool_ns(n, dim) >= ndp.pool_bound_ns(n, dim)
-    assert ndp.update_ns(n, dim, n + extra) >= ndp.update_bound_ns(n, dim, n + extra)
-    assert ndp.correction_ns(n, dim) >= ndp.correction_bound_ns(n, dim)
-    assert ndp.lookup_ns(n, dim, lat, bw) >= ndp.lookup_bound_ns(n, dim, lat, bw)
-    if n:  # within the pipeline fill of the bound
-        fill = 2 * ndp.p.pipeline_latency_cycles + 2
-        assert ndp.update_ns(n, dim) <= ndp.update_bound_ns(n, dim) + fill * ndp.cycle_ns
+@given(n=st.integers(1, 10**7), dim=st.integers(1, 256))
+def test_update_within_two_rounded_cycles_of_its_bound(ndp, n, dim):
+    """Same lanes for adds and multiplies, no duplicates: the bound misses only the rounding."""
+    assert ndp.update_ns(n, dim) <= ndp.bound_ns("update", n, dim) + 2 * ndp.cycle_ns
+
+
+def test_bound_closed_forms(ndp):
+    cyc = 1e3 / 300
+    assert ndp.bound_ns("pool", 80, 32) == pytest.approx((11 + 80 * 32 / 64) * cyc)
+    assert ndp.bound_ns("update", 10, 32, 30) == pytest.approx((11 + 22 + 30 * 32 / 64) * cyc)
+    assert ndp.bound_ns("stream", 1280, 1000, 1e6) == pytest.approx(10 * 1000)
+    assert ndp.bound_ns("stream", 10, 1000, 1e6) == 1000  # one medium latency at least
+    assert ndp.bound_factor("pool") == pytest.approx(1 + 1 / 11)
+    assert ndp.bound_factor("update") == pytest.approx(2 + 2 / 11)
 
 
 def test_compute_formula(ndp):
@@ -47,32 +52,41 @@ def test_compute_formula(ndp):
 
 
 def test_scratchpad(ndp):
-    cap_bags = int(ndp.p.scratchpad_KiB * 1024 // (32 * 4))
+    cap_bags = int(ndp.params.scratchpad_KiB * 1024 // (32 * 4))
     assert ndp.scratchpad_fits(cap_bags, 32) and not ndp.scratchpad_fits(cap_bags + 1, 32)
-    assert ndp.spill_bytes(cap_bags, 32) == 0 and ndp.spill_bytes(cap_bags + 1, 32) == 128
+    assert ndp.spill_B(cap_bags, 32) == 0 and ndp.spill_B(cap_bags + 1, 32) == 128
+    assert ndp.scratchpad_B(10, 32) == 1280
 
 
 def test_energy_per_op(ndp):
     c = ndp.update_cost(100, 32, n_grads=150)
     assert c.energy_J == pytest.approx((150 * 32 * 5 + 100 * 32 * 20) * 1e-12)
-    assert ndp.pool_cost(10, 32).energy_J > 10 * 32 * 5e-12
+    assert ndp.pool_cost(10, 32).energy_J == pytest.approx((10 * 32 * 5 + 2 * 10 * 32 * 4 * 5) * 1e-12)
+    e = ndp.ops_energy_J(32, n_pooled=1000, n_rows_updated=300, n_grads=1000, n_corrected=50)
+    hand = ((1000 + 1000 + 50) * 32 * 5 + 300 * 32 * 20 + 2 * 1000 * 32 * 4 * 5) * 1e-12
+    assert e == pytest.approx(hand, rel=1e-12)
+    ops = ndp.pool_cost(1000, 32).energy_J + ndp.update_cost(300, 32, 1000).energy_J + ndp.correction_cost(50, 32).energy_J
+    assert e == pytest.approx(ops, rel=1e-12)
 
 
 @settings(max_examples=100, deadline=None)
-@given(n_bytes=st.integers(0, 10**9), segs=st.integers(1, 10**5), rtt=st.floats(100, 10_000))
-def test_dma_issue_at_least_bound(ckpt, n_bytes, segs, rtt):
-    assert ckpt.copy_issue_ns(n_bytes, segs) >= ckpt.copy_issue_bound_ns(n_bytes)
-    assert ckpt.copy_concurrency_ns(n_bytes, rtt, segs) >= n_bytes / (ckpt.p.outstanding_count * ckpt.p.burst_B) * rtt
+@given(size_B=st.integers(0, 10**9), segs=st.integers(1, 10**5), rtt=st.floats(100, 10_000))
+def test_dma_concurrency_is_littles_law(ckpt, size_B, segs, rtt):
+    p = ckpt.params
+    assert ckpt.copy_concurrency_ns(size_B, rtt, segs) >= size_B / (p.outstanding_count * p.burst_B) * rtt
 
 
 def test_dma_rows_cost_descriptors_and_flags(ckpt):
     # 1 MiB as 128 B rows: 2 beats + 4 descriptor cycles per row at 300 MHz
     assert ckpt.copy_issue_ns(1 << 20, (1 << 20) // 128) == pytest.approx(8192 * 6 * 1e3 / 300)
     assert ckpt.requests(1 << 20, 1) == 256 and ckpt.requests(1 << 20, 8192) == 8192
-    assert ckpt.flag_write_bytes == 64
-    assert ckpt.copy_cost(1000).energy_J == pytest.approx(1000 * 2e-12)
-    c = LogCounters().log_rows(5).log_mlp_bytes(1024).set_flags(embedding=True)
-    assert (c.rows_logged, c.mlp_bytes_logged, c.embedding_flag, c.mlp_flag) == (5, 1024, True, False)
+    assert ckpt.bound_ns("copy_issue", 1 << 20, (1 << 20) // 128) == pytest.approx(8192 * (2 + 4) * 1e3 / 300)
+    assert ckpt.bound_factor("copy_issue") == pytest.approx(1 + 1 / 4)
+    assert ckpt.flag_write_B == 64
+    assert ckpt.dma_energy_J(1000) == pytest.approx(1000 * 2e-12) == pytest.approx(ckpt.copy_cost(1000).energy_J)
+    assert ckpt.copy_cost(1000).size_B == 1000
+    c = LogCounters().log_rows(5).log_mlp_B(1024).set_flags(embedding=True)
+    assert (c.rows_logged, c.mlp_logged_B, c.embedding_flag, c.mlp_flag) == (5, 1024, True, False)
 
 
 @pytest.mark.parametrize("preset", ["ndp/alveo-u200", "ckpt_logic/alveo-u200", "gpu/rtx3090"])

@@ -1,4 +1,5 @@
-"""PCIe link and software data path: bandwidths, overheads, bounce copies, bounds, CLI."""
+"""PCIe link and software data path: bandwidths, overheads, bounce copies, costs, CLI (bounds vs
+factors: tests/test_device_api.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ from hypothesis import strategies as st
 
 from cxlsim.cli import main
 from cxlsim.devices import build_device
-from cxlsim.devices.pcie import PcieComponent
-from cxlsim.engine.component import Simulation
+from cxlsim.devices.pcie import microbench
 
 PCIE = build_device("pcie/gen4-x16")
 BOUNCE_COPY = build_device("pcie/gen4-x16", {"bounce_host_copy": True})
@@ -25,15 +25,26 @@ def test_bandwidth_and_overheads_match_sources():
 
 
 @settings(max_examples=150, deadline=None)
-@given(nbytes=st.integers(0, 1 << 30), model=st.sampled_from([PCIE, BOUNCE_COPY]))
-def test_bounce_slower_than_direct_and_within_bounds(nbytes, model):
-    direct, bounce = model.memcpy_ns(nbytes), model.memcpy_ns(nbytes, True)
+@given(size_B=st.integers(0, 1 << 30), model=st.sampled_from([PCIE, BOUNCE_COPY]))
+def test_bounce_slower_than_direct(size_B, model):
+    direct, bounce = model.memcpy_ns(size_B), model.memcpy_ns(size_B, True)
     assert bounce > direct
     assert bounce >= 2 * direct  # two calls, two transfers
-    for b, t, flag in ((model.memcpy_bound_ns(nbytes), direct, False), (model.memcpy_bound_ns(nbytes, True), bounce, True)):
-        assert b <= t <= model.bound_factor(flag) * b * (1 + 1e-12)
-    if nbytes:
-        assert nbytes / (direct - model.params["memcpy_overhead_us"] * 1e3) <= model.raw_bw_GBps
+    assert direct == model.params["memcpy_overhead_us"] * 1e3 + model.dma_ns(size_B)
+    if size_B:
+        assert size_B / (direct - model.params["memcpy_overhead_us"] * 1e3) <= model.raw_bw_GBps
+
+
+def test_bound_factor_closed_form():
+    assert PCIE.bound_factor("dma") == pytest.approx(1 / 0.81)
+    assert PCIE.bound_factor("memcpy") == pytest.approx((6e3 + 1e3) / 1e3)  # small copies: the call overhead
+    assert PCIE.bound_ns("memcpy", 1 << 20, True) == pytest.approx(2 * (1e3 + (1 << 20) / PCIE.raw_bw_GBps))
+
+
+def test_cost_counts_every_leg():
+    c = PCIE.memcpy_cost(1e6, True)
+    assert (c.time_ns, c.size_B) == (PCIE.memcpy_ns(1e6, True), 2e6)
+    assert c.energy_J == pytest.approx(2e6 * 8 * 5e-12) == pytest.approx(PCIE.energy_J(2e6))
 
 
 def test_host_staging_copy_adds_cpu_time():
@@ -42,28 +53,10 @@ def test_host_staging_copy_adds_cpu_time():
     assert extra == pytest.approx(n / BOUNCE_COPY.params["host_copy_bw_GBps"])
 
 
-def test_simpy_copy_matches_pure_and_contends():
-    sim = Simulation(seed=0, trace=False)
-    comp = PcieComponent(sim, "p", PCIE)
-    ends = []
-
-    def go(n, d):
-        ends.append((yield from comp.memcpy(n, d)))
-
-    sim.env.process(go(1 << 20, "h2d"))
-    sim.run()
-    assert ends == [pytest.approx(PCIE.memcpy_ns(1 << 20))]
-
-    sim = Simulation(seed=0, trace=False)
-    comp = PcieComponent(sim, "p", PCIE)
-    out = []
-
-    def bounce():
-        out.append((yield from comp.bounce(1 << 20)))
-
-    sim.env.process(bounce())
-    sim.run()
-    assert out == [pytest.approx(PCIE.memcpy_ns(1 << 20, True))]
+def test_microbench_is_the_software_path():
+    out = microbench(PCIE, {})
+    assert out["latency_ns"] == {"down": PCIE.memcpy_ns(0), "up": PCIE.memcpy_ns(0)}
+    assert out["bw_GBps"]["up"] == pytest.approx((64 << 20) / PCIE.memcpy_ns(64 << 20))
 
 
 FABRIC_PRESETS = [
@@ -82,7 +75,7 @@ def test_cli_microbench_and_show(preset, capsys):
         assert all(v > 0 for v in data[key].values())
     if preset.startswith(("cxl_link", "cxl_switch", "pcie")):
         assert set(data["latency_ns"]) == {"up", "down"} == set(data["bw_GBps"])
-        raw = build_device(preset).raw_bw_GBps if not preset.startswith("cxl_switch") else build_device(preset).link.raw_bw_GBps
+        raw = build_device(preset if not preset.startswith("cxl_switch") else "cxl_link/cxl3-x16").raw_bw_GBps
         assert max(data["bw_GBps"].values()) <= raw
     assert main(["devices", "show", preset, "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)

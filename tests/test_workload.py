@@ -58,7 +58,7 @@ def test_batch_size_gives_rm1_bottom_forward_near_0_6_ms():
     model = build_device("gpu/rtx3090")
     assert isinstance(model, gpu.GpuModel)
     w = load_workload("rm1")
-    assert model.mlp_time_ns(w.bottom_widths, w.batch_size, "forward") == pytest.approx(0.6e6, rel=0.05)
+    assert model.mlp_ns(w.bottom_widths, w.batch_size, "forward") == pytest.approx(0.6e6, rel=0.05)
 
 
 def run_cli(capsys, *argv):

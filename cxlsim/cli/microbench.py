@@ -3,33 +3,88 @@
 Memory and storage presets (one module, idle for latencies, saturated for bandwidths):
   read/write latency (sequential, random), random read/write bandwidth per access size
   (64 B ... 4 KiB), and write amplification of 64 B writes rotating over regions of 4-64 KiB.
-Links and switches: latency_ns and bw_GBps per direction.
+Links and switches: latency_ns and bw_GBps per direction (a saturated direction is a long stream).
 GPUs: forward/backward time of an MLP from the timing table, e.g.
   cxlsim microbench gpu/rtx3090 --mlp 13-8192-2048-32 --batch 2048
+Host CPUs: a batch's embedding lookup and update run as the simulator runs them, a media stream
+with cores × line-fill buffers in flight, on --medium PRESET (default dram/ddr4-2666) × --modules
+(default 2). CXL protocols and switches run over links of --link PRESET (default cxl_link/cxl3-x16)
+and switches of --switch PRESET (default cxl_switch/cxl3-x16).
 
 Examples:
   cxlsim microbench pmem/optane-100
   cxlsim microbench pmem/paper --json
   cxlsim microbench pmem/paper --set write_bw_GBps=2.0
+  cxlsim microbench cpu/i5-9600k --medium pmem/optane-100 --modules 6
+  cxlsim microbench cxl_protocol/fpga --link cxl_link/cxl2-x16 --switch cxl_switch/cxl2-x16
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from cxlsim.config.catalog import load_preset
 from cxlsim.config.yamlio import parse_set
-from cxlsim.devices.registry import get_family
-from cxlsim.errors import InputError
+from cxlsim.devices.registry import build_device, get_family
+from cxlsim.errors import ConfigError, InputError
 from cxlsim.reports.output import emit, fmt_num
 
 HELP = "microbenchmark a device preset (latency, bandwidth vs access size, write amplification)"
+
+#: Defaults of the options that name presets (resolved here, never in the models).
+DEFAULT_MEDIUM = "dram/ddr4-2666"
+DEFAULT_MODULES = 2
+DEFAULT_LINK = "cxl_link/cxl3-x16"
+DEFAULT_SWITCH = "cxl_switch/cxl3-x16"
+#: Which preset options each family's microbenchmark takes, with the family each must be of.
+PRESET_OPTIONS: dict[str, dict[str, tuple[str, ...]]] = {
+    "cpu": {"medium": ("dram", "pmem", "ssd")},
+    "cxl_switch": {"link": ("cxl_link",)},
+    "cxl_protocol": {"link": ("cxl_link",), "switch": ("cxl_switch",)},
+}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("preset", nargs="?", help="preset name family/name (or use --config FILE)")
     p.add_argument("--mlp", help="GPU presets: layer widths, e.g. 13-8192-2048-32")
-    p.add_argument("--batch", type=int, help="GPU presets: batch size")
+    p.add_argument("--batch", type=int, help="GPU presets: batch size; CPU and near-data logic: batch of 20 × 80 lookups")
+    p.add_argument("--medium", help=f"CPU presets: media preset the rows are read from (default {DEFAULT_MEDIUM})")
+    p.add_argument("--modules", type=int, help=f"CPU presets: interleaved modules of the medium (default {DEFAULT_MODULES})")
+    p.add_argument("--link", help=f"CXL protocol and switch presets: link preset of every link (default {DEFAULT_LINK})")
+    p.add_argument("--switch", help=f"CXL protocol presets: switch preset of every switch (default {DEFAULT_SWITCH})")
+
+
+def _model(option: str, name: str, families: tuple[str, ...]) -> Any:
+    try:
+        pre = load_preset(name)
+    except ConfigError as exc:
+        raise InputError(f"--{option} {name}: {exc.message}") from None
+    if pre.family not in families:
+        raise InputError(f"--{option} {name}: a preset of family {' or '.join(families)} is needed, not {pre.family}")
+    return build_device(name)
+
+
+def options_for(family: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The microbenchmark options of ``family``: plain values, and the models the preset options
+    name (built here, with their defaults)."""
+    opts: dict[str, Any] = {"mlp": args.mlp, "batch": args.batch}
+    wanted = PRESET_OPTIONS.get(family, {})
+    given = {k: getattr(args, k) for k in ("medium", "link", "switch") if getattr(args, k, None)}
+    for key in given:
+        if key not in wanted:
+            raise InputError(f"--{key}: family {family} takes no such option")
+    if args.modules is not None and "medium" not in wanted:
+        raise InputError(f"--modules: family {family} takes no such option")
+    defaults = {"medium": DEFAULT_MEDIUM, "link": DEFAULT_LINK, "switch": DEFAULT_SWITCH}
+    for key, families in wanted.items():
+        opts[key] = _model(key, given.get(key, defaults[key]), families)
+    if "medium" in wanted:
+        modules = DEFAULT_MODULES if args.modules is None else args.modules
+        if modules < 1:
+            raise InputError(f"--modules: must be >= 1, got {modules}")
+        opts["modules"] = modules
+    return opts
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,8 +96,11 @@ def run(args: argparse.Namespace) -> int:
     if family.microbench is None:
         raise InputError(f"{pre.name}: family {pre.family} has no microbenchmark")
     model = family.build(pre.params)
-    options = {"mlp": args.mlp, "batch": args.batch}
-    result = {"device": pre.name, **family.microbench(model, options)}
+    options = options_for(pre.family, args)
+    result = {"device": pre.name, **{k: options[k] for k in ("modules",) if k in options}}
+    for key in PRESET_OPTIONS.get(pre.family, {}):
+        result[key] = getattr(args, key) or {"medium": DEFAULT_MEDIUM, "link": DEFAULT_LINK, "switch": DEFAULT_SWITCH}[key]
+    result.update(family.microbench(model, options))
     emit(args, result, render_result)
     return 0
 
@@ -53,7 +111,7 @@ def render_result(d: dict) -> str:
         if key == "device":
             continue
         if isinstance(value, dict):
-            inner = ", ".join(f"{k}: {fmt_num(v)}" for k, v in value.items())
+            inner = ", ".join(f"{k}: {fmt_num(v) if not isinstance(v, dict) else v}" for k, v in value.items())
             lines.append(f"  {key:<22} {inner}")
         else:
             lines.append(f"  {key:<22} {fmt_num(value)}")

@@ -1,14 +1,19 @@
-"""Device models: DRAM, PMEM, SSD, CXL fabric, PCIe, GPU, host CPU, near-data logic.
+"""Device models: DRAM, PMEM, SSD, CXL fabric, PCIe, GPU, host CPU, near-data and checkpointing logic.
 
-Each family module declares a parameter schema, a pure timing model (functions of request size,
-pattern and state returning time in ns, bytes moved and energy in J; no simpy), an analytic bound,
-a simpy component adding queueing and contention, and a microbenchmark. Import a model without the
-rest of the simulator::
+A standalone library: it needs neither simpy nor the rest of the simulator, and numba only once a
+media model (DRAM, PMEM, SSD) is built. Every family follows one API, stated in
+:mod:`cxlsim.devices.base` (``.params``, ``*_ns`` times, ``*_cost`` -> :class:`~.base.Cost`,
+``bound_ns(op, *args)``, ``*_B`` bytes, energy on the models); ``docs/devices.md`` has an example
+per family::
 
     from cxlsim.devices import build_device
     pmem = build_device("pmem/optane-100")
+    pmem.read_ns(1024, 256), pmem.bound_ns("read", 1024, 256)
+
+Models are composed by passing models, never preset names: a CXL protocol times its operations over
+a :class:`~cxlsim.devices.cxl_path.FabricPath` built from link and switch models.
 """
 
-from cxlsim.devices.registry import build_device, get_family, load_families, register
+from cxlsim.devices.registry import build_device, family_names, get_family, register
 
-__all__ = ["build_device", "get_family", "load_families", "register"]
+__all__ = ["build_device", "family_names", "get_family", "register"]

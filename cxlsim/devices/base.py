@@ -1,35 +1,48 @@
-"""Shared contracts of device models.
+"""The one API every device family follows, and the types it shares.
 
-Pure timing API (what other studies import): family models expose methods that take request sizes
-in bytes and return :class:`Cost` (time in ns, bytes moved, energy in J) or plain floats in the
-units their names state. They keep no simpy state; where a model has state (a write-combining
-buffer, a DCOH directory), it lives in an explicit state object passed in and returned.
+Contract (units: time ns, data B, bandwidth GB/s == B/ns, power W, energy J; every family):
 
-Simpy side: :class:`BandwidthServer` turns a pure service-time function into a contended resource
-with ``servers`` parallel units, recording busy intervals on a trace lane.
+* **Parameters.** A model is built from its family's validated parameters, ``model.params`` (a
+  :class:`~cxlsim.config.params.ParamSet`); it reads them there and nowhere else, and it never looks
+  another preset up: what it works with (a link, a switch, a medium) is passed in as a model.
+* **Times** come from methods named ``*_ns``; they are pure functions of their arguments (and of an
+  explicit state object where a device has state: a media state, a DCOH directory) and return
+  floats in ns.
+* **Costs** are one type, :class:`Cost` ``(time_ns, size_B, energy_J)``, from methods named
+  ``*_cost``: the time of the operation, the bytes it moves (each family says which bytes: media
+  bytes, wire bytes, bytes copied) and its dynamic energy.
+* **Bounds.** For every detailed method ``<op>_ns(*args)`` that has an analytic twin (latency +
+  size / bandwidth, no efficiency loss), ``model.bound_ns("<op>", *args)`` returns it, with the
+  same arguments, and ``type(model).BOUNDED_OPS`` lists those ops. ``model.bound_factor(op)`` is
+  the stated factor: ``bound_ns(op, *a) <= <op>_ns(*a) <= bound_factor(op) * bound_ns(op, *a)``
+  (a constant or a function of the parameters; each family states its domain).
+* **Bytes** are named ``*_B`` everywhere (arguments, attributes, fields).
+* **Energy lives on the models.** ``static_energy_J(wall_ns, count=1)``: background / idle /
+  static power of ``count`` devices over ``wall_ns``, where the family has static power; dynamic
+  energy per operation or per byte comes from ``*_cost`` methods or from methods named
+  ``*_energy_J`` (each family's docstring lists them).
+* **No engine.** Models hold no simulation state and import no simulation engine; contention and
+  queueing are the op-graph executor's (:mod:`cxlsim.systems.executor`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-import simpy
-
-from cxlsim.engine.component import Component, Simulation
+from cxlsim.units import watts_over
 
 
 @dataclass(frozen=True)
 class Cost:
-    """Result of a pure timing call: service time (ns), bytes moved, dynamic energy (J)."""
+    """Result of a ``*_cost`` call: time (ns), bytes moved (B), dynamic energy (J)."""
 
     time_ns: float
-    bytes: float = 0.0
+    size_B: float = 0.0
     energy_J: float = 0.0
 
     def __add__(self, other: Cost) -> Cost:
-        return Cost(self.time_ns + other.time_ns, self.bytes + other.bytes, self.energy_J + other.energy_J)
+        return Cost(self.time_ns + other.time_ns, self.size_B + other.size_B, self.energy_J + other.energy_J)
 
 
 def check_non_negative(**values: float) -> None:
@@ -39,33 +52,36 @@ def check_non_negative(**values: float) -> None:
             raise ValueError(f"{key} must be >= 0, got {v!r}")
 
 
-class BandwidthServer(Component):
-    """A resource with ``servers`` parallel units; :meth:`serve` holds one unit for a duration.
+def static_energy_J(power_W: float, wall_ns: float, count: int = 1) -> float:
+    """Energy (J) of ``count`` devices drawing ``power_W`` each over ``wall_ns``."""
+    check_non_negative(wall_ns=wall_ns, count=count)
+    return watts_over(power_W * count, wall_ns)
 
-    Contract: requests are served first-come first-served; the busy interval of every request is
-    recorded on ``lane`` with ``label``; ``busy_ns`` and ``requests_count`` statistics accumulate.
+
+class DeviceModel:
+    """Base of the family models: the op-indexed bound (see the module contract).
+
+    A family lists its bounded ops in ``BOUNDED_OPS`` and implements, for each op, a private
+    ``_bound_<op>(*args)`` taking the arguments of ``<op>_ns`` and ``_bound_factor(op)``.
     """
 
-    def __init__(self, sim: Simulation, name: str, servers: int = 1, lane: str | None = None) -> None:
-        super().__init__(sim, name)
-        self.servers = servers
-        self.lane = lane or name
-        self.resource: simpy.Resource | None = None
+    BOUNDED_OPS: ClassVar[tuple[str, ...]] = ()
+    params: Any
 
-    def elaborate(self) -> None:
-        self.resource = simpy.Resource(self.env, capacity=self.servers)
-        self.busy = self.stat("busy_ns", "ns", "time any unit was serving")
-        self.requests = self.stat("requests_count", "count", "requests served")
-        self.sim.trace.declare_lane(self.lane)
+    def _check_op(self, op: str) -> None:
+        if op not in self.BOUNDED_OPS:
+            ops = ", ".join(self.BOUNDED_OPS) or "none"
+            raise ValueError(f"{type(self).__name__} has no bound for op {op!r} (bounded ops: {ops})")
 
-    def serve(self, duration_ns: float, label: str = "", batch: int = -1) -> Generator[Any, Any, float]:
-        """Process: wait for a unit, hold it ``duration_ns``; returns the completion time."""
-        assert self.resource is not None, "elaborate() not called"
-        with self.resource.request() as req:
-            yield req
-            start = self.env.now
-            yield self.env.timeout(duration_ns)
-            self.busy.add(duration_ns)
-            self.requests.add(1)
-            self.sim.trace.record(self.lane, start, self.env.now, label, batch)
-        return float(self.env.now)
+    def bound_ns(self, op: str, *args: Any, **kwargs: Any) -> float:
+        """Analytic bound (ns) of ``<op>_ns(*args, **kwargs)``."""
+        self._check_op(op)
+        return getattr(self, f"_bound_{op}")(*args, **kwargs)
+
+    def bound_factor(self, op: str) -> float:
+        """Stated factor: ``<op>_ns(*a) <= bound_factor(op) * bound_ns(op, *a)``."""
+        self._check_op(op)
+        return self._bound_factor(op)
+
+    def _bound_factor(self, op: str) -> float:  # pragma: no cover - every bounded family overrides it
+        raise NotImplementedError

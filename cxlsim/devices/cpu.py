@@ -1,25 +1,31 @@
 """Host CPU (family ``cpu``): embedding lookup and update on the host, framework dispatch overhead.
 
-Timing contract (times ns, rates GB/s == B/ns, sizes in elements unless named bytes, fp32 rows):
+Contract (times ns, rates GB/s == B/ns, sizes in elements unless named ``*_B``, fp32 rows; the API
+of :mod:`cxlsim.devices.base`). The mechanism is the one the simulator runs: the host gathers rows
+from a medium as one media stream with :attr:`CpuModel.outstanding_count` = cores × line-fill
+buffers requests in flight (each core has at most ``line_fill_buffers_count`` L1 misses
+outstanding), overlapped with its compute:
 
-* :meth:`CpuModel.embedding_lookup_ns` ``(n_vectors, dim, medium_latency_ns, medium_bw_GBps,
-  threads=None)`` -- gather ``n_vectors`` rows of ``dim`` fp32 from a medium and sum-pool them;
-* :meth:`CpuModel.embedding_update_ns` ``(n_rows, dim, medium_latency_ns, medium_bw_GBps,
-  threads=None, medium_write_bw_GBps=None, n_grads=None)`` -- SGD read-modify-write of ``n_rows``
-  rows (``n_grads`` >= ``n_rows`` gradient vectors accumulated first).
-
-Each is the maximum of three bounds (documented in ``docs/devices-compute.md``)::
-
-    compute   = (n*dim*cycles_per_element + n*per_vector_overhead_cycles) / (threads * clock_GHz)
-    latency   = n * lines_per_row * medium_latency_ns / (threads * line_fill_buffers_count)
-    bandwidth = n * lines_per_row * 64 B / medium_bw_GBps      (+ written lines / write bandwidth)
-
-The latency term is Little's law on the line-fill buffers: a core has at most
-``line_fill_buffers_count`` L1 misses in flight, so it moves at most that many lines per medium
-latency. :meth:`CpuModel.lookup_bound_ns`/:meth:`CpuModel.update_bound_ns` are the analytic twins
-(the bandwidth and latency terms with no compute or overhead, i.e. a lower bound). Framework
-dispatch overhead per operator is :meth:`CpuModel.dispatch_ns`. Simpy: :class:`CpuThreads` has
-``threads`` servers.
+* :meth:`CpuModel.lookup_compute_ns` ``(n_vectors, dim)``, :meth:`CpuModel.update_compute_ns`
+  ``(n_rows, dim, n_grads=None)`` -- the compute terms
+  ``(n × dim × cycles_per_element + n × per_vector_overhead_cycles) / (threads × clock_GHz)``
+  (an update also accumulates ``n_grads − n_rows`` duplicate gradients at lookup cost);
+* :meth:`CpuModel.lookup_ns` ``(rows, dim, medium, modules=1)`` -- gather + sum-pool the rows
+  numbered ``rows`` (row ``r`` at byte ``r × dim × 4``) from ``modules`` interleaved modules of
+  ``medium`` (a :class:`~cxlsim.devices.media.MediaModel`, idle): one read per row, all issued at 0,
+  ``outstanding_count`` in flight; max(the stream's last data, the compute);
+* :meth:`CpuModel.update_ns` ``(rows, dim, medium, modules=1)`` -- SGD on the distinct ``rows``:
+  read, write, read, write, ... in one stream (as the simulator issues it), until the last write is
+  acknowledged, overlapped with :meth:`update_compute_ns`;
+* bounds (ops ``"lookup"``, ``"update"``): the three-term analytic model, max(compute, latency,
+  bandwidth): latency = ceil(accesses / outstanding) × the shortest access latency of the medium
+  (Little's law on the line-fill buffers), bandwidth = the media bytes that must be read /
+  (read bandwidth × modules); ``bound_factor`` states the gap (random vs sequential latency, bank
+  conflicts, the writes' media work in an update);
+* :meth:`CpuModel.dispatch_ns` ``(n_ops)`` -- framework overhead per operator;
+* energy: ``static_energy_J(wall_ns, count=1)`` (``idle_power_W``) and
+  ``active_energy_J(core_busy_ns)`` (``tdp_W − idle_power_W`` over busy time weighted by the
+  share of cores busy).
 """
 
 from __future__ import annotations
@@ -28,11 +34,13 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from cxlsim.config.params import Param, ParamSet, Schema
-from cxlsim.devices.base import BandwidthServer
+from cxlsim.devices.base import DeviceModel, static_energy_J
 from cxlsim.devices.base import check_non_negative as _check
+from cxlsim.devices.media import AccessStream
 from cxlsim.devices.registry import DeviceFamily, register
-from cxlsim.engine.component import Simulation
 from cxlsim.units import US, watts_over
 
 FP32_B = 4
@@ -64,134 +72,175 @@ SCHEMA = Schema(
 )
 
 
-class CpuModel:
-    """Pure timing model of a host CPU's embedding operations (see the module docstring)."""
+#: Stated factors of the two ops, for rows drawn from a table much larger than the batch (so that
+#: few rows share a medium unit), the catalog's media presets, 1-8 modules and up to 10^5 rows (tests
+#: check them): the bound charges every access the medium's shortest latency and perfect spreading
+#: over banks, the stream pays random latencies, bank conflicts and, in an update, the writes' media
+#: work and read-modify-write fills. Rows packed into few units chain one unit's writes and reads
+#: (read-after-write), which the bound does not follow: an update of such rows can be far slower.
+BOUND_FACTORS = {"lookup": 4.0, "update": 16.0}
+
+
+class CpuModel(DeviceModel):
+    """Pure model of a host CPU's embedding operations (see the module docstring)."""
+
+    BOUNDED_OPS = ("lookup", "update")
 
     def __init__(self, params: ParamSet) -> None:
-        self.p = params
+        self.params = params
+
+    @property
+    def outstanding_count(self) -> int:
+        """Requests the host keeps in flight to memory: cores × line-fill buffers."""
+        return self.params.cores_count * self.params.line_fill_buffers_count
+
+    def row_B(self, dim: int) -> int:
+        """Bytes of one fp32 row of ``dim`` elements."""
+        return dim * FP32_B
 
     def lines_per_row(self, dim: int) -> int:
         """Cache lines touched by one fp32 row of ``dim`` elements (rows assumed line-aligned)."""
-        return math.ceil(dim * FP32_B / self.p.cache_line_B)
+        return math.ceil(dim * FP32_B / self.params.cache_line_B)
 
     def _threads(self, threads: int | None) -> int:
-        t = self.p.threads_count if threads is None else int(threads)
+        t = self.params.threads_count if threads is None else int(threads)
         if t < 1:
             raise ValueError(f"threads must be >= 1, got {threads!r}")
-        return min(t, self.p.threads_count)
+        return min(t, self.params.threads_count)
 
-    # ---- the three bounds --------------------------------------------------------------------
+    # ---- compute ------------------------------------------------------------------------------
     def compute_ns(self, n_vectors: int, dim: int, cycles_per_element: float, threads: int | None = None) -> float:
         """Core-bound time (ns) of ``n_vectors`` rows at ``cycles_per_element`` plus per-row overhead."""
-        cycles = n_vectors * (dim * cycles_per_element + self.p.per_vector_overhead_cycles)
-        return cycles / (self._threads(threads) * self.p.clock_GHz)
+        cycles = n_vectors * (dim * cycles_per_element + self.params.per_vector_overhead_cycles)
+        return cycles / (self._threads(threads) * self.params.clock_GHz)
 
-    def latency_ns(self, n_lines: float, medium_latency_ns: float, threads: int | None = None) -> float:
-        """Memory-level-parallelism bound (ns): ``n_lines`` misses, line-fill buffers per thread."""
-        return n_lines * medium_latency_ns / (self._threads(threads) * self.p.line_fill_buffers_count)
+    def lookup_compute_ns(self, n_vectors: int, dim: int, threads: int | None = None) -> float:
+        """Compute of a lookup: gather and add ``n_vectors`` rows of ``dim`` fp32 (ns)."""
+        return self.compute_ns(n_vectors, dim, self.params.lookup_cycles_per_element, threads)
 
-    def bandwidth_ns(self, n_bytes: float, bw_GBps: float) -> float:
-        """Bandwidth bound (ns) of moving ``n_bytes`` at ``bw_GBps`` (B/ns)."""
-        if bw_GBps <= 0:
-            raise ValueError(f"bandwidth must be > 0, got {bw_GBps!r}")
-        return n_bytes / bw_GBps
-
-    # ---- public API --------------------------------------------------------------------------
-    def embedding_lookup_ns(self, n_vectors: int, dim: int, medium_latency_ns: float, medium_bw_GBps: float, threads: int | None = None) -> float:
-        """Gather + sum-pool of ``n_vectors`` rows (ns) = max(compute, latency, bandwidth)."""
-        _check(n_vectors=n_vectors, dim=dim)
-        lines = n_vectors * self.lines_per_row(dim)
-        return max(
-            self.compute_ns(n_vectors, dim, self.p.lookup_cycles_per_element, threads),
-            self.latency_ns(lines, medium_latency_ns, threads),
-            self.bandwidth_ns(lines * self.p.cache_line_B, medium_bw_GBps),
-        )
-
-    def lookup_bound_ns(self, n_vectors: int, dim: int, medium_latency_ns: float, medium_bw_GBps: float, threads: int | None = None) -> float:
-        """Analytic bound of the lookup (ns): compulsory bytes / bandwidth and latency / MLP."""
-        n_bytes = n_vectors * dim * FP32_B
-        return max(self.bandwidth_ns(n_bytes, medium_bw_GBps), self.latency_ns(n_bytes / self.p.cache_line_B, medium_latency_ns, threads))
-
-    def embedding_update_ns(
-        self,
-        n_rows: int,
-        dim: int,
-        medium_latency_ns: float,
-        medium_bw_GBps: float,
-        threads: int | None = None,
-        medium_write_bw_GBps: float | None = None,
-        n_grads: int | None = None,
-    ) -> float:
-        """SGD update of ``n_rows`` distinct rows (ns) = max(compute, latency, bandwidth).
-
-        Compute covers accumulating ``n_grads`` gradient vectors (default ``n_rows``) and the
-        read-modify-write; latency covers the row reads (stores retire through the store buffer);
-        bandwidth covers reading and writing back every line, writes at ``medium_write_bw_GBps``
-        (default: the same channel as reads, so read and write bytes add).
-        """
-        _check(n_rows=n_rows, dim=dim)
+    def update_compute_ns(self, n_rows: int, dim: int, n_grads: int | None = None, threads: int | None = None) -> float:
+        """Compute of an SGD update of ``n_rows`` rows (ns); ``n_grads`` (default ``n_rows``)
+        gradient vectors, the duplicates accumulated first at lookup cost."""
         grads = n_rows if n_grads is None else n_grads
         if grads < n_rows:
             raise ValueError(f"n_grads ({grads}) must be >= n_rows ({n_rows})")
-        lines = n_rows * self.lines_per_row(dim)
-        n_bytes = lines * self.p.cache_line_B
-        compute = self.compute_ns(n_rows, dim, self.p.update_cycles_per_element, threads)
-        compute += self.compute_ns(grads - n_rows, dim, self.p.lookup_cycles_per_element, threads) if grads > n_rows else 0.0
-        return max(compute, self.latency_ns(lines, medium_latency_ns, threads), self._rmw_bw_ns(n_bytes, medium_bw_GBps, medium_write_bw_GBps))
-
-    def update_bound_ns(
-        self, n_rows: int, dim: int, medium_latency_ns: float, medium_bw_GBps: float,
-        threads: int | None = None, medium_write_bw_GBps: float | None = None,
-    ) -> float:
-        """Analytic bound of the update (ns): compulsory read + write bytes and read latency / MLP."""
-        n_bytes = n_rows * dim * FP32_B
-        return max(self._rmw_bw_ns(n_bytes, medium_bw_GBps, medium_write_bw_GBps), self.latency_ns(n_bytes / self.p.cache_line_B, medium_latency_ns, threads))
-
-    def _rmw_bw_ns(self, n_bytes: float, read_bw: float, write_bw: float | None) -> float:
-        if write_bw is None:
-            return self.bandwidth_ns(2 * n_bytes, read_bw)
-        return max(self.bandwidth_ns(n_bytes, read_bw), self.bandwidth_ns(n_bytes, write_bw))
+        t = self.compute_ns(n_rows, dim, self.params.update_cycles_per_element, threads)
+        if grads > n_rows:
+            t += self.compute_ns(grads - n_rows, dim, self.params.lookup_cycles_per_element, threads)
+        return t
 
     def dispatch_ns(self, n_ops: int) -> float:
         """Host framework overhead (ns) of ``n_ops`` operator calls."""
-        return n_ops * self.p.op_dispatch_us * US
+        return n_ops * self.params.op_dispatch_us * US
 
-    def energy_J(self, busy_ns: float, idle_ns: float, busy_threads: int | None = None) -> float:
-        """Package energy (J): idle power always, plus (TDP - idle) x busy share of the cores."""
-        share = 1.0 if busy_threads is None else min(busy_threads, self.p.cores_count) / self.p.cores_count
-        return watts_over(self.p.idle_power_W, busy_ns + idle_ns) + watts_over((self.p.tdp_W - self.p.idle_power_W) * share, busy_ns)
+    # ---- the mechanism the simulator runs, and its bound -------------------------------------------
+    def _rows(self, rows: Any, dim: int) -> np.ndarray:
+        r = np.asarray(rows, dtype=np.int64).ravel()
+        _check(dim=dim)
+        if r.size and r.min() < 0:
+            raise ValueError("row numbers must be >= 0")
+        return r
+
+    def lookup_ns(self, rows: Any, dim: int, medium: Any, modules: int = 1) -> float:
+        """Gather + sum-pool of the rows ``rows`` from an idle ``medium`` (ns): see the module
+        docstring; 0 for no rows."""
+        r = self._rows(rows, dim)
+        if r.size == 0:
+            return 0.0
+        row_B = self.row_B(dim)
+        res = medium.serve(AccessStream.of(0.0, r * row_B, row_B, False), medium.new_state(modules),
+                           self.outstanding_count, modules, per_access=False)
+        return max(res.done_ns, self.lookup_compute_ns(r.size, dim))
+
+    def update_ns(self, rows: Any, dim: int, medium: Any, modules: int = 1) -> float:
+        """SGD update of the distinct rows ``rows`` on an idle ``medium`` (ns): read, write, ... one
+        stream; 0 for no rows."""
+        r = self._rows(rows, dim)
+        if r.size == 0:
+            return 0.0
+        res = medium.serve(self._update_stream(r, dim), medium.new_state(modules), self.outstanding_count,
+                           modules, per_access=False)
+        return max(res.done_ns, self.update_compute_ns(r.size, dim))
+
+    def _update_stream(self, rows: np.ndarray, dim: int) -> AccessStream:
+        """Read, write, read, write, ... of each row, all issued at 0."""
+        row_B = self.row_B(dim)
+        return AccessStream.of(0.0, np.repeat(rows * row_B, 2), row_B, np.tile(np.array([False, True]), rows.size))
+
+    def _bound_lookup(self, rows: Any, dim: int, medium: Any, modules: int = 1) -> float:
+        """max(compute, ceil(n / outstanding) × sequential read latency, the medium's occupancy
+        bound of the stream (:meth:`~cxlsim.devices.media.MediaModel.occupancy_ns`)) (ns)."""
+        r = self._rows(rows, dim)
+        if r.size == 0:
+            return 0.0
+        p = medium.params
+        latency = math.ceil(r.size / self.outstanding_count) * p.read_latency_sequential_ns
+        row_B = self.row_B(dim)
+        bandwidth = medium.occupancy_ns(AccessStream.of(0.0, r * row_B, row_B, False), modules)
+        return max(self.lookup_compute_ns(r.size, dim), latency, bandwidth)
+
+    def _bound_update(self, rows: Any, dim: int, medium: Any, modules: int = 1) -> float:
+        """max(compute, ceil(2n / outstanding) × the shortest access latency (sequential read,
+        buffered read, write acknowledgement), the medium's occupancy bound of the stream) (ns)."""
+        r = self._rows(rows, dim)
+        if r.size == 0:
+            return 0.0
+        p = medium.params
+        shortest = min(p.read_latency_sequential_ns, p.write_latency_ns)
+        if p.wcb_entries > 0:
+            shortest = min(shortest, p.wcb_read_latency_ns)
+        latency = math.ceil(2 * r.size / self.outstanding_count) * shortest
+        bandwidth = medium.occupancy_ns(self._update_stream(r, dim), modules)
+        return max(self.update_compute_ns(r.size, dim), latency, bandwidth)
+
+    def _bound_factor(self, op: str) -> float:
+        return BOUND_FACTORS[op]
+
+    # ---- energy -----------------------------------------------------------------------------------
+    def static_energy_J(self, wall_ns: float, count: int = 1) -> float:
+        """Idle energy (J) of ``count`` packages over ``wall_ns`` (``idle_power_W`` each)."""
+        return static_energy_J(self.params.idle_power_W, wall_ns, count)
+
+    def active_energy_J(self, core_busy_ns: float) -> float:
+        """Energy (J) above idle: ``tdp_W − idle_power_W`` over ``core_busy_ns``, the busy time
+        weighted by the share of cores busy (all cores busy for 1 ns = 1 ns)."""
+        return watts_over(self.params.tdp_W - self.params.idle_power_W, core_busy_ns)
 
 
-class CpuThreads(BandwidthServer):
-    """The host's worker threads: ``threads_count`` servers; each request holds one thread."""
-
-    def __init__(self, sim: Simulation, name: str, model: CpuModel, lane: str | None = None) -> None:
-        super().__init__(sim, name, servers=model.p.threads_count, lane=lane or name)
-        self.model = model
-
-
-#: Example media for the microbenchmark (not a configuration): DDR4 random read latency and two
-#: DDR4-2666 channels (reference/devices.md), and Optane random read latency with six DIMMs.
-EXAMPLE_MEDIA = {"dram": (101.0, 2 * 21.3), "optane": (305.0, 37.6)}
+# -- microbenchmark --------------------------------------------------------------------------
+#: Rows the microbenchmark's table holds (2 GiB of 128 B rows); lookups are uniform over them.
+TABLE_ROWS = 1 << 24
+DIM = 32
+DEFAULT_BATCH = 512
 
 
 def microbench(model: CpuModel, options: Mapping[str, Any]) -> dict[str, Any]:
-    """Lookup/update time of a 2048 x 20 x 80-vector batch (dim 32) on example media, with bounds."""
-    n = int(options.get("batch") or 2048) * 20 * 80
-    dim = 32
-    out: dict[str, Any] = {"vectors": n, "dim": dim, "threads": model.p.threads_count}
-    for name, (lat, bw) in EXAMPLE_MEDIA.items():
-        out[f"lookup_{name}"] = {
-            "time_ns": model.embedding_lookup_ns(n, dim, lat, bw),
-            "bound_ns": model.lookup_bound_ns(n, dim, lat, bw),
-            "compute_ns": model.compute_ns(n, dim, model.p.lookup_cycles_per_element),
-            "latency_ns": model.latency_ns(n * model.lines_per_row(dim), lat),
-            "bandwidth_ns": model.bandwidth_ns(n * model.lines_per_row(dim) * model.p.cache_line_B, bw),
-        }
-        out[f"update_{name}"] = {
-            "time_ns": model.embedding_update_ns(n, dim, lat, bw),
-            "bound_ns": model.update_bound_ns(n, dim, lat, bw),
-        }
+    """Lookup and update of a batch (``options["batch"]``, default 512) × 20 tables × 80 lookups
+    (dim 32, uniform random rows of a 2 GiB table, seeded) by the simulator's mechanism on
+    ``options["medium"]`` (a media model, required) × ``options["modules"]`` (default 1), with
+    the three-term bound."""
+    medium = options.get("medium")
+    if medium is None:
+        raise ValueError("the cpu microbenchmark needs options['medium'], a media model to read rows from")
+    modules = int(options.get("modules") or 1)
+    n = int(options.get("batch") or DEFAULT_BATCH) * 20 * 80
+    rng = np.random.default_rng(int(options.get("seed") or 0))
+    rows = rng.integers(0, TABLE_ROWS, n)
+    unique = np.unique(rows)
+    out: dict[str, Any] = {"vectors": n, "dim": DIM, "threads": model.params.threads_count,
+                           "outstanding_count": model.outstanding_count, "modules": modules}
+    lookup, update = model.lookup_ns(rows, DIM, medium, modules), model.update_ns(unique, DIM, medium, modules)
+    out["lookup"] = {
+        "time_ns": lookup,
+        "bound_ns": model.bound_ns("lookup", rows, DIM, medium, modules),
+        "compute_ns": model.lookup_compute_ns(n, DIM),
+    }
+    out["update"] = {
+        "rows": int(unique.size),
+        "time_ns": update,
+        "bound_ns": model.bound_ns("update", unique, DIM, medium, modules),
+        "compute_ns": model.update_compute_ns(int(unique.size), DIM),
+    }
     out["dispatch_per_op_ns"] = model.dispatch_ns(1)
     return out
 
@@ -199,7 +248,7 @@ def microbench(model: CpuModel, options: Mapping[str, Any]) -> dict[str, Any]:
 FAMILY = register(
     DeviceFamily(
         name="cpu",
-        doc="host CPU: embedding gather/pool and SGD update bounded by compute, line-fill buffers and bandwidth",
+        doc="host CPU: embedding gather/pool and SGD update as media streams with cores × LFB in flight, plus compute",
         schema=SCHEMA,
         build=CpuModel,
         microbench=microbench,

@@ -1,6 +1,7 @@
 """CXL link (family ``cxl_link``): one point-to-point CXL link, per-direction bandwidth and latency.
 
-Contract (units: time ns, data B, rate B/ns == GB/s, energy J):
+Contract (units: time ns, data B, rate B/ns == GB/s, energy J; the API of
+:mod:`cxlsim.devices.base`):
 
 * ``raw_bw_GBps`` = lanes × GT/s × encoding / 8, per direction (line encoding removed, flit framing
   not: PCIe 5.0 x16 with 128b/130b gives 63.0 GB/s; PCIe 6.0 x16 in flit mode gives 128 GB/s).
@@ -9,38 +10,34 @@ Contract (units: time ns, data B, rate B/ns == GB/s, energy J):
   slot space + 2 B header + 8 B CRC + 6 B FEC). A message of ``payload_B`` needs
   ``header_slots_count`` header slots plus ``ceil(payload_B / slot_B)`` data slots; sent alone it
   occupies ``ceil(slots / slots_per_flit)`` flits; in a back-to-back stream, messages share flits
-  and only their slots count (:meth:`CxlLink.stream_ns`).
+  and only their slots count (:meth:`CxlLink.stream_ns`, the serialisation of a stream;
+  :meth:`CxlLink.per_message_ns`, one message's share of it).
 * ``link_efficiency_fraction`` is the share of flits available to protocol messages (the rest goes to
   link-layer control: credit/ack flits, retries). Serialising a flit takes
   ``flit_B / raw_bw / link_efficiency`` ns.
 * ``latency_ns`` (one way, unloaded) = port latency + interconnect latency. A message arrives at
   ``latency_ns + transfer_ns(payload_B)``: its last flit must be received whole (CRC/FEC) before it
   is consumed; in latency-optimised mode (CXL 3.0 128 B half-flits) at half-flit granularity.
-* Analytic bound: ``bound_ns(payload_B) = latency_ns + payload_B / raw_bw``; every detailed time is
-  ≥ its bound and ≤ ``BOUND_FACTOR`` × it (tests hold them together).
-* Energy: ``energy_pJ_per_bit`` per bit on the wire (flit bits, both PHYs and controllers of the
-  link), plus ``idle_power_W`` while the link is up (charged by the system model over wall time).
-
-Simpy: :class:`LinkComponent` has one :class:`~cxlsim.devices.base.BandwidthServer` per direction
-(lanes ``link.<name>.up`` / ``link.<name>.down``); a message holds its direction for its
-serialisation time, then flies ``latency_ns`` without holding it (the link is pipelined).
+* Costs: ``message_cost(payload_B)`` (one lone message) and ``stream_cost(n_msgs, payload_B)``
+  (back-to-back messages: latency + packed serialisation); ``size_B`` is the bytes on the wire.
+* Analytic bound (op ``"message"``): ``bound_ns("message", payload_B) = latency_ns + payload_B /
+  raw_bw`` ≤ ``message_ns(payload_B)`` ≤ ``bound_factor("message")`` × it, the factor from the
+  parameters (:meth:`CxlLink.message_factor`).
+* Energy: ``energy_J(wire_B)``, ``energy_pJ_per_bit`` per bit on the wire (flit bits, both PHYs and
+  controllers of the link); ``static_energy_J(wall_ns, count=1)``, ``idle_power_W`` while the link
+  is up. Contention on a direction is the executor's: a saturated direction is a long stream.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from cxlsim.config.params import Param, Schema
-from cxlsim.devices.base import BandwidthServer, Cost, check_non_negative
+from cxlsim.devices.base import Cost, DeviceModel, check_non_negative, static_energy_J
 from cxlsim.devices.registry import DeviceFamily, register
-from cxlsim.engine.component import Component, Simulation
 from cxlsim.units import PJ, KiB, MiB
-
-#: Stated factor between a detailed link time and its analytic bound (worst case is a lone header
-#: flit of a latency-free link; with the presets' latencies the ratio stays below 1.2).
-BOUND_FACTOR = 2.5
 
 DIRECTIONS = ("up", "down")
 
@@ -79,8 +76,10 @@ SCHEMA = Schema(
 )
 
 
-class CxlLink:
-    """Pure timing model of one CXL link; scalars in, floats out (units in the names)."""
+class CxlLink(DeviceModel):
+    """Pure model of one CXL link; scalars in, floats out (units in the names)."""
+
+    BOUNDED_OPS = ("message",)
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.params = params
@@ -125,9 +124,27 @@ class CxlLink:
         """Unloaded one-way time of one message: latency + serialisation, ns."""
         return self.latency_ns + self.transfer_ns(payload_B)
 
-    def bound_ns(self, payload_B: float) -> float:
-        """Analytic bound: latency + payload / raw bandwidth, ns."""
+    def _bound_message(self, payload_B: float) -> float:
+        """Analytic bound of :meth:`message_ns`: latency + payload / raw bandwidth, ns."""
         return self.latency_ns + payload_B / self.raw_bw_GBps
+
+    def transfer_overhead_ns(self) -> float:
+        """Most serialisation time a lone message takes beyond ``payload / (raw × efficiency ×
+        slot share)``: one flit plus the header and a partly filled slot, ns."""
+        return self.flit_ns * (1 + (self.header_slots + 1) / self.slots_per_flit)
+
+    def message_factor(self, latency_ns: float) -> float:
+        """Bound factor of a message over this link's serialisation with one-way latency
+        ``latency_ns``: ``max(1 + overhead / latency, 1 / (efficiency × slot share))`` (the
+        serialisation is at most overhead + payload / (raw × efficiency × slot share)); inf for a
+        latency-free link."""
+        per_byte = 1 / (self.efficiency * self.slot_fraction)
+        if latency_ns <= 0:
+            return math.inf
+        return max(1 + self.transfer_overhead_ns() / latency_ns, per_byte)
+
+    def _bound_factor(self, op: str) -> float:
+        return self.message_factor(self.latency_ns)
 
     def stream_slots(self, n_msgs: int, payload_B: float) -> int:
         """Slots of ``n_msgs`` back-to-back messages of ``payload_B`` each."""
@@ -155,46 +172,27 @@ class CxlLink:
         return payload_B / t
 
     # -- energy ----------------------------------------------------------------------------
+    def stream_wire_B(self, n_msgs: int, payload_B: float) -> int:
+        """Bytes on the wire of ``n_msgs`` back-to-back messages (shared flits)."""
+        return self.stream_flits(n_msgs, payload_B) * self.flit_B
+
     def energy_J(self, wire_B: float) -> float:
         """Dynamic energy of ``wire_B`` bytes on the wire, J."""
         return wire_B * 8 * self.params["energy_pJ_per_bit"] * PJ
 
-    def message(self, payload_B: float) -> Cost:
+    def static_energy_J(self, wall_ns: float, count: int = 1) -> float:
+        """Idle energy (J) of ``count`` links up over ``wall_ns`` (``idle_power_W`` each)."""
+        return static_energy_J(self.params["idle_power_W"], wall_ns, count)
+
+    def message_cost(self, payload_B: float) -> Cost:
         """One lone message: time (ns), wire bytes, dynamic energy (J)."""
         wire = self.wire_B(payload_B)
         return Cost(self.message_ns(payload_B), wire, self.energy_J(wire))
 
-    def stream(self, n_msgs: int, payload_B: float) -> Cost:
+    def stream_cost(self, n_msgs: int, payload_B: float) -> Cost:
         """``n_msgs`` back-to-back messages: latency + serialisation, wire bytes, energy."""
-        wire = self.stream_flits(n_msgs, payload_B) * self.flit_B
+        wire = self.stream_wire_B(n_msgs, payload_B)
         return Cost(self.latency_ns + self.stream_ns(n_msgs, payload_B), wire, self.energy_J(wire))
-
-
-class LinkComponent(Component):
-    """A CXL link in simpy: one FCFS server per direction, pipelined latency after serialisation."""
-
-    def __init__(self, sim: Simulation, name: str, link: CxlLink) -> None:
-        super().__init__(sim, name)
-        self.link = link
-        self.dirs = {d: BandwidthServer(sim, f"{name}.{d}", 1, lane=f"link.{name}.{d}") for d in DIRECTIONS}
-
-    def elaborate(self) -> None:
-        self.wire_bytes = self.stat("wire_B", "B", "bytes on the wire, both directions")
-        self.payload_bytes = self.stat("payload_B", "B", "message payload bytes, both directions")
-
-    def send(self, direction: str, payload_B: float, n_msgs: int = 1, label: str = "", batch: int = -1) -> Generator[Any, Any, float]:
-        """Process: send ``n_msgs`` messages of ``payload_B`` (packed if >1); returns arrival time (ns)."""
-        if direction not in self.dirs:
-            raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
-        if n_msgs == 1:
-            duration, wire = self.link.transfer_ns(payload_B), self.link.wire_B(payload_B)
-        else:
-            duration, wire = self.link.stream_ns(n_msgs, payload_B), self.link.stream_flits(n_msgs, payload_B) * self.link.flit_B
-        yield from self.dirs[direction].serve(duration, label, batch)
-        self.wire_bytes.add(wire)
-        self.payload_bytes.add(payload_B * n_msgs)
-        yield self.env.timeout(self.link.latency_ns)
-        return float(self.env.now)
 
 
 # -- microbenchmark --------------------------------------------------------------------------
@@ -202,36 +200,12 @@ PAYLOAD_SIZES_B = (8, 16, 32, 64, 128, 256, 512, 1024, 4096)
 
 
 def microbench(link: CxlLink, options: Mapping[str, Any]) -> dict[str, Any]:
-    """Measure the link by simulation: idle 64 B latency and saturated 4 KiB bandwidth per direction."""
-    lat: dict[str, float] = {}
-    bw: dict[str, float] = {}
-    for d in DIRECTIONS:
-        sim = Simulation(seed=0, trace=False)
-        comp = LinkComponent(sim, "probe", link)
-        out: dict[str, float] = {}
-
-        def idle(out=out, comp=comp, d=d):
-            start = comp.env.now
-            out["t"] = (yield from comp.send(d, 64)) - start
-
-        sim.env.process(idle())
-        sim.run()
-        lat[d] = out["t"]
-
-        sim = Simulation(seed=0, trace=False)
-        comp = LinkComponent(sim, "probe", link)
-        total_B = 1 * MiB
-        size = 4 * KiB
-        ends: list[float] = []
-
-        def one(comp=comp, d=d, ends=ends, size=size):
-            ends.append((yield from comp.send(d, size)))
-
-        for _ in range(int(total_B // size)):  # all offered at t=0: the direction saturates
-            sim.env.process(one())
-        sim.run()
-        # bandwidth of the saturated direction: bytes over the serialisation span
-        bw[d] = total_B / (max(ends) - link.latency_ns)
+    """Idle 64 B latency and saturated bandwidth per direction (a direction carrying a long stream
+    of 4 KiB messages: 1 MiB back to back), flit packing and costs per payload size."""
+    total_B, size = 1 * MiB, 4 * KiB
+    n = int(total_B // size)
+    lat = dict.fromkeys(DIRECTIONS, link.message_ns(64))  # the directions are identical and independent
+    bw = dict.fromkeys(DIRECTIONS, total_B / link.stream_ns(n, size))
     return {
         "latency_ns": lat,
         "bw_GBps": bw,
@@ -241,7 +215,7 @@ def microbench(link: CxlLink, options: Mapping[str, Any]) -> dict[str, Any]:
         "lone_message_efficiency": {f"{s}B": s / link.wire_B(s) for s in PAYLOAD_SIZES_B},
         "stream_bw_GBps": {f"{s}B": link.achieved_bw_GBps(s) for s in PAYLOAD_SIZES_B},
         "message_ns": {f"{s}B": link.message_ns(s) for s in PAYLOAD_SIZES_B},
-        "energy_pJ_per_payload_bit_64B_stream": link.stream(1024, 64).energy_J / (1024 * 64 * 8) / PJ,
+        "energy_pJ_per_payload_bit_64B_stream": link.stream_cost(1024, 64).energy_J / (1024 * 64 * 8) / PJ,
     }
 
 

@@ -1,18 +1,25 @@
 """GPU (family ``gpu``): MLP layers, DLRM dot interaction and the optimizer step, from timing tables.
 
-Timing contract (all times in ns, sizes in elements unless a name says bytes, fp32 everywhere):
+Timing contract (all times in ns, sizes in elements unless a name ends in ``_B``, fp32 everywhere;
+the API of :mod:`cxlsim.devices.base`):
 
-* :meth:`GpuModel.layer_time_ns` ``(n_in, n_out, batch, direction)`` -- one fully-connected layer,
+* :meth:`GpuModel.layer_ns` ``(n_in, n_out, batch, direction)`` -- one fully-connected layer,
   ``direction`` ``"forward"`` or ``"backward"``. Read from the preset's MLP timing table
   (``devices/gpu/<mlp_table_name>_mlp_measured.csv`` if present, else ``..._mlp.csv``), interpolated
   log-log between batch grid points; shapes or batches outside the table use the generator formula
   (:meth:`GpuModel.layer_formula_ns`), never zero.
-* :meth:`GpuModel.mlp_time_ns`, :meth:`GpuModel.interaction_time_ns`,
-  :meth:`GpuModel.optimizer_step_ns` -- sums of kernels, each kernel = roofline time with the GEMM
-  efficiency model + one launch overhead.
-* ``*_roofline_ns`` twins -- the analytic bound: per kernel max(FLOPs / peak, compulsory bytes /
-  bandwidth), no efficiency loss, no launch. Every detailed time is >= its twin.
-* :meth:`GpuModel.energy_J` -- active/idle power x busy/idle time.
+* :meth:`GpuModel.mlp_ns` ``(widths, batch, direction)`` (the sum of its layers),
+  :meth:`GpuModel.interaction_ns` ``(batch, n_vectors, dim, direction)``,
+  :meth:`GpuModel.optimizer_ns` ``(n_params, n_tensors=1)`` -- sums of kernels, each kernel = its
+  time with the GEMM efficiency model + one launch overhead.
+* Bounds (ops ``"layer"``, ``"mlp"``, ``"interaction"``, ``"optimizer"``): ``bound_ns(op, *args)``
+  = per kernel its roofline, max(FLOPs / peak, compulsory bytes / pin bandwidth), plus the launch
+  it cannot avoid; no efficiency loss. Every detailed time is >= its bound and <=
+  ``bound_factor(op)`` × it (:data:`BOUND_FACTORS`, stated for the formula; a measured table
+  may say otherwise). :func:`roofline_total_ns` gives the roofline of kernels without launches (the
+  tables' ``roofline_*`` columns).
+* Energy: ``static_energy_J(wall_ns, count=1)`` (``idle_power_W``) and
+  ``active_energy_J(busy_ns)`` (``active_power_W − idle_power_W`` while kernels run).
 
 The formula (documented in ``docs/devices-compute.md``): a GEMM ``C[M,N] = A[M,K] B[K,N]`` runs as
 thread-block tiles ``BM x BN`` chosen from :data:`TILE_MENU` (CUTLASS SIMT SGEMM shapes), optionally
@@ -22,23 +29,20 @@ fixed ``gemm_tile_overhead_ns``. The issue efficiency of a thread micro-tile ``T
 ``TM*TN / (TM*TN + (TM+TN)/4)``: per k-step a thread issues TM*TN FFMAs and (TM+TN)/4 LDS.128
 shared-memory loads on the same issue slots. The menu entry and split minimising the time win (as a
 library heuristic would). Nothing is fitted to the paper's batch times.
-
-Simpy: :class:`GpuLane` is one execution lane (kernels of one stream serialise).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cxlsim.config.params import Param, ParamSet, Schema
-from cxlsim.devices.base import BandwidthServer
+from cxlsim.devices.base import DeviceModel, static_energy_J
 from cxlsim.devices.gpu_table import MlpTable, find_table, params_signature
 from cxlsim.devices.registry import DeviceFamily, register
-from cxlsim.engine.component import Simulation
 from cxlsim.units import US, watts_over
 
 #: Bytes per fp32 element.
@@ -51,6 +55,13 @@ SPLIT_K_CHOICES = (1, 2, 4, 8, 16, 32, 64)
 TILE_K = 8
 
 DIRECTIONS = ("forward", "backward")
+#: Stated factors between the formula's times and their bounds (launches included in both), for
+#: layer widths up to 20000, batches up to 100000 and interactions of up to 128 vectors (tests check
+#: them over those ranges): a layer loses to tile padding, wave quantisation, per-tile overhead and
+#: sustained vs pin bandwidth (at most ≈2× found); the interaction's batched GEMM pads every
+#: sample's tiny n × n × dim product to a whole thread-block tile (≈36× found for 2 vectors of dim 1,
+#: ≈10× for dim 16). The optimizer's factor is 1 / mem_bw_efficiency_fraction, from the parameters.
+BOUND_FACTORS = {"layer": 4.0, "mlp": 4.0, "interaction": 48.0}
 
 
 @dataclass(frozen=True)
@@ -99,24 +110,31 @@ SCHEMA = Schema(
 
 @dataclass(frozen=True)
 class KernelTime:
-    """One kernel: detailed time (ns, without launch), roofline bound (ns), FLOPs and bytes."""
+    """One kernel: detailed time (ns, without launch), roofline (ns), FLOPs and compulsory bytes."""
 
     name: str
     time_ns: float
     roofline_ns: float
     flops: float
-    bytes: float
+    size_B: float
 
 
-class GpuModel:
-    """Pure timing model of one GPU preset (no simpy). See the module docstring for the contract.
+def roofline_total_ns(kernels: Iterable[KernelTime]) -> float:
+    """Roofline of ``kernels`` run one after another, without launches (ns)."""
+    return sum(k.roofline_ns for k in kernels)
+
+
+class GpuModel(DeviceModel):
+    """Pure model of one GPU preset. See the module docstring for the contract.
 
     ``table_path``/``measured_path`` override the catalog search for the MLP tables (a measured table
     takes precedence; a generated table is used only if it was generated with these parameters).
     """
 
+    BOUNDED_OPS = ("layer", "mlp", "interaction", "optimizer")
+
     def __init__(self, params: ParamSet, table_path: str | Path | None = None, measured_path: str | Path | None = None) -> None:
-        self.p = params
+        self.params = params
         self.sm_flops_per_ns = params.peak_fp32_TFLOPps * 1e3 / params.sm_count  # 1 TFLOP/s = 1e3 FLOP/ns
         self.peak_flops_per_ns = params.peak_fp32_TFLOPps * 1e3
         self.bw = params.mem_bw_GBps  # B/ns
@@ -134,39 +152,39 @@ class GpuModel:
                 self.table, self.table_kind = table, "generated"
 
     # ---- GEMM efficiency model -------------------------------------------------------------
-    def gemm(self, m: int, n: int, k: int, count: int = 1, extra_bytes: float = 0.0, name: str = "gemm") -> KernelTime:
+    def gemm(self, m: int, n: int, k: int, count: int = 1, extra_B: float = 0.0, name: str = "gemm") -> KernelTime:
         """``count`` independent GEMMs ``[m,k] x [k,n]`` in one kernel (no launch in ``time_ns``).
 
         Time = min over tile shapes and split-K of max(wave-quantised compute, bytes / sustained
-        bandwidth). ``extra_bytes`` adds compulsory traffic (e.g. reading a broadcast bias).
+        bandwidth). ``extra_B`` adds compulsory traffic (e.g. reading a broadcast bias).
         """
         flops = 2.0 * m * n * k * count
-        min_bytes = FP32_B * (m * k + k * n + m * n) * count + extra_bytes
-        roofline = max(flops / self.peak_flops_per_ns, min_bytes / self.bw)
+        min_B = FP32_B * (m * k + k * n + m * n) * count + extra_B
+        roofline = max(flops / self.peak_flops_per_ns, min_B / self.bw)
         best = math.inf
         for tile in TILE_MENU:
             tiles_mn = math.ceil(m / tile.bm) * math.ceil(n / tile.bn) * count
-            rate = self.sm_flops_per_ns * tile.issue_efficiency * self.p.gemm_peak_fraction
+            rate = self.sm_flops_per_ns * tile.issue_efficiency * self.params.gemm_peak_fraction
             # every split is a candidate whatever K (slices are zero-padded to whole TILE_K steps),
             # so each candidate's time only grows with K and so does their minimum
             for split in SPLIT_K_CHOICES:
                 k_slice = math.ceil(math.ceil(k / split) / TILE_K) * TILE_K
-                tile_ns = 2.0 * tile.bm * tile.bn * k_slice / rate + self.p.gemm_tile_overhead_ns
-                waves = math.ceil(tiles_mn * split / self.p.sm_count)
-                reduce_bytes = 2.0 * FP32_B * split * m * n * count if split > 1 else 0.0
-                t = max(waves * tile_ns, (min_bytes + reduce_bytes) / self.bw_eff)
+                tile_ns = 2.0 * tile.bm * tile.bn * k_slice / rate + self.params.gemm_tile_overhead_ns
+                waves = math.ceil(tiles_mn * split / self.params.sm_count)
+                reduce_B = 2.0 * FP32_B * split * m * n * count if split > 1 else 0.0
+                t = max(waves * tile_ns, (min_B + reduce_B) / self.bw_eff)
                 best = min(best, t)
-        return KernelTime(name, best, roofline, flops, min_bytes)
+        return KernelTime(name, best, roofline, flops, min_B)
 
     def gemm_efficiency(self, m: int, n: int, k: int) -> float:
         """Achieved fraction of FP32 peak of one GEMM (FLOPs / (peak x detailed time))."""
         kt = self.gemm(m, n, k)
         return kt.flops / (self.peak_flops_per_ns * kt.time_ns)
 
-    def elementwise(self, n_bytes: float, flops: float = 0.0, name: str = "elementwise") -> KernelTime:
-        """A streaming kernel moving ``n_bytes`` (memory-bound; ``flops`` only enter the bound)."""
-        roofline = max(flops / self.peak_flops_per_ns, n_bytes / self.bw)
-        return KernelTime(name, max(n_bytes / self.bw_eff, flops / self.peak_flops_per_ns), roofline, flops, n_bytes)
+    def elementwise(self, size_B: float, flops: float = 0.0, name: str = "elementwise") -> KernelTime:
+        """A streaming kernel moving ``size_B`` bytes (memory-bound; ``flops`` only enter the bound)."""
+        roofline = max(flops / self.peak_flops_per_ns, size_B / self.bw)
+        return KernelTime(name, max(size_B / self.bw_eff, flops / self.peak_flops_per_ns), roofline, flops, size_B)
 
     # ---- kernels of one layer --------------------------------------------------------------
     def layer_kernels(self, n_in: int, n_out: int, batch: int, direction: str) -> list[KernelTime]:
@@ -180,7 +198,7 @@ class GpuModel:
         b, i, o = batch, n_in, n_out
         if direction == "forward":
             return [
-                self.gemm(b, o, i, extra_bytes=FP32_B * (o + b * o), name="fwd_gemm"),
+                self.gemm(b, o, i, extra_B=FP32_B * (o + b * o), name="fwd_gemm"),
                 self.elementwise(2.0 * FP32_B * b * o, flops=b * o, name="fwd_activation"),
             ]
         return [
@@ -195,12 +213,20 @@ class GpuModel:
         ks = self.layer_kernels(n_in, n_out, batch, direction)
         return sum(k.time_ns for k in ks) + self.launch_ns * len(ks)
 
-    def layer_roofline_ns(self, n_in: int, n_out: int, batch: int, direction: str) -> float:
-        """Analytic bound of one layer: per-kernel roofline, no efficiency loss, no launch (ns)."""
-        return sum(k.roofline_ns for k in self.layer_kernels(n_in, n_out, batch, direction))
+    def _bound_kernels(self, kernels: list[KernelTime]) -> float:
+        return roofline_total_ns(kernels) + self.launch_ns * len(kernels)
+
+    def _bound_layer(self, n_in: int, n_out: int, batch: int, direction: str) -> float:
+        """Bound of one layer: per-kernel roofline + one launch each (ns)."""
+        return self._bound_kernels(self.layer_kernels(n_in, n_out, batch, direction))
+
+    def _bound_factor(self, op: str) -> float:
+        if op == "optimizer":
+            return 1 / self.params.mem_bw_efficiency_fraction
+        return BOUND_FACTORS[op]
 
     # ---- public timing API -----------------------------------------------------------------
-    def layer_time_ns(self, n_in: int, n_out: int, batch: int, direction: str) -> float:
+    def layer_ns(self, n_in: int, n_out: int, batch: int, direction: str) -> float:
         """Time of one layer (ns): timing table if it holds the shape, else the generator formula."""
         _check_direction(direction)
         _check_positive(n_in=n_in, n_out=n_out, batch=batch)
@@ -210,13 +236,13 @@ class GpuModel:
                 return t
         return self.layer_formula_ns(n_in, n_out, batch, direction)
 
-    def mlp_time_ns(self, widths: Sequence[int], batch: int, direction: str) -> float:
+    def mlp_ns(self, widths: Sequence[int], batch: int, direction: str) -> float:
         """Time of an MLP given its widths ``[in, h1, ..., out]`` (ns): the sum over its layers."""
-        return sum(self.layer_time_ns(a, b, batch, direction) for a, b in _layers(widths))
+        return sum(self.layer_ns(a, b, batch, direction) for a, b in _layers(widths))
 
-    def mlp_roofline_ns(self, widths: Sequence[int], batch: int, direction: str) -> float:
-        """Analytic bound of :meth:`mlp_time_ns` (ns)."""
-        return sum(self.layer_roofline_ns(a, b, batch, direction) for a, b in _layers(widths))
+    def _bound_mlp(self, widths: Sequence[int], batch: int, direction: str) -> float:
+        """Bound of :meth:`mlp_ns`: the sum of its layers' bounds (ns)."""
+        return sum(self._bound_layer(a, b, batch, direction) for a, b in _layers(widths))
 
     def interaction_kernels(self, batch: int, n_vectors: int, dim: int, direction: str) -> list[KernelTime]:
         """DLRM dot interaction of ``n_vectors`` (tables + bottom-MLP output) of ``dim`` per sample.
@@ -229,29 +255,29 @@ class GpuModel:
         _check_positive(batch=batch, n_vectors=n_vectors, dim=dim)
         n, d, b = n_vectors, dim, batch
         pairs = n * (n - 1) // 2
-        out_bytes = FP32_B * b * (pairs + d)
+        out_B = FP32_B * b * (pairs + d)
         if direction == "forward":
             return [
                 self.gemm(n, n, d, count=b, name="int_bmm"),
                 self.elementwise(FP32_B * b * n * n + FP32_B * b * pairs, name="int_gather"),
-                self.elementwise(2.0 * out_bytes, name="int_concat"),
+                self.elementwise(2.0 * out_B, name="int_concat"),
             ]
         return [
             self.elementwise(FP32_B * b * pairs + FP32_B * b * n * n, name="int_scatter"),
-            self.gemm(n, d, n, count=b, extra_bytes=FP32_B * b * n * n, name="int_bmm_grad"),
+            self.gemm(n, d, n, count=b, extra_B=FP32_B * b * n * n, name="int_bmm_grad"),
             self.elementwise(2.0 * FP32_B * b * n * d, name="int_split"),
         ]
 
-    def interaction_time_ns(self, batch: int, n_vectors: int, dim: int, direction: str) -> float:
+    def interaction_ns(self, batch: int, n_vectors: int, dim: int, direction: str) -> float:
         """Time of the dot interaction (ns): kernels + one launch each."""
         ks = self.interaction_kernels(batch, n_vectors, dim, direction)
         return sum(k.time_ns for k in ks) + self.launch_ns * len(ks)
 
-    def interaction_roofline_ns(self, batch: int, n_vectors: int, dim: int, direction: str) -> float:
-        """Analytic bound of :meth:`interaction_time_ns` (ns)."""
-        return sum(k.roofline_ns for k in self.interaction_kernels(batch, n_vectors, dim, direction))
+    def _bound_interaction(self, batch: int, n_vectors: int, dim: int, direction: str) -> float:
+        """Bound of :meth:`interaction_ns`: per-kernel roofline + one launch each (ns)."""
+        return self._bound_kernels(self.interaction_kernels(batch, n_vectors, dim, direction))
 
-    def optimizer_step_ns(self, n_params: int, n_tensors: int = 1) -> float:
+    def optimizer_ns(self, n_params: int, n_tensors: int = 1) -> float:
         """Plain SGD over ``n_params`` fp32 parameters in ``n_tensors`` tensors (ns).
 
         Memory-bound: read parameter and gradient, write parameter (12 B each), one kernel (and
@@ -260,9 +286,10 @@ class GpuModel:
         _check_positive(n_params=n_params, n_tensors=n_tensors)
         return 3.0 * FP32_B * n_params / self.bw_eff + self.launch_ns * n_tensors
 
-    def optimizer_roofline_ns(self, n_params: int) -> float:
-        """Analytic bound of :meth:`optimizer_step_ns` (ns)."""
-        return 3.0 * FP32_B * n_params / self.bw
+    def _bound_optimizer(self, n_params: int, n_tensors: int = 1) -> float:
+        """Bound of :meth:`optimizer_ns`: bytes / pin bandwidth + one launch per tensor (ns)."""
+        _check_positive(n_params=n_params, n_tensors=n_tensors)
+        return 3.0 * FP32_B * n_params / self.bw + self.launch_ns * n_tensors
 
     def batch_for_forward_time(self, widths: Sequence[int], target_ns: float, powers_of_two: bool = False, max_batch: int = 1 << 22) -> int:
         """Smallest batch (an integer, or a power of two) whose MLP forward time reaches ``target_ns``.
@@ -271,7 +298,7 @@ class GpuModel:
         ``max_batch`` stays below the target.
         """
         def t(b: int) -> float:
-            return self.mlp_time_ns(widths, b, "forward")
+            return self.mlp_ns(widths, b, "forward")
 
         if t(max_batch) < target_ns:
             raise ValueError(f"forward time at batch {max_batch} is below {target_ns} ns")
@@ -293,21 +320,13 @@ class GpuModel:
         return hi
 
     # ---- energy ------------------------------------------------------------------------------
-    def energy_J(self, busy_ns: float, idle_ns: float) -> float:
-        """Board energy (J): active power while busy, idle power while idle."""
-        return watts_over(self.p.active_power_W, busy_ns) + watts_over(self.p.idle_power_W, idle_ns)
+    def static_energy_J(self, wall_ns: float, count: int = 1) -> float:
+        """Idle energy (J) of ``count`` boards over ``wall_ns`` (``idle_power_W`` each)."""
+        return static_energy_J(self.params.idle_power_W, wall_ns, count)
 
-
-class GpuLane(BandwidthServer):
-    """The GPU as one execution lane: kernels of the training stream serialise (FCFS)."""
-
-    def __init__(self, sim: Simulation, name: str, model: GpuModel, lane: str | None = None) -> None:
-        super().__init__(sim, name, servers=1, lane=lane or name)
-        self.model = model
-
-    def mlp(self, widths: Sequence[int], batch: int, direction: str, label: str = "", batch_index: int = -1) -> Generator[Any, Any, float]:
-        """Process: run an MLP pass on the lane; returns its completion time (ns)."""
-        return (yield from self.serve(self.model.mlp_time_ns(widths, batch, direction), label or f"mlp {direction}", batch_index))
+    def active_energy_J(self, busy_ns: float) -> float:
+        """Energy (J) above idle while kernels run ``busy_ns``: ``active_power_W − idle_power_W``."""
+        return watts_over(self.params.active_power_W - self.params.idle_power_W, busy_ns)
 
 
 def _layers(widths: Sequence[int]) -> list[tuple[int, int]]:
@@ -345,7 +364,8 @@ DEFAULT_BATCHES = (128, 512, 2048, 8192)
 
 
 def microbench(model: GpuModel, options: Mapping[str, Any]) -> dict[str, Any]:
-    """Per-layer and total forward/backward time (ns) of an MLP, with the roofline bound."""
+    """Per-layer and total forward/backward time (ns) of an MLP, with the kernels' roofline
+    (without launches: the ``roofline_*`` columns of the timing tables)."""
     from cxlsim.errors import InputError
 
     try:
@@ -362,16 +382,16 @@ def microbench(model: GpuModel, options: Mapping[str, Any]) -> dict[str, Any]:
         for a, c in _layers(widths):
             layers.append({
                 "layer": f"{a}x{c}",
-                "fwd_ns": model.layer_time_ns(a, c, b, "forward"),
-                "bwd_ns": model.layer_time_ns(a, c, b, "backward"),
-                "roofline_fwd_ns": model.layer_roofline_ns(a, c, b, "forward"),
-                "roofline_bwd_ns": model.layer_roofline_ns(a, c, b, "backward"),
+                "fwd_ns": model.layer_ns(a, c, b, "forward"),
+                "bwd_ns": model.layer_ns(a, c, b, "backward"),
+                "roofline_fwd_ns": roofline_total_ns(model.layer_kernels(a, c, b, "forward")),
+                "roofline_bwd_ns": roofline_total_ns(model.layer_kernels(a, c, b, "backward")),
             })
         entry = {
-            "fwd_ns": model.mlp_time_ns(widths, b, "forward"),
-            "bwd_ns": model.mlp_time_ns(widths, b, "backward"),
-            "roofline_fwd_ns": model.mlp_roofline_ns(widths, b, "forward"),
-            "roofline_bwd_ns": model.mlp_roofline_ns(widths, b, "backward"),
+            "fwd_ns": model.mlp_ns(widths, b, "forward"),
+            "bwd_ns": model.mlp_ns(widths, b, "backward"),
+            "roofline_fwd_ns": sum(lay["roofline_fwd_ns"] for lay in layers),
+            "roofline_bwd_ns": sum(lay["roofline_bwd_ns"] for lay in layers),
         }
         if batch:
             out["batch"] = b

@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from cxlsim import __version__
     from cxlsim.devices import build_device
+    from cxlsim.devices.gpu import roofline_total_ns
     from cxlsim.devices.gpu_table import BATCH_GRID, table_shapes, write_table
 
     ap = argparse.ArgumentParser(prog="python -m cxlsim.devices.gpu_measure", description=__doc__.split("\n\n")[0])
@@ -68,8 +69,8 @@ def main(argv: list[str] | None = None) -> int:
             layer.zero_grad(set_to_none=True)
             rows.append({
                 "layer_in": n_in, "layer_out": n_out, "batch": b, "fwd_ns": fwd, "bwd_ns": bwd,
-                "roofline_fwd_ns": model.layer_roofline_ns(n_in, n_out, b, "forward"),
-                "roofline_bwd_ns": model.layer_roofline_ns(n_in, n_out, b, "backward"),
+                "roofline_fwd_ns": roofline_total_ns(model.layer_kernels(n_in, n_out, b, "forward")),
+                "roofline_bwd_ns": roofline_total_ns(model.layer_kernels(n_in, n_out, b, "backward")),
             })
         print(f"measured {n_in}x{n_out}", flush=True)
     header = [

@@ -182,8 +182,8 @@ def generate_rows(model: Any, shapes: Iterable[tuple[int, int]] | None = None, b
                 "layer_in": n_in, "layer_out": n_out, "batch": b,
                 "fwd_ns": model.layer_formula_ns(n_in, n_out, b, "forward"),
                 "bwd_ns": model.layer_formula_ns(n_in, n_out, b, "backward"),
-                "roofline_fwd_ns": model.layer_roofline_ns(n_in, n_out, b, "forward"),
-                "roofline_bwd_ns": model.layer_roofline_ns(n_in, n_out, b, "backward"),
+                "roofline_fwd_ns": sum(k.roofline_ns for k in model.layer_kernels(n_in, n_out, b, "forward")),
+                "roofline_bwd_ns": sum(k.roofline_ns for k in model.layer_kernels(n_in, n_out, b, "backward")),
             })
     return rows
 

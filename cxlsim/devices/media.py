@@ -1,43 +1,53 @@
 """One media mechanism shared by the DRAM, PMEM and SSD families.
 
-Contract (units: time ns, data bytes, bandwidth GB/s == B/ns, energy J). A :class:`MediaModel` is a
-pure timing model of ONE module (one DIMM, one SSD) built from a family's preset; several modules are
-interleaved by address. It offers:
+Contract (units: time ns, data B, bandwidth GB/s == B/ns, energy J; the API of
+:mod:`cxlsim.devices.base`). A :class:`MediaModel` is a pure model of ONE module (one DIMM, one
+SSD) built from a family's preset; several modules are interleaved by address. It offers:
 
 * ``read_latency_ns(pattern)`` / ``write_latency_ns(pattern)``: idle latencies, pattern
   ``"sequential"`` or ``"random"`` (a write's latency is its acknowledgement: ADR domain / SSD ack);
-* ``bound_ns(op, n_accesses, size_B, modules=1)``: analytic lower bound of n aligned accesses to
-  distinct units, all issued at 0 with unlimited outstanding (``latency + media bytes / bandwidth``
-  less the one unit occupancy that the idle read latency already contains);
+* ``read_ns(n_accesses, size_B, modules=1)`` / ``write_ns(...)``: the detailed time (by the
+  kernel) of ``n_accesses`` aligned accesses of ``size_B`` to distinct units, all issued at 0 with
+  unlimited outstanding, consecutive accesses on consecutive modules (interleaved at the access's
+  whole units); reads until the last data is back, writes until the last media write completed,
+  write-combining buffer drain included;
+* ``bound_ns(op, n_accesses, size_B, modules=1)`` for op ``"read"`` / ``"write"``: their analytic
+  bound (``latency + media bytes / bandwidth`` less the one unit occupancy that the idle read
+  latency already contains), and ``bound_factor(op)``;
 * ``access_cost(op, size_B) -> Cost``: one idle aligned access (time, media bytes, dynamic energy);
 * ``serve(stream, state, outstanding, modules=1, interleave_B=4096) -> StreamResult``: the detailed
   model (numba kernel in :mod:`cxlsim.devices.media_kernel`), stateful across calls through a
   :class:`MediaState` (bank/queue timelines, write-combining buffer, per-unit pending-until);
-* ``drain(state, at_ns) -> DrainResult``: write every buffered unit back to the media.
+* ``drain(state, at_ns) -> DrainResult``: write every buffered unit back to the media;
+* energy: ``traffic_energy_J(media_read_B, media_write_B, requested_B)`` (media bits read and
+  written at ``read/write_media_pJ_per_bit``, requested bits at ``io_pJ_per_bit``; the one place
+  media energy is computed: ``StreamResult.energy_J``, ``DrainResult.energy_J`` and
+  ``access_cost`` use it) and ``static_energy_J(wall_ns, count=1)`` (``background_W`` per module).
 
 Streams are in issue order: ``issue_ns`` never decreases within a stream nor from one ``serve`` call
 to the next on the same state. Durability: a write is durable at its ``ack_ns`` (ADR domain); a write
 with ``start_ns <= t < ack_ns`` is in flight at ``t`` and may be torn at 64 B granularity.
-:class:`MediaComponent` adds simpy contention and trace lanes; :func:`microbench` characterises a
-preset by running ``serve`` on generated streams.
+:func:`microbench` characterises a preset by running ``serve`` on generated streams. The numba
+kernel is imported when the first model is built, not when this module is.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from cxlsim.config.params import Param, ParamSet, Schema, check_le
-from cxlsim.devices import media_kernel as K
-from cxlsim.devices.base import Cost
-from cxlsim.engine.component import Component, Simulation
+from cxlsim.devices import media_index as X
+from cxlsim.devices.base import Cost, DeviceModel, check_non_negative, static_energy_J
+from cxlsim.units import PJ
 
 PATTERNS = ("sequential", "random")
 OPS = ("read", "write")
+BITS_PER_B = 8
 TORN_GRANULE_B = 64  # in-flight writes may be torn at this granularity on power loss (SPEC §3.5)
 INITIAL_TABLE_SLOTS = 1 << 12  # pending table starts this big (and shrinks no further); rebuilds resize it
 #: Most inserts a pending-table rebuild makes room for at once (larger streams grow it again).
@@ -131,7 +141,9 @@ class StreamResult:
     the module, i.e. merged into the buffer or written to the media); empty when served with
     ``per_access=False``. Totals over the stream: ``end_ns`` (latest completion or
     acknowledgement), ``done_ns`` (latest ``ack_ns``: when the stream is done for its requester),
-    both -inf for an empty stream, and the counts below.
+    both -inf for an empty stream, and the counts below; ``requested_B`` is the bytes the stream
+    asked for and ``energy_J`` the dynamic energy of its traffic
+    (:meth:`MediaModel.traffic_energy_J` of media bytes read, written and requested bytes).
     """
 
     start_ns: np.ndarray
@@ -145,6 +157,7 @@ class StreamResult:
     raw_stall_count: int
     raw_stall_ns: float
     buffer_hits_count: int
+    requested_B: float
     energy_J: float
 
 
@@ -157,19 +170,28 @@ class DrainResult:
     energy_J: float
 
 
+def _kernel():
+    """The numba kernel module, imported on first use (a media model being built), so that the
+    families register and their presets load without numba."""
+    from cxlsim.devices import media_kernel
+
+    return media_kernel
+
+
 class MediaState:
     """Mutable state of ``modules`` interleaved modules, carried across ``serve`` calls."""
 
     def __init__(self, modules: int, interleave_B: int, banks: int, wcb_entries: int, queue: int,
                  read_priority: bool = False) -> None:
+        K = _kernel()
         self.modules = modules
         self.interleave_B = interleave_B
-        self.bank_free = np.full((modules, banks), K.NO_TIME)
-        self.cmd_free = np.full(modules, K.NO_TIME)
+        self.bank_free = np.full((modules, banks), X.NO_TIME)
+        self.cmd_free = np.full(modules, X.NO_TIME)
         self.last_line = np.full(modules, -2, np.int64)
-        self.wq_ring = np.full((modules, queue), K.NO_TIME)
+        self.wq_ring = np.full((modules, queue), X.NO_TIME)
         self.wq_head = np.zeros(modules, np.int64)
-        self.wcb_tag = np.full((modules, max(wcb_entries, 1)), K.EMPTY, np.int64)
+        self.wcb_tag = np.full((modules, max(wcb_entries, 1)), X.EMPTY, np.int64)
         self.wcb_filt = K.wcb_filter(self.wcb_tag)
         self.wcb_stamp = np.zeros((modules, max(wcb_entries, 1)), np.int64)
         self.wcb_prev, self.wcb_next, self.wcb_lru = K.lru_state(self.wcb_tag, self.wcb_stamp)
@@ -189,6 +211,7 @@ class MediaState:
         self.horizon_ns = -math.inf  # latest issue time seen
 
     def copy(self) -> MediaState:
+        K = _kernel()
         other = object.__new__(MediaState)
         for k, v in self.__dict__.items():
             other.__dict__[k] = v.copy() if isinstance(v, np.ndarray) else v
@@ -199,7 +222,7 @@ class MediaState:
 
     def pending_until_ns(self, unit_index: int) -> float:
         """Pending-until time of global unit ``unit_index`` (-inf if none)."""
-        return float(K.pend_lookup(self.keys, self.times, np.int64(unit_index)))
+        return float(_kernel().pend_lookup(self.keys, self.times, np.int64(unit_index)))
 
     def posted_writes(self, module: int, bank: int) -> list[list]:
         """Bank ``bank`` of ``module``'s posted writes ``[unit, ready ns]``, oldest first."""
@@ -210,19 +233,20 @@ class MediaState:
     def buffered_units(self, module: int = 0) -> list[int]:
         """Units in ``module``'s write-combining buffer, least recently used first."""
         tags, stamps = self.wcb_tag[module], self.wcb_stamp[module]
-        return [int(tags[e]) for e in np.argsort(stamps, kind="stable") if tags[e] != K.EMPTY]
+        return [int(tags[e]) for e in np.argsort(stamps, kind="stable") if tags[e] != X.EMPTY]
 
     def _live(self, now: float) -> int:
         """Pending-table entries alive after ``now``."""
-        return int(K.pend_live(self.keys, self.times, float(now)))
+        return int(_kernel().pend_live(self.keys, self.times, float(now)))
 
     def _rebuild(self, now: float, room: int, live: int | None = None) -> None:
         """Drop entries dead at ``now``; size the table so that ``room`` more inserts fit under the
         kernel's load limit. It shrinks (a small table stays in cache) only to a quarter or less
         of its size, so that streams of similar size in turn do not shrink and regrow it."""
+        K = _kernel()
         live = self._live(now) if live is None else live
         cap = INITIAL_TABLE_SLOTS
-        while (live + room) > cap * K.MAX_LOAD_FRACTION:
+        while (live + room) > cap * X.MAX_LOAD_FRACTION:
             cap *= 2
         if 4 * cap > self.keys.shape[0]:
             cap = max(cap, self.keys.shape[0])
@@ -234,13 +258,16 @@ class MediaState:
             del self._spares[min(self._spares)]
 
 
-class MediaModel:
-    """Pure timing model of one media module (see the module docstring for the contract)."""
+class MediaModel(DeviceModel):
+    """Pure model of one media module (see the module docstring for the contract)."""
+
+    BOUNDED_OPS = OPS
 
     def __init__(self, family: str, params: ParamSet) -> None:
         self.family = family
         self.params = params
         p = params
+        self._K = _kernel()
         self.unit_B = int(p.access_unit_B)
         self.banks = int(p.parallel_units_count)
         self.occ_read_ns = self.banks * self.unit_B / p.read_bw_GBps
@@ -249,23 +276,19 @@ class MediaModel:
         self.cmd_write_ns = 1e9 / p.write_IOPS if p.write_IOPS > 0 else 0.0
         self.d_seq_ns = p.read_latency_sequential_ns - self.occ_read_ns - self.cmd_read_ns
         self.d_rand_ns = p.read_latency_random_ns - self.occ_read_ns - self.cmd_read_ns
-        bit = 8 * 1e-12  # pJ/bit -> J/B
-        fp = np.zeros(K.N_FP)
-        fp[K.F_OCC_R], fp[K.F_OCC_W] = self.occ_read_ns, self.occ_write_ns
-        fp[K.F_D_SEQ], fp[K.F_D_RAND] = self.d_seq_ns, self.d_rand_ns
-        fp[K.F_LAT_W] = p.write_latency_ns
-        fp[K.F_MERGE], fp[K.F_WCB_READ] = p.wcb_merge_ns, p.wcb_read_latency_ns
-        fp[K.F_CMD_R], fp[K.F_CMD_W] = self.cmd_read_ns, self.cmd_write_ns
-        fp[K.F_WEAR_STALL] = p.wear_level_stall_ns
-        fp[K.F_E_READ] = p.read_media_pJ_per_bit * bit
-        fp[K.F_E_WRITE] = p.write_media_pJ_per_bit * bit
-        fp[K.F_E_IO] = p.io_pJ_per_bit * bit
+        fp = np.zeros(X.N_FP)
+        fp[X.F_OCC_R], fp[X.F_OCC_W] = self.occ_read_ns, self.occ_write_ns
+        fp[X.F_D_SEQ], fp[X.F_D_RAND] = self.d_seq_ns, self.d_rand_ns
+        fp[X.F_LAT_W] = p.write_latency_ns
+        fp[X.F_MERGE], fp[X.F_WCB_READ] = p.wcb_merge_ns, p.wcb_read_latency_ns
+        fp[X.F_CMD_R], fp[X.F_CMD_W] = self.cmd_read_ns, self.cmd_write_ns
+        fp[X.F_WEAR_STALL] = p.wear_level_stall_ns
         self._fp = fp
 
     def __repr__(self) -> str:
         return f"MediaModel({self.family}, unit={self.unit_B} B, banks={self.banks})"
 
-    # --- pure API -----------------------------------------------------------------------------
+    # --- idle latencies -----------------------------------------------------------------------
     def read_latency_ns(self, pattern: str = "random") -> float:
         """Idle read latency (ns) of one access of at most one unit."""
         _check(pattern, PATTERNS, "pattern")
@@ -281,31 +304,160 @@ class MediaModel:
         """Internal units touched by an aligned access of ``size_B`` bytes."""
         return max(1, -(-int(size_B) // self.unit_B))
 
-    def bound_ns(self, op: str, n_accesses: int, size_B: int, modules: int = 1) -> float:
-        """Lower bound (ns) of ``n_accesses`` aligned accesses to distinct units issued at 0.
+    # --- n idle accesses: detailed time and its bound -------------------------------------------
+    def read_ns(self, n_accesses: int, size_B: int, modules: int = 1) -> float:
+        """Detailed time (ns, by the kernel) of ``n_accesses`` aligned reads of ``size_B`` bytes to
+        distinct units, issued at 0 with unlimited outstanding: access ``i`` covers the ``units``
+        units from ``i × units`` on, modules interleaved at that granularity (consecutive accesses
+        on consecutive modules). Until the last data is back; 0 for none."""
+        return self._idle_run(False, n_accesses, size_B, modules)
+
+    def write_ns(self, n_accesses: int, size_B: int, modules: int = 1) -> float:
+        """As :meth:`read_ns` for writes: until the last media write has completed, the
+        write-combining buffers drained (from the last write's completion); 0 for none."""
+        return self._idle_run(True, n_accesses, size_B, modules)
+
+    def _idle_run(self, write: bool, n_accesses: int, size_B: int, modules: int) -> float:
+        check_non_negative(n_accesses=n_accesses)
+        if size_B < 1:
+            raise ValueError(f"size_B must be >= 1, got {size_B!r}")
+        n = int(n_accesses)
+        if n == 0:
+            return 0.0
+        step = self.units(size_B) * self.unit_B
+        state = self.new_state(modules, self.unit_B)
+        stream = AccessStream.of(0.0, np.arange(n, dtype=np.int64) * step, int(size_B), write)
+        r = self.serve(stream, state, n, modules, self.unit_B, per_access=False)
+        return self.drain(state, r.end_ns).end_ns if write else r.end_ns
+
+    def _bound_read(self, n_accesses: int, size_B: int, modules: int = 1) -> float:
+        return self._bound(False, n_accesses, size_B, modules)
+
+    def _bound_write(self, n_accesses: int, size_B: int, modules: int = 1) -> float:
+        return self._bound(True, n_accesses, size_B, modules)
+
+    def _bound(self, write: bool, n_accesses: int, size_B: int, modules: int) -> float:
+        """Lower bound (ns) of ``n_accesses`` aligned accesses to distinct units issued at 0
+        (0 for none).
 
         read:  ``d + max(cmd + occ, cmd + media_B / (bw·modules), n/modules·cmd + occ)`` with
                ``d = sequential latency − occ − cmd`` (so one unit gives the idle latency);
         write: ``write latency + max(media_B / (bw·modules), n/modules·cmd)`` (the command term
-               only without a write-combining buffer); for writes the detailed time is until the
-               last media write completed, buffer drain included.
+               only without a write-combining buffer).
         """
-        _check(op, OPS, "op")
+        if n_accesses <= 0:
+            return 0.0
         media = n_accesses * self.units(size_B) * self.unit_B
         p = self.params
-        if op == "read":
+        if not write:
             cmd, occ = self.cmd_read_ns, self.occ_read_ns
             return self.d_seq_ns + max(cmd + occ, cmd + media / (p.read_bw_GBps * modules),
                                        n_accesses / modules * cmd + occ)
         cmd = self.cmd_write_ns if p.wcb_entries == 0 else 0.0
         return p.write_latency_ns + max(media / (p.write_bw_GBps * modules), n_accesses / modules * cmd)
 
+    def _bound_factor(self, op: str) -> float:
+        """Stated for every ``n_accesses >= 1``, ``size_B >= 1`` and ``modules >= 1`` of
+        :meth:`read_ns` / :meth:`write_ns`, without wear levelling (its stalls come on top).
+
+        read: ``4 × random / sequential read latency`` — the first read of a module is random
+        while the bound charges a sequential one; a bank may serve one unit more than its share,
+        and a module's command processor and banks may add up rather than overlap (× 2 each);
+        write: ``2 × max(first, 1 + occ_read / occ_write)`` — ``first`` is one write's
+        acknowledgement, read-modify-write fill (random read + merge, when partial writes
+        read-modify-write), command and media write over the write latency the bound charges;
+        the second term is the fills' share of bank time in a long run; × 2 as for reads.
+        Infinite when the write latency is 0.
+        """
+        p = self.params
+        if op == "read":
+            return 4.0 * p.read_latency_random_ns / p.read_latency_sequential_ns
+        if p.write_latency_ns <= 0:
+            return math.inf
+        fill = p.read_latency_random_ns + p.wcb_merge_ns if p.read_modify_write else 0.0
+        first = (p.write_latency_ns + fill + self.cmd_write_ns + self.occ_write_ns) / p.write_latency_ns
+        rmw_share = 1.0 + self.occ_read_ns / self.occ_write_ns if p.read_modify_write else 1.0
+        return 2.0 * max(first, rmw_share)
+
+    def occupancy_ns(self, stream: AccessStream, modules: int = 1, interleave_B: int = 4096) -> float:
+        """Lower bound (ns) of :meth:`serve` on idle modules until the stream is done for its
+        requester (its ``done_ns`` from a first issue at 0), whatever the outstanding limit: the
+        largest of
+
+        * the busiest bank's media reads × ``occ_read`` — a read of a unit no earlier access of
+          the stream wrote goes to the media (units written before may be buffered or forwarded);
+        * the busiest command processor's reads × the read command time;
+        * per module, (its media reads × ``occ_read`` + its media writes beyond what may still be
+          in flight × ``occ_write``) / banks — an access's acknowledgement waits for room in the
+          write queue, so all writes but a full queue, one started per bank and a full
+          write-combining buffer have their media work done (with a buffer, only distinct units
+          reach the media);
+        * without a buffer or forwarding, the longest chain of one unit's media writes that one
+          of its reads waits for (each ``occ_write``, after a random read if partial and
+          read-modify-written).
+
+        0 for an empty stream."""
+        n = len(stream)
+        if n == 0:
+            return 0.0
+        unit, banks, p = self.unit_B, self.banks, self.params
+        addr, size = stream.addr_B, stream.size_B
+        first, last = addr // unit, (addr + size - 1) // unit
+        span = first[:, None] + np.arange(int(np.max(last - first)) + 1)
+        inside = span <= last[:, None]
+        g = span[inside]  # (access, unit) pairs in stream order
+        access = np.broadcast_to(np.arange(n)[:, None], span.shape)[inside]
+        wr = stream.is_write[access]
+        chunk = g * unit // interleave_B
+        module = chunk % modules
+        local = (chunk // modules) * (interleave_B // unit) + (g * unit % interleave_B) // unit
+        # a read goes to the media unless an earlier access wrote its unit
+        media_read = ~wr
+        if wr.any():
+            written_units, first_write = np.unique(g[wr], return_index=True)
+            first_write = np.nonzero(wr)[0][first_write]  # pair index of each unit's first write
+            pos = np.minimum(np.searchsorted(written_units, g), written_units.size - 1)
+            found = written_units[pos] == g
+            media_read &= ~(found & (np.arange(g.size) > first_write[pos]))
+        reads_per_bank = np.bincount((module * banks + local % banks)[media_read], minlength=modules * banks)
+        bound = float(reads_per_bank.max()) * self.occ_read_ns
+        if self.cmd_read_ns > 0:
+            commands = np.unique(access[media_read] * modules + module[media_read]) % modules
+            bound = max(bound, float(np.bincount(commands, minlength=modules).max()) * self.cmd_read_ns)
+        # in flight at the last acknowledgement: a full write queue (of accesses of up to k units
+        # each, or of posted units), a write started on every bank, a full buffer
+        k = int(np.max((last - first + 1)[stream.is_write])) if stream.is_write.any() else 1
+        slack = p.write_queue_entries * (1 if p.read_priority else k) + banks + p.wcb_entries
+        if p.wcb_entries > 0:  # merged writes: only distinct units reach the media
+            written = np.bincount(np.unique(g[wr] * modules + module[wr]) % modules, minlength=modules)
+        else:
+            written = np.bincount(module[wr], minlength=modules)
+        media_writes = np.maximum(written - slack, 0)
+        if p.wcb_entries == 0 and not p.write_forwarding and wr.any() and (~wr).any():
+            # a read waits for the unit's pending media write, and writes of one unit follow one
+            # another: k writes of a unit before one of its reads put k write occupancies before it
+            last_read = np.zeros(int(g.max()) + 1, np.int64) - 1
+            np.maximum.at(last_read, g[~wr], np.nonzero(~wr)[0])
+            chained = wr & (np.arange(g.size) < last_read[g])
+            if chained.any():
+                link = np.full(g.size, self.occ_write_ns)
+                if p.read_modify_write:  # a partial write first reads the unit (random read)
+                    a0 = addr[access]
+                    covered = np.minimum(a0 + size[access], (g + 1) * unit) - np.maximum(a0, g * unit)
+                    link[covered < unit] += p.read_latency_random_ns - self.cmd_read_ns
+                bound = max(bound, float(np.bincount(g[chained], weights=link[chained]).max()))
+        reads_per_module = reads_per_bank.reshape(modules, banks).sum(axis=1)
+        per_module = (reads_per_module * self.occ_read_ns + media_writes * self.occ_write_ns) / banks
+        return max(bound, float(per_module.max()))
+
+    # --- one idle access, energy ----------------------------------------------------------------
     def access_cost(self, op: str, size_B: int) -> Cost:
         """One idle aligned access on one module.
 
         read: time to data (first unit random, later units sequential, striped over the banks);
-        write: time to acknowledgement; bytes: media bytes it eventually causes (write-through
-        accounting: its units written, plus a unit read when a partial write needs RMW).
+        write: time to acknowledgement; size_B: media bytes it eventually causes (write-through
+        accounting: its units written, plus a unit read when a partial write needs RMW); energy:
+        :meth:`traffic_energy_J` of those media bytes and the ``size_B`` requested.
         """
         _check(op, OPS, "op")
         k = self.units(size_B)
@@ -314,11 +466,23 @@ class MediaModel:
             last = (k - 1) // self.banks * self.occ_read_ns + self.occ_read_ns
             t = max(p.read_latency_random_ns, self.cmd_read_ns + last + self.d_seq_ns) if k > 1 else p.read_latency_random_ns
             media = k * self.unit_B
-            return Cost(t, media, media * self._fp[K.F_E_READ] + size_B * self._fp[K.F_E_IO])
+            return Cost(t, media, self.traffic_energy_J(media, 0.0, size_B))
         media_w = k * self.unit_B
         media_r = self.unit_B if (p.read_modify_write and size_B % self.unit_B) else 0
-        energy = media_w * self._fp[K.F_E_WRITE] + media_r * self._fp[K.F_E_READ] + size_B * self._fp[K.F_E_IO]
-        return Cost(p.write_latency_ns, media_w + media_r, energy)
+        return Cost(p.write_latency_ns, media_w + media_r, self.traffic_energy_J(media_r, media_w, size_B))
+
+    def traffic_energy_J(self, media_read_B: float, media_write_B: float, requested_B: float) -> float:
+        """Dynamic energy (J) of media traffic: media bits read and written (whole internal units,
+        ``read/write_media_pJ_per_bit``) plus the requested bits through the interface
+        (``io_pJ_per_bit``)."""
+        p = self.params
+        return (media_read_B * BITS_PER_B * p.read_media_pJ_per_bit * PJ
+                + media_write_B * BITS_PER_B * p.write_media_pJ_per_bit * PJ
+                + requested_B * BITS_PER_B * p.io_pJ_per_bit * PJ)
+
+    def static_energy_J(self, wall_ns: float, count: int = 1) -> float:
+        """Background energy (J) of ``count`` modules over ``wall_ns`` (``background_W`` each)."""
+        return static_energy_J(self.params.background_W, wall_ns, count)
 
     # --- detailed model -----------------------------------------------------------------------
     def new_state(self, modules: int = 1, interleave_B: int = 4096) -> MediaState:
@@ -337,15 +501,15 @@ class MediaModel:
 
     def _ip(self, state: MediaState, outstanding: int) -> np.ndarray:
         p = self.params
-        ip = np.zeros(K.N_IP, np.int64)
-        ip[K.I_UNIT], ip[K.I_BANKS] = self.unit_B, self.banks
-        ip[K.I_MODULES], ip[K.I_INTERLEAVE] = state.modules, state.interleave_B
-        ip[K.I_WCB], ip[K.I_RMW] = p.wcb_entries, int(p.read_modify_write)
-        ip[K.I_FORWARD] = int(p.write_forwarding)
-        ip[K.I_READ_PRIORITY] = int(p.read_priority)
-        ip[K.I_POW2], ip[K.I_CHUNK_SH], ip[K.I_MOD_SH], ip[K.I_UNIT_SH] = K.pow2_geometry(
+        ip = np.zeros(X.N_IP, np.int64)
+        ip[X.I_UNIT], ip[X.I_BANKS] = self.unit_B, self.banks
+        ip[X.I_MODULES], ip[X.I_INTERLEAVE] = state.modules, state.interleave_B
+        ip[X.I_WCB], ip[X.I_RMW] = p.wcb_entries, int(p.read_modify_write)
+        ip[X.I_FORWARD] = int(p.write_forwarding)
+        ip[X.I_READ_PRIORITY] = int(p.read_priority)
+        ip[X.I_POW2], ip[X.I_CHUNK_SH], ip[X.I_MOD_SH], ip[X.I_UNIT_SH] = self._K.pow2_geometry(
             self.unit_B, state.interleave_B, state.modules, self.banks)
-        ip[K.I_WEAR_INTERVAL], ip[K.I_OUTSTANDING] = p.wear_level_interval_count, outstanding
+        ip[X.I_WEAR_INTERVAL], ip[X.I_OUTSTANDING] = p.wear_level_interval_count, outstanding
         return ip
 
     def serve(self, stream: AccessStream, state: MediaState, outstanding: int, modules: int = 1,
@@ -356,17 +520,18 @@ class MediaModel:
         max_units = self._validate(stream, state, outstanding, modules, interleave_B)
         n = len(stream)
         ip = self._ip(state, outstanding)
-        ip[K.I_PER_ACCESS] = int(per_access or reference)
+        ip[X.I_PER_ACCESS] = int(per_access or reference)
         if n == 0:
-            return StreamResult(*(np.zeros(0),) * 3, -math.inf, -math.inf, 0.0, 0.0, 0, 0, 0.0, 0, 0.0)
+            return StreamResult(*(np.zeros(0),) * 3, -math.inf, -math.inf, 0.0, 0.0, 0, 0, 0.0, 0, 0.0, 0.0)
+        K = self._K
         if reference:
             start, complete, ack, c = self._serve_reference(stream, state, ip)
         else:
             m = n if per_access else 1
             start, complete, ack = np.empty(m), np.empty(m), np.empty(m)
-            c = np.zeros(K.N_C)
-            c[K.C_ACK_MAX] = c[K.C_END_MAX] = K.NO_TIME
-            loop_ring = np.full(outstanding, K.NO_TIME)
+            c = np.zeros(X.N_C)
+            c[X.C_ACK_MAX] = c[X.C_END_MAX] = X.NO_TIME
+            loop_ring = np.full(outstanding, X.NO_TIME)
             scratch = [np.zeros(state.modules, np.int64), np.zeros(state.modules), np.zeros(state.modules)]
             room = 2 * max_units + 2
             # the kernel is compiled per policy: the other policy's state goes in as None
@@ -395,9 +560,11 @@ class MediaModel:
             if not per_access:
                 start = complete = ack = np.zeros(0)
         state.horizon_ns = float(stream.issue_ns[-1])
-        return StreamResult(start, complete, ack, float(c[K.C_END_MAX]), float(c[K.C_ACK_MAX]),
-                            float(c[K.C_MEDIA_R]), float(c[K.C_MEDIA_W]), int(c[K.C_RMW]),
-                            int(c[K.C_RAW]), float(c[K.C_RAW_NS]), int(c[K.C_HITS]), float(c[K.C_ENERGY]))
+        media_r, media_w = float(c[X.C_MEDIA_R]), float(c[X.C_MEDIA_W])
+        requested = float(np.sum(stream.size_B))
+        return StreamResult(start, complete, ack, float(c[X.C_END_MAX]), float(c[X.C_ACK_MAX]),
+                            media_r, media_w, int(c[X.C_RMW]), int(c[X.C_RAW]), float(c[X.C_RAW_NS]),
+                            int(c[X.C_HITS]), requested, self.traffic_energy_J(media_r, media_w, requested))
 
     def _validate(self, s: AccessStream, state: MediaState, outstanding: int, modules: int, interleave_B: int) -> int:
         """Check the call; returns the most units one access of ``s`` touches (0 if empty)."""
@@ -411,7 +578,7 @@ class MediaModel:
             raise ValueError("stream arrays differ in length")
         if n == 0:
             return 0
-        bad, max_units = K.scan_stream(s.issue_ns, s.addr_B, s.size_B, self.unit_B, state.horizon_ns)
+        bad, max_units = self._K.scan_stream(s.issue_ns, s.addr_B, s.size_B, self.unit_B, state.horizon_ns)
         if bad >= 0:
             if s.size_B[bad] < 1 or s.addr_B[bad] < 0:
                 raise ValueError("sizes must be >= 1 B and addresses >= 0")
@@ -419,7 +586,8 @@ class MediaModel:
         return int(max_units)
 
     def _serve_reference(self, s: AccessStream, state: MediaState, ip: np.ndarray):
-        pending = {int(k): float(t) for k, t in zip(state.keys, state.times, strict=True) if k != K.EMPTY}
+        K = self._K
+        pending = {int(k): float(t) for k, t in zip(state.keys, state.times, strict=True) if k != X.EMPTY}
         lines = [state.buffered_units(m) if self.params.wcb_entries else [] for m in range(state.modules)]
         banks = range(state.pq_len.shape[1])
         posted = [[state.posted_writes(m, b) for b in banks] for m in range(state.modules)]
@@ -433,7 +601,7 @@ class MediaModel:
         state._rebuild(-math.inf, len(pending))
         for g, t in pending.items():
             K.pend_insert(state.keys, state.times, state.used, np.int64(g), float(t), -math.inf)
-        state.wcb_tag[:] = K.EMPTY
+        state.wcb_tag[:] = X.EMPTY
         for m, ls in enumerate(lines):
             for e, g in enumerate(ls):
                 state.wcb_tag[m, e] = g
@@ -459,6 +627,7 @@ class MediaModel:
         empties queues and buffers. Posted writes' bytes were counted by the ``serve`` that
         posted them."""
         p = self.params
+        K = self._K
         ip = self._ip(state, 1)
         end = max(float(at_ns), K.flush_posted(self._fp, ip, state.bank_free, state.times,
                                                self._wear(state), state.pq_g, state.pq_s, state.pq_r, state.pq_head,
@@ -476,11 +645,11 @@ class MediaModel:
                                       state.bank_free, state.times, self._wear(state))
                 end = max(end, done)
                 written += self.unit_B
-        state.wcb_tag[:] = K.EMPTY
+        state.wcb_tag[:] = X.EMPTY
         state.wcb_filt[:] = 0
         state.wcb_prev, state.wcb_next, state.wcb_lru = K.lru_state(state.wcb_tag, state.wcb_stamp)
         state.horizon_ns = max(state.horizon_ns, float(at_ns))
-        return DrainResult(end, float(written), written * float(self._fp[K.F_E_WRITE]))
+        return DrainResult(end, float(written), self.traffic_energy_J(0.0, written, 0.0))
 
     def module_of(self, addr_B: int, modules: int, interleave_B: int) -> int:
         """Module holding byte ``addr_B``."""
@@ -490,56 +659,6 @@ class MediaModel:
 def _check(value: str, allowed: tuple[str, ...], what: str) -> None:
     if value not in allowed:
         raise ValueError(f"{what} must be one of {', '.join(allowed)}; got {value!r}")
-
-
-class MediaComponent(Component):
-    """``modules`` interleaved modules of one media model, shared by simpy processes.
-
-    Contract: :meth:`access` is a process that issues one access at ``env.now``, waits until its
-    data (read) or acknowledgement (write) and returns that time; contention comes from the shared
-    :class:`MediaState`. Each module has a trace lane ``<name>.mc<k>`` with the access's
-    ``[start, complete]`` interval.
-    """
-
-    def __init__(self, sim: Simulation, name: str, model: MediaModel, modules: int = 1,
-                 interleave_B: int = 4096) -> None:
-        super().__init__(sim, name)
-        self.model = model
-        self.modules = modules
-        self.interleave_B = interleave_B
-        self.state = model.new_state(modules, interleave_B)
-
-    def lane(self, module: int) -> str:
-        return f"{self.name}.mc{module}"
-
-    def elaborate(self) -> None:
-        for m in range(self.modules):
-            self.sim.trace.declare_lane(self.lane(m))
-        self.reads = self.stat("reads_count", "count", "read accesses")
-        self.writes = self.stat("writes_count", "count", "write accesses")
-        self.media_read = self.stat("media_read_B", "B", "media bytes read")
-        self.media_write = self.stat("media_write_B", "B", "media bytes written")
-        self.raw_stall = self.stat("raw_stall_ns", "ns", "read-after-write wait")
-        self.energy = self.stat("dynamic_energy_J", "J", "dynamic media and I/O energy")
-
-    def access(self, op: str, addr_B: int, size_B: int, label: str = "", batch: int = -1) -> Generator[Any, Any, float]:
-        """Process: one access of ``size_B`` bytes at ``addr_B``; returns its completion (ns)."""
-        _check(op, OPS, "op")
-        now = float(self.env.now)
-        stream = AccessStream.of(now, [addr_B], size_B, op == "write")
-        r = self.model.serve(stream, self.state, 1, self.modules, self.interleave_B)
-        done = float(r.ack_ns[0] if op == "write" else r.complete_ns[0])
-        (self.writes if op == "write" else self.reads).add(1)
-        self.media_read.add(r.media_read_B)
-        self.media_write.add(r.media_write_B)
-        self.raw_stall.add(r.raw_stall_ns)
-        self.energy.add(r.energy_J)
-        first = addr_B // self.interleave_B
-        last = (addr_B + size_B - 1) // self.interleave_B
-        for m in sorted({c % self.modules for c in range(first, min(last, first + self.modules - 1) + 1)}):
-            self.sim.trace.record(self.lane(m), float(r.start_ns[0]), float(r.complete_ns[0]), label or op, batch)
-        yield self.env.timeout(max(0.0, done - now))
-        return done
 
 
 # --- microbenchmark ---------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """The shared media mechanism's core loop: a numba kernel and its plain-Python reference.
 
 Both functions take arrays and scalars only (no simulator objects) and give bit-identical results;
-``tests/test_media_kernel.py`` holds them together on random streams. Units: time ns (float64),
-addresses and sizes bytes (int64), energy J.
+``tests/test_media.py`` holds them together on random streams. Units: time ns (float64),
+addresses and sizes bytes (int64). The kernel counts media bytes; it computes no energy (the media
+model turns bytes into joules, :meth:`cxlsim.devices.media.MediaModel.traffic_energy_J`). Its
+vector layout and sentinels live in the numba-free :mod:`cxlsim.devices.media_index`.
 
 Mechanism per access, in stream order (see ``docs/devices-media.md``):
 
@@ -41,63 +43,54 @@ from __future__ import annotations
 
 import numpy as np
 
+from cxlsim.devices.media_index import (  # noqa: F401 (re-exported: the kernel's layout)
+    C_ACK_MAX,
+    C_END_MAX,
+    C_HITS,
+    C_MEDIA_R,
+    C_MEDIA_W,
+    C_RAW,
+    C_RAW_NS,
+    C_RMW,
+    EMPTY,
+    F_CMD_R,
+    F_CMD_W,
+    F_D_RAND,
+    F_D_SEQ,
+    F_LAT_W,
+    F_MERGE,
+    F_OCC_R,
+    F_OCC_W,
+    F_WCB_READ,
+    F_WEAR_STALL,
+    I_BANKS,
+    I_CHUNK_SH,
+    I_FORWARD,
+    I_INTERLEAVE,
+    I_MOD_SH,
+    I_MODULES,
+    I_OUTSTANDING,
+    I_PER_ACCESS,
+    I_POW2,
+    I_READ_PRIORITY,
+    I_RMW,
+    I_UNIT,
+    I_UNIT_SH,
+    I_WCB,
+    I_WEAR_INTERVAL,
+    MAX_LOAD_FRACTION,
+    N_C,
+    N_FP,
+    N_IP,
+    NO_TIME,
+    QUEUED,
+)
 from cxlsim.kernels.jit import refcount_free_jit
 from cxlsim.kernels.prefetch import prefetch_write
 
-# --- indices into the float parameter vector ``fp`` -------------------------------------------
-F_OCC_R = 0  # bank occupancy of one unit read, ns
-F_OCC_W = 1  # bank occupancy of one unit write, ns
-F_D_SEQ = 2  # read delay after occupancy when sequential, ns
-F_D_RAND = 3  # read delay after occupancy when random (also RMW fill reads), ns
-F_LAT_W = 4  # write acknowledgement latency, ns
-F_MERGE = 5  # time to merge a write into the write-combining buffer, ns
-F_WCB_READ = 6  # latency of a read served from the write-combining buffer, ns
-F_CMD_R = 7  # command-processor occupancy per read access per module, ns (0: no limit)
-F_CMD_W = 8  # command-processor occupancy per write access per module, ns
-F_WEAR_STALL = 9  # wear-levelling stall, ns
-F_E_READ = 10  # media read energy, J per byte
-F_E_WRITE = 11  # media write energy, J per byte
-F_E_IO = 12  # interface energy, J per requested byte
-N_FP = 13
-
-# --- indices into the integer parameter vector ``ip`` -----------------------------------------
-I_UNIT = 0  # internal access unit, B
-I_BANKS = 1  # parallel units (banks) per module
-I_MODULES = 2  # modules interleaved
-I_INTERLEAVE = 3  # interleaving granularity, B (a multiple of the unit)
-I_WCB = 4  # write-combining buffer entries per module (0: none)
-I_RMW = 5  # 1: partial writes missing the buffer read-modify-write the unit
-I_FORWARD = 6  # 1: reads never wait for pending writes (controller forwarding)
-I_POW2 = 7  # 1: unit, interleave, modules and banks are powers of two (shift/mask addressing);
-#             2: all but the module count (shifts and one division by it); 0: divisions
-I_WEAR_INTERVAL = 8  # media writes per module between wear-levelling stalls (0: off)
-I_OUTSTANDING = 9  # requester's maximum accesses in flight
-I_CHUNK_SH = 10  # log2(units per interleave chunk), when I_POW2
-I_MOD_SH = 11  # log2(modules), when I_POW2
-I_UNIT_SH = 12  # log2(unit), when I_POW2
-I_PER_ACCESS = 13  # 1: write per-access start/complete/ack; 0: only the totals (outputs of length 1)
-I_READ_PRIORITY = 14  # 1: media writes are posted and yield their bank to reads (write queue below)
-N_IP = 15
-
-# --- indices into the counter vector -------------------------------------------------------------
-C_MEDIA_R = 0  # media bytes read
-C_MEDIA_W = 1  # media bytes written
-C_RMW = 2  # read-modify-write fills
-C_RAW = 3  # accesses that waited for a pending write
-C_RAW_NS = 4  # total read-after-write wait, ns
-C_HITS = 5  # units served by / merged into the write-combining buffer
-C_ENERGY = 6  # dynamic energy, J
-C_ACK_MAX = 7  # latest acknowledgement (reads: data back), ns; -inf before any access
-C_END_MAX = 8  # latest completion or acknowledgement, ns; -inf before any access
-N_C = 9
-
-EMPTY = -1  # an unused hash-table slot / buffer entry
-NO_TIME = -np.inf  # "no pending write" / "never"
-QUEUED = np.inf  # pending-until of a unit whose media write is posted and not yet started
 HASH_MULT = 2654435761  # Knuth's multiplicative hash constant
 HOME_RUN_SH = 4  # log2 of the aligned run of units that hash together in the pending table
 HOME_RUN = 1 << HOME_RUN_SH
-MAX_LOAD_FRACTION = 0.5  # the kernel stops when the pending table is this full
 WCB_FILTER_BUCKETS = 1024  # per-module buckets of the write-combining buffer's membership filter
 #: Accesses between prefetching the pending-table slot of an access's first unit and serving it
 #: (a hashed slot is a cache miss once the table outgrows the caches; the hint changes no result).
@@ -589,7 +582,6 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     c_raw = counters[C_RAW]
     c_raw_ns = counters[C_RAW_NS]
     c_hits = counters[C_HITS]
-    c_energy = counters[C_ENERGY]
     c_ack = counters[C_ACK_MAX]
     c_end = counters[C_END_MAX]
     unit = ip[I_UNIT]
@@ -629,8 +621,6 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         now = issue[i]
         t = max(now, loop_ring[slot])
         start_out[o] = t
-        media_r0 = c_mr
-        media_w0 = c_mw
         if g0 == g1 and not is_write[i]:  # the common case, one unit read: no per-module loops
             m, loc, b = _where(g0, ip)
             t0 = t
@@ -810,9 +800,6 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         loop_ring[slot] = acked
         c_ack = max(c_ack, acked)
         c_end = max(c_end, done)
-        c_energy += ((c_mr - media_r0) * fp[F_E_READ]
-                     + (c_mw - media_w0) * fp[F_E_WRITE]
-                     + size[i] * fp[F_E_IO])
         slot += 1
         if slot == outstanding:
             slot = 0
@@ -822,7 +809,6 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     counters[C_RAW] = c_raw
     counters[C_RAW_NS] = c_raw_ns
     counters[C_HITS] = c_hits
-    counters[C_ENERGY] = c_energy
     counters[C_ACK_MAX] = c_ack
     counters[C_END_MAX] = c_end
     return reached
@@ -901,7 +887,6 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
         units = range(a0 // unit, (a1 - 1) // unit + 1)
         t = max(float(issue[i]), done_ring[i % outstanding])
         start[i] = t
-        r0, w0 = c[C_MEDIA_R], c[C_MEDIA_W]
         misses = {}  # module -> units the write-combining buffer misses
         for g in units:
             if wcb == 0 or g not in wcb_lines[where(g)[0]]:
@@ -1020,6 +1005,4 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
             ack_out[i] = done_ring[i % outstanding] = ack
             c[C_ACK_MAX] = max(c[C_ACK_MAX], ack)
             c[C_END_MAX] = max(c[C_END_MAX], done)
-        c[C_ENERGY] += ((c[C_MEDIA_R] - r0) * float(fp[F_E_READ]) + (c[C_MEDIA_W] - w0) * float(fp[F_E_WRITE])
-                        + int(size[i]) * float(fp[F_E_IO]))
     return start, complete, ack_out, np.array(c)

@@ -4,37 +4,34 @@ The conventional systems (``ssd``, ``pmem``, ``pcie``, ``dram``) move data by so
 for a device (stream synchronisation), copies (a memcpy call that programs a DMA), and launches the
 next kernel. This family charges those per-call overheads and the DMA transfer over a PCIe link.
 
-Contract (units: time ns, data B, rate B/ns == GB/s, energy J):
+Contract (units: time ns, data B, rate B/ns == GB/s, energy J; the API of
+:mod:`cxlsim.devices.base`):
 
 * ``raw_bw_GBps`` = lanes × GT/s × 128/130 / 8 per direction (PCIe 4.0 x16: 31.5 GB/s);
   ``effective_bw_GBps`` = raw × ``link_efficiency_fraction`` (TLP/DLLP overheads and DMA engine
   behaviour, calibrated to measured host↔device copies).
-* ``dma_ns(bytes)`` = ``dma_latency_ns`` + bytes / effective bandwidth (one DMA transfer, no call).
-* ``memcpy_ns(bytes, bounce_through_host)``: a direct copy is one memcpy call (overhead + DMA).
+* ``dma_ns(size_B)`` = ``dma_latency_ns`` + size / effective bandwidth (one DMA transfer, no call).
+* ``memcpy_ns(size_B, bounce_through_host)``: a direct copy is one memcpy call (overhead + DMA).
   A bounce (device → host DRAM, then host DRAM → device, as software without peer-to-peer DMA
   does) is two sequential memcpy calls, plus a CPU copy between staging buffers at
-  ``host_copy_bw_GBps`` when ``bounce_host_copy`` is set.
+  ``host_copy_bw_GBps`` when ``bounce_host_copy`` is set. ``memcpy_cost`` adds the bytes moved over
+  the link (per leg) and their energy.
 * ``launch_ns()`` and ``sync_ns()``: kernel launch and stream synchronisation overheads.
-* Bounds: ``memcpy_bound_ns`` = legs × (DMA latency + bytes / raw bandwidth), without software
-  overheads; every detailed time is ≥ its bound.
-* Energy: ``energy_pJ_per_bit`` per transferred bit per leg; ``idle_power_W`` while the link is up.
-
-Simpy: :class:`PcieComponent` has one server per direction (``pcie.<name>.h2d`` / ``.d2h``) and a
-host-CPU lane for call overheads; a memcpy holds its direction for the transfer time.
+* Bounds (ops ``"dma"``, ``"memcpy"``): per leg, DMA latency + size / raw bandwidth, without
+  software overheads; ``bound_factor`` from the parameters (see :meth:`PcieLink._bound_factor`).
+* Energy: ``energy_J(moved_B)``, ``energy_pJ_per_bit`` per transferred bit per leg;
+  ``static_energy_J(wall_ns, count=1)``, ``idle_power_W`` while the link is up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from cxlsim.config.params import Param, Schema
-from cxlsim.devices.base import BandwidthServer, Cost, check_non_negative
+from cxlsim.devices.base import Cost, DeviceModel, check_non_negative, static_energy_J
 from cxlsim.devices.registry import DeviceFamily, register
-from cxlsim.engine.component import Component, Simulation
 from cxlsim.units import PJ, US, KiB, MiB
-
-DIRECTIONS = ("h2d", "d2h")
 
 SCHEMA = Schema(
     "pcie",
@@ -57,8 +54,10 @@ SCHEMA = Schema(
 )
 
 
-class PcieLink:
-    """Pure timing model of a PCIe link plus the software data path's per-call overheads."""
+class PcieLink(DeviceModel):
+    """Pure model of a PCIe link plus the software data path's per-call overheads."""
+
+    BOUNDED_OPS = ("dma", "memcpy")
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.params = p = params
@@ -66,10 +65,10 @@ class PcieLink:
         self.effective_bw_GBps: float = self.raw_bw_GBps * p["link_efficiency_fraction"]
         self.latency_ns: float = p["dma_latency_ns"]
 
-    def dma_ns(self, nbytes: float) -> float:
-        """One DMA transfer of ``nbytes`` (no software call), ns."""
-        check_non_negative(nbytes=nbytes)
-        return self.latency_ns + nbytes / self.effective_bw_GBps
+    def dma_ns(self, size_B: float) -> float:
+        """One DMA transfer of ``size_B`` bytes (no software call), ns."""
+        check_non_negative(size_B=size_B)
+        return self.latency_ns + size_B / self.effective_bw_GBps
 
     def launch_ns(self) -> float:
         """One kernel launch, ns."""
@@ -82,81 +81,62 @@ class PcieLink:
     def legs(self, bounce_through_host: bool) -> int:
         return 2 if bounce_through_host else 1
 
-    def memcpy_ns(self, nbytes: float, bounce_through_host: bool = False) -> float:
-        """A software copy of ``nbytes``: one memcpy call, or two plus an optional CPU copy for a
-        bounce through host memory, ns."""
-        one = self.params["memcpy_overhead_us"] * US + self.dma_ns(nbytes)
+    def memcpy_ns(self, size_B: float, bounce_through_host: bool = False) -> float:
+        """A software copy of ``size_B`` bytes: one memcpy call, or two plus an optional CPU copy
+        for a bounce through host memory, ns."""
+        one = self.params["memcpy_overhead_us"] * US + self.dma_ns(size_B)
         if not bounce_through_host:
             return one
-        host = nbytes / self.params["host_copy_bw_GBps"] if self.params["bounce_host_copy"] else 0.0
+        host = size_B / self.params["host_copy_bw_GBps"] if self.params["bounce_host_copy"] else 0.0
         return 2 * one + host
 
-    def memcpy_bound_ns(self, nbytes: float, bounce_through_host: bool = False) -> float:
-        """Analytic bound: per leg, DMA latency + bytes / raw bandwidth (no software overheads)."""
-        return self.legs(bounce_through_host) * (self.latency_ns + nbytes / self.raw_bw_GBps)
+    def _bound_dma(self, size_B: float) -> float:
+        """Bound of :meth:`dma_ns`: DMA latency + size / raw bandwidth."""
+        return self.latency_ns + size_B / self.raw_bw_GBps
 
-    def bound_factor(self, bounce_through_host: bool = False) -> float:
-        """Stated factor: ``memcpy_ns <= bound_factor × memcpy_bound_ns`` for every size."""
+    def _bound_memcpy(self, size_B: float, bounce_through_host: bool = False) -> float:
+        """Bound of :meth:`memcpy_ns`: per leg, DMA latency + size / raw bandwidth (no software
+        overheads)."""
+        return self.legs(bounce_through_host) * self._bound_dma(size_B)
+
+    def _bound_factor(self, op: str) -> float:
+        """dma: ``1 / link_efficiency_fraction``; memcpy (direct or bounced, every size): the
+        larger of the small-copy ratio (call overhead + DMA latency) / DMA latency and the
+        large-copy ratio ``1 / efficiency`` (+ raw / (2 × host copy bandwidth) with the CPU copy)."""
         p = self.params
-        small = (p["memcpy_overhead_us"] * US + self.latency_ns) / self.latency_ns if self.latency_ns > 0 else float("inf")
         large = 1 / p["link_efficiency_fraction"]
-        if bounce_through_host and p["bounce_host_copy"]:
+        if op == "dma":
+            return large
+        small = (p["memcpy_overhead_us"] * US + self.latency_ns) / self.latency_ns if self.latency_ns > 0 else float("inf")
+        if p["bounce_host_copy"]:
             large += self.raw_bw_GBps / p["host_copy_bw_GBps"] / 2
         return max(small, large)
 
-    def memcpy(self, nbytes: float, bounce_through_host: bool = False) -> Cost:
-        """:meth:`memcpy_ns` with bytes moved over the link and their energy."""
-        moved = self.legs(bounce_through_host) * nbytes
-        return Cost(self.memcpy_ns(nbytes, bounce_through_host), moved, moved * 8 * self.params["energy_pJ_per_bit"] * PJ)
+    def energy_J(self, moved_B: float) -> float:
+        """Dynamic energy of ``moved_B`` bytes over the link (count each leg), J."""
+        return moved_B * 8 * self.params["energy_pJ_per_bit"] * PJ
 
+    def static_energy_J(self, wall_ns: float, count: int = 1) -> float:
+        """Idle energy (J) of ``count`` links up over ``wall_ns`` (``idle_power_W`` each)."""
+        return static_energy_J(self.params["idle_power_W"], wall_ns, count)
 
-class PcieComponent(Component):
-    """Simpy PCIe link: a server per direction and a host-CPU lane for software overheads."""
-
-    def __init__(self, sim: Simulation, name: str, link: PcieLink) -> None:
-        super().__init__(sim, name)
-        self.link = link
-        self.dirs = {d: BandwidthServer(sim, f"{name}.{d}", 1, lane=f"pcie.{name}.{d}") for d in DIRECTIONS}
-        self.host = BandwidthServer(sim, f"{name}.host", 1, lane=f"pcie.{name}.host")
-
-    def memcpy(self, nbytes: float, direction: str, label: str = "memcpy", batch: int = -1) -> Generator[Any, Any, float]:
-        """Process: a memcpy call (host lane) then its DMA (direction lane); returns completion (ns)."""
-        yield from self.host.serve(self.link.params["memcpy_overhead_us"] * US, label, batch)
-        yield self.env.timeout(self.link.latency_ns)
-        yield from self.dirs[direction].serve(nbytes / self.link.effective_bw_GBps, label, batch)
-        return float(self.env.now)
-
-    def bounce(self, nbytes: float, label: str = "bounce", batch: int = -1) -> Generator[Any, Any, float]:
-        """Process: device → host, optional CPU copy, host → device; returns completion (ns)."""
-        yield from self.memcpy(nbytes, "d2h", label, batch)
-        if self.link.params["bounce_host_copy"]:
-            yield from self.host.serve(nbytes / self.link.params["host_copy_bw_GBps"], label, batch)
-        return (yield from self.memcpy(nbytes, "h2d", label, batch))
+    def memcpy_cost(self, size_B: float, bounce_through_host: bool = False) -> Cost:
+        """:meth:`memcpy_ns` with the bytes moved over the link (per leg) and their energy."""
+        moved = self.legs(bounce_through_host) * size_B
+        return Cost(self.memcpy_ns(size_B, bounce_through_host), moved, self.energy_J(moved))
 
 
 SIZES_B = (64, 4 * KiB, 64 * KiB, 1 * MiB, 64 * MiB)
 
 
 def microbench(link: PcieLink, options: Mapping[str, Any]) -> dict[str, Any]:
-    """Latency and bandwidth per direction by simulated copies; memcpy time vs size, direct and
-    bounced; launch and sync overheads."""
-    lat, bw = {}, {}
-    names = {"h2d": "down", "d2h": "up"}
-    for d in DIRECTIONS:
-        for size, store in ((0, lat), (64 * MiB, bw)):
-            sim = Simulation(seed=0, trace=False)
-            comp = PcieComponent(sim, "probe", link)
-            out: dict[str, float] = {}
-
-            def go(comp=comp, out=out, size=size, d=d):
-                out["t"] = yield from comp.memcpy(size, d)
-
-            sim.env.process(go())
-            sim.run()
-            store[names[d]] = out["t"] if size == 0 else size / out["t"]
+    """Latency (a 0 B copy: the software path) and bandwidth (one 64 MiB copy) per direction (the
+    directions are identical and independent); memcpy time vs size, direct and bounced; launch and
+    sync overheads."""
+    big = 64 * MiB
     return {
-        "latency_ns": lat,
-        "bw_GBps": bw,
+        "latency_ns": dict.fromkeys(("down", "up"), link.memcpy_ns(0)),
+        "bw_GBps": dict.fromkeys(("down", "up"), big / link.memcpy_ns(big)),
         "raw_bw_GBps": link.raw_bw_GBps,
         "dma_bw_GBps": link.effective_bw_GBps,
         "memcpy_us": {_size(s): link.memcpy_ns(s) / US for s in SIZES_B},

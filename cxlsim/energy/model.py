@@ -13,8 +13,8 @@ device's near-data computing and checkpointing logic: CXL-MEM's, or the PCIe car
 ``links`` (PCIe links, CXL links and switches). Link topology: a software system has the GPU's
 PCIe link, plus the memory card's when the embedding engine is on the card; a CXL system has the
 host's, the GPU's (``gpu_link``) and the CXL-MEM's (``fabric_link``) links to a chain of ``levels``
-switches joined by ``levels − 1`` links; the host's and the inter-switch links are of the
-``fabric_link`` preset (assumption: the config names no host link).
+switches joined by ``levels − 1`` links; the host's link is the ``host_link`` role, the inter-switch
+links are of the ``fabric_link`` role.
 """
 
 from __future__ import annotations
@@ -53,11 +53,12 @@ def link_topology(cfg: SystemConfig) -> dict[str, Any]:
         levels = cfg.role("switch").levels if cfg.has("switch") else 0
         fwd = cfg.role("switch").params.forward_pJ_per_bit if cfg.has("switch") else 0.0
         between = max(levels - 1, 0)
-        top["cxl_links"] = [mem, gpu, mem] + [mem] * between  # CXL-MEM, GPU, host, inter-switch
+        host = cfg.role("host_link").params
+        top["cxl_links"] = [mem, gpu, host] + [mem] * between  # CXL-MEM, GPU, host, inter-switch
         top["switches"] = levels
         core = between * mem.energy_pJ_per_bit + levels * fwd
         top["path_pJ_per_bit"]["cxl_gpu"] = mem.energy_pJ_per_bit + gpu.energy_pJ_per_bit + core
-        top["path_pJ_per_bit"]["cxl_host"] = 2 * mem.energy_pJ_per_bit + core
+        top["path_pJ_per_bit"]["cxl_host"] = host.energy_pJ_per_bit + mem.energy_pJ_per_bit + core
     return top
 
 

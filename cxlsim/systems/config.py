@@ -51,8 +51,10 @@ ROLES = {
     "checkpoint_storage": "modules receiving redo checkpoints when not the table memory (e.g. SSD)",
     "ndp": "near-data computing logic beside the table memory (embedding lookup/update)",
     "ckpt_logic": "checkpointing logic (DMA engine, counters, persistent flags)",
-    "fabric_link": "the link between the embedding engine's device and the switch/host (CXL)",
+    "fabric_link": "the link between the embedding engine's device and the switch/host (CXL); also the "
+                   "trunk links between switch levels",
     "gpu_link": "the GPU's link to the switch/host (CXL or PCIe)",
+    "host_link": "the host's link to the switch (CXL)",
     "switch": "the CXL switch (per-hop latency; `levels` switch levels between devices)",
     "cxl_protocol": "CXL.cache/DCOH, CXL.mem and CXL.io protocol costs",
     "pcie": "PCIe link and CUDA-like software path (launch, sync, memcpy)",
@@ -297,7 +299,7 @@ def _check_roles(cfg: SystemConfig, where: str) -> None:
     if p.data_movement == "software" or (persists and p.mlp_pull == "software"):
         need.append("pcie")
     if p.data_movement == "cxl_cache" or (persists and p.mlp_pull == "cxl_cache"):
-        need += ["fabric_link", "gpu_link", "switch", "cxl_protocol"]
+        need += ["fabric_link", "gpu_link", "host_link", "switch", "cxl_protocol"]
     if p.persistence != "none":
         need.append(p.checkpoint_on)
         if p.checkpoint_agent != "host_cpu":

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cxlsim.devices.cxl_path import FabricPath
 from cxlsim.devices.media import AccessStream
 from cxlsim.devices.registry import get_family
 from cxlsim.engine.executor import Executor, OpOutcome
@@ -47,6 +48,21 @@ LOG_BURST_B = 4096
 
 def build(role: DeviceRole):
     return get_family(role.preset.family).build(role.params)
+
+
+def fabric_paths(cfg: SystemConfig) -> tuple[FabricPath, FabricPath]:
+    """The CXL paths of ``cfg``, from its link and switch roles (each built once): CXL-MEM↔GPU =
+    ``fabric_link`` + ``fabric_link`` × (levels − 1) (trunks between switch levels) + ``gpu_link``;
+    host↔CXL-MEM = ``host_link`` + ``fabric_link`` × (levels − 1) + ``fabric_link``; ``levels``
+    switches of the ``switch`` role on each. With ``levels: 0`` (direct attach) both are the one
+    ``fabric_link``."""
+    fabric = build(cfg.role("fabric_link"))
+    levels = cfg.role("switch").levels
+    if levels == 0:
+        return FabricPath([fabric]), FabricPath([fabric])
+    gpu, host, switch = build(cfg.role("gpu_link")), build(cfg.role("host_link")), build(cfg.role("switch"))
+    trunk = [fabric] * (levels - 1)
+    return FabricPath([fabric, *trunk, gpu], switch), FabricPath([host, *trunk, fabric], switch)
 
 
 class Memory:
@@ -122,7 +138,8 @@ class TrainingMachine:
         self.ndp = build(cfg.role("ndp")) if cfg.has("ndp") else None
         self.ckpt = build(cfg.role("ckpt_logic")) if cfg.has("ckpt_logic") else None
         self.cxl = build(cfg.role("cxl_protocol")) if cfg.has("cxl_protocol") else None
-        self.hops = cfg.role("switch").levels if cfg.has("switch") else 1
+        # CXL-MEM↔GPU (pooled vectors, gradients, MLP pulls) and host↔CXL-MEM (configuration)
+        self.gpu_path, self.host_path = fabric_paths(cfg) if self.cxl is not None else (None, None)
         self.pcie = build(cfg.role("pcie")) if cfg.has("pcie") else None
         self.cache = None
         if p.vector_cache_GB > 0:
@@ -132,7 +149,7 @@ class TrainingMachine:
         self.engine_lane = "ndp" if p.embedding_engine == "ndp" else "host_cpu"
         self.mover_lane = "cxl.link" if p.data_movement == "cxl_cache" else "host_cpu"
         self.agent_lane = {"ckpt_logic": "ckpt_logic", "ndp": "ndp", "host_cpu": "host_cpu"}[p.checkpoint_agent]
-        self.mlp_log_lane = ("ckpt_logic.mlp" if self.ckpt is not None and self.ckpt.p.channels_count >= 2
+        self.mlp_log_lane = ("ckpt_logic.mlp" if self.ckpt is not None and self.ckpt.params.channels_count >= 2
                              else "ckpt_logic")
 
         data_end = p.table_region_offset_B + streams.layout.total_B
@@ -162,9 +179,8 @@ class TrainingMachine:
 
     def _engine_outstanding(self) -> int:
         if self.pipe.embedding_engine == "ndp":
-            return self.ndp.p.outstanding_per_mc_count * self.tables.modules
-        c = self.cpu.p
-        return c.cores_count * c.line_fill_buffers_count
+            return self.ndp.params.outstanding_per_mc_count * self.tables.modules
+        return self.cpu.outstanding_count
 
     def _count_link(self, path: str, nbytes: float) -> None:
         """Accounting, no timing effect: ``nbytes`` on link ``path`` in the batch being served
@@ -195,26 +211,26 @@ class TrainingMachine:
         if self.pipe.embedding_engine == "host_cpu":
             return OpOutcome(t + self.cpu.dispatch_ns(1))
         if self.pipe.data_movement == "cxl_cache":
-            self._count_link("cxl_host", self.cxl.read_cost(idx_B, 0.0, self.hops).bytes)  # the device's index DMA
-            return OpOutcome(t + self.cxl.configure_batch_ns(CONFIG_REGISTERS, idx_B, self.hops))
-        self._count_link("pcie", self.pcie.memcpy(idx_B, False).bytes)
+            self._count_link("cxl_host", self.cxl.read_cost(idx_B, 0.0, self.host_path).size_B)  # the device's index DMA
+            return OpOutcome(t + self.cxl.configure_batch_ns(CONFIG_REGISTERS, idx_B, self.host_path))
+        self._count_link("pcie", self.pcie.memcpy_cost(idx_B, False).size_B)
         return OpOutcome(t + self.pcie.launch_ns() + self.pcie.memcpy_ns(idx_B, False))
 
     # -- GPU -----------------------------------------------------------------------------------
     def _b_fwd(self, n, t, ex):
-        return OpOutcome(t + self.gpu.mlp_time_ns(self.bottom, self.B, "forward"))
+        return OpOutcome(t + self.gpu.mlp_ns(self.bottom, self.B, "forward"))
 
     def _t_mlp(self, n, t, ex):
         g, B = self.gpu, self.B
-        d = (g.interaction_time_ns(B, self.T + 1, self.dim, "forward") + g.mlp_time_ns(self.top, B, "forward")
-             + g.mlp_time_ns(self.top, B, "backward") + g.interaction_time_ns(B, self.T + 1, self.dim, "backward"))
+        d = (g.interaction_ns(B, self.T + 1, self.dim, "forward") + g.mlp_ns(self.top, B, "forward")
+             + g.mlp_ns(self.top, B, "backward") + g.interaction_ns(B, self.T + 1, self.dim, "backward"))
         return OpOutcome(t + d)
 
     def _b_bwd(self, n, t, ex):
-        return OpOutcome(t + self.gpu.mlp_time_ns(self.bottom, self.B, "backward"))
+        return OpOutcome(t + self.gpu.mlp_ns(self.bottom, self.B, "backward"))
 
     def _mlp_opt(self, n, t, ex):
-        return OpOutcome(t + self.gpu.optimizer_step_ns(self.mlp_params, self.mlp_tensors))
+        return OpOutcome(t + self.gpu.optimizer_ns(self.mlp_params, self.mlp_tensors))
 
     # -- embedding engine ------------------------------------------------------------------------
     def _lookup(self, n, t, ex):
@@ -246,7 +262,7 @@ class TrainingMachine:
             compute = self.ndp.pool_ns(b.n_indices, self.dim)
             led.logic.pooled_vectors += b.n_indices
         else:
-            compute = self.cpu.compute_ns(b.n_indices, self.dim, self.cpu.p.lookup_cycles_per_element)
+            compute = self.cpu.lookup_compute_ns(b.n_indices, self.dim)
         return OpOutcome(max(media_end, t + compute))
 
     def _correction(self, n, t, ex):
@@ -259,7 +275,7 @@ class TrainingMachine:
         (``update_table_order`` of the ndp or host CPU preset)."""
         b = self._batch(n)
         engine = self.ndp if self.pipe.embedding_engine == "ndp" else self.cpu
-        if engine.p.update_table_order == "reverse":
+        if engine.params.update_table_order == "reverse":
             return self.streams.layout.tables_reversed(b.unique_rows)
         return b.unique_rows
 
@@ -281,17 +297,17 @@ class TrainingMachine:
             self._ledger.logic.updated_rows += b.n_unique
             self._ledger.logic.gradient_vectors += b.n_indices
         else:
-            compute = self.cpu.compute_ns(b.n_unique, self.dim, self.cpu.p.update_cycles_per_element)
+            compute = self.cpu.update_compute_ns(b.n_unique, self.dim)
         return OpOutcome(max(t, res.done_ns, t + compute))
 
     # -- data movement -------------------------------------------------------------------------
     def _move(self, nbytes: float, t: float, to_gpu: bool) -> OpOutcome:
         if self.pipe.data_movement == "cxl_cache":
             lines = math.ceil(nbytes / self.cxl.line_B)
-            self._count_link("cxl_gpu", self.cxl.flush_cost(lines, self.hops).bytes)
-            return OpOutcome(t + self.cxl.flush_ns(lines, self.hops))
+            self._count_link("cxl_gpu", self.cxl.flush_cost(lines, self.gpu_path).size_B)
+            return OpOutcome(t + self.cxl.flush_ns(lines, self.gpu_path))
         bounce = self.pipe.embedding_engine == "ndp"  # a PCIe card: device → host → device
-        self._count_link("pcie", self.pcie.memcpy(nbytes, bounce).bytes)
+        self._count_link("pcie", self.pcie.memcpy_cost(nbytes, bounce).size_B)
         return OpOutcome(t + self.pcie.sync_ns() + self.pcie.memcpy_ns(nbytes, bounce) + self.pcie.launch_ns())
 
     def _pooled(self, n, t, ex):
@@ -342,8 +358,8 @@ class TrainingMachine:
             lines = math.ceil(nbytes / self.cxl.line_B)
             # GPU memory serves lines at its streaming bandwidth; its load latency (hundreds of ns)
             # is not a GPU-preset parameter and is negligible against megabyte pulls: left out
-            gpu_bw = self.gpu.p.mem_bw_GBps * self.gpu.p.mem_bw_efficiency_fraction
-            return self.cxl.cache_fill_ns(lines, 0.0, self.hops, self.cxl.line_B / gpu_bw)
+            gpu_bw = self.gpu.params.mem_bw_GBps * self.gpu.params.mem_bw_efficiency_fraction
+            return self.cxl.cache_fill_ns(lines, 0.0, self.gpu_path, self.cxl.line_B / gpu_bw)
         bounce = self.pipe.checkpoint_agent == "ndp"
         return self.pcie.sync_ns() + self.pcie.memcpy_ns(nbytes, bounce)
 
@@ -357,9 +373,9 @@ class TrainingMachine:
         if self.pipe.checkpoint_agent == "ckpt_logic" and self.pipe.mlp_pull == "cxl_cache":
             self._ledger.logic.dma_B += nbytes  # the checkpointing logic pulls them itself
         if self.pipe.mlp_pull == "cxl_cache":
-            self._count_link("cxl_gpu", self.cxl.read_cost(nbytes, 0.0, self.hops).bytes)
+            self._count_link("cxl_gpu", self.cxl.read_cost(nbytes, 0.0, self.gpu_path).size_B)
         else:
-            self._count_link("pcie", self.pcie.memcpy(nbytes, self.pipe.checkpoint_agent == "ndp").bytes)
+            self._count_link("pcie", self.pcie.memcpy_cost(nbytes, self.pipe.checkpoint_agent == "ndp").size_B)
         k = int(math.ceil(nbytes / LOG_BURST_B))
         addr = base + np.arange(k, dtype=np.int64) * LOG_BURST_B
         w = self._serve(self.ckpt_mem, t, addr, LOG_BURST_B, True, outstanding)
@@ -367,7 +383,7 @@ class TrainingMachine:
 
     def _ckpt_outstanding(self) -> int:
         if self.pipe.checkpoint_agent == "ckpt_logic":
-            return self.ckpt.p.outstanding_count
+            return self.ckpt.params.outstanding_count
         return self._engine_outstanding()
 
     def _emb_log(self, n, t, ex):
