@@ -13,19 +13,15 @@ import pytest
 import cxlsim
 from cxlsim.cli import main
 from cxlsim.config.catalog import load_preset
+from cxlsim.devices.ckpt_logic import CkptLogicModel
 from cxlsim.devices.cpu import CpuModel
-from cxlsim.devices.cxl_link import CxlLink
-from cxlsim.devices.cxl_path import FabricPath
-from cxlsim.devices.cxl_protocol import CxlProtocol
-from cxlsim.devices.cxl_switch import CxlSwitch
 from cxlsim.devices.gpu import GpuModel
 from cxlsim.devices.ndp import NdpModel
-from cxlsim.devices.pcie import PcieLink
 from cxlsim.energy import COMPONENTS, energy_detail, energy_per_batch, energy_report
-from cxlsim.energy import formulas as F
-from cxlsim.energy.model import link_topology
+from cxlsim.energy.model import cxl_links, pcie_links
 from cxlsim.energy.report import baseline_sets
 from cxlsim.systems.config import DeviceRole, load_system
+from cxlsim.systems.graph import build_devices, build_role
 from cxlsim.systems.machine import Memory
 from cxlsim.systems.provision import HOST_MEMORY, checkpoint_B, model_B, provision
 from cxlsim.workloads.catalog import load_workload
@@ -46,13 +42,14 @@ def small(system: str, workload: str = "rm1", seed: int = 1, batches: int = 1, w
 
 
 def memory(preset: str, count: int = 1) -> Memory:
-    return Memory(DeviceRole("table_memory", load_preset(preset), count, 4096))
+    role = DeviceRole("table_memory", load_preset(preset), count, 4096)
+    return Memory(role, build_role(role))
 
 
-def traffic(*results, requested_B: float) -> dict[str, float]:
-    """Media traffic of stream results, as the machine's ledger sums it."""
-    return {"media_read_B": float(sum(r.media_read_B for r in results)),
-            "media_write_B": float(sum(r.media_write_B for r in results)), "requested_B": requested_B}
+def traffic_J(mem: Memory, *results) -> float:
+    """Media energy of stream results, as the energy model prices the machine's ledger."""
+    return mem.model.traffic_energy_J(sum(r.media_read_B for r in results), sum(r.media_write_B for r in results),
+                                      sum(r.requested_B for r in results))
 
 
 # -- each device against a hand calculation -----------------------------------------------------
@@ -60,14 +57,13 @@ def test_pmem_full_line_writes_fill_the_buffer_then_cost_a_media_write_each():
     mem, n = memory("pmem/paper"), 200
     p = mem.model.params
     res = mem.serve(0.0, np.arange(n, dtype=np.int64) * 256, 256, True, 1)
-    t = traffic(res, requested_B=n * 256.0)
     # the 64-entry write-combining buffer keeps the last 64 lines: n - 64 lines reached the media
-    assert t == {"media_read_B": 0.0, "media_write_B": (n - 64) * 256.0, "requested_B": n * 256.0}
+    assert (res.media_read_B, res.media_write_B, res.requested_B) == (0.0, (n - 64) * 256.0, n * 256.0)
     hand = (n - 64) * 256 * 8 * p.write_media_pJ_per_bit * PJ + n * 256 * 8 * p.io_pJ_per_bit * PJ
-    assert F.media_dynamic_J(p, t) == pytest.approx(hand, rel=1e-12)
+    assert traffic_J(mem, res) == pytest.approx(hand, rel=1e-12)
     assert res.energy_J == pytest.approx(hand, rel=1e-12)
     # background: 4 modules x 3 W for 1 ms
-    assert F.background_J(p.background_W, 4, 1e6) == pytest.approx(4 * 3.0 * 1e-3)
+    assert mem.model.static_energy_J(1e6, 4) == pytest.approx(4 * 3.0 * 1e-3)
 
 
 def test_pmem_partial_writes_pay_read_modify_write():
@@ -77,7 +73,7 @@ def test_pmem_partial_writes_pay_read_modify_write():
     hand = (n * 256 * 8 * p.read_media_pJ_per_bit + (n - 64) * 256 * 8 * p.write_media_pJ_per_bit
             + n * 64 * 8 * p.io_pJ_per_bit) * PJ
     assert res.energy_J == pytest.approx(hand, rel=1e-12)
-    assert F.media_dynamic_J(p, traffic(res, requested_B=n * 64.0)) == pytest.approx(hand, rel=1e-12)
+    assert traffic_J(mem, res) == pytest.approx(hand, rel=1e-12)
 
 
 def test_dram_random_reads_and_writes():
@@ -87,7 +83,7 @@ def test_dram_random_reads_and_writes():
     r1 = mem.serve(0.0, addr, 64, False, 8)
     r2 = mem.serve(1e6, addr, 64, True, 8)
     hand = n * 64 * 8 * (p.read_media_pJ_per_bit + p.write_media_pJ_per_bit + 2 * p.io_pJ_per_bit) * PJ
-    assert F.media_dynamic_J(p, traffic(r1, r2, requested_B=2 * n * 64.0)) == pytest.approx(hand, rel=1e-12)
+    assert traffic_J(mem, r1, r2) == pytest.approx(hand, rel=1e-12)
     assert r1.energy_J + r2.energy_J == pytest.approx(hand, rel=1e-12)
 
 
@@ -104,65 +100,58 @@ def test_ssd_page_reads_and_sub_page_write():
 
 
 def test_gpu_and_cpu_active_and_idle_power():
-    gp = load_preset("gpu/rtx3090").params
-    idle, active = F.gpu_J(gp, busy_ns=2e6, time_ns=10e6)
-    assert (idle, active) == pytest.approx((30 * 10e-3, (350 - 30) * 2e-3))
-    assert (idle, active) == pytest.approx((GpuModel(gp).static_energy_J(10e6), GpuModel(gp).active_energy_J(2e6)))
-    cp = load_preset("cpu/i5-9600k").params
-    idle, active = F.cpu_J(cp, core_busy_ns=3e6, time_ns=10e6)
-    assert (idle, active) == pytest.approx((10 * 10e-3, (95 - 10) * 3e-3))
-    assert (idle, active) == pytest.approx((CpuModel(cp).static_energy_J(10e6), CpuModel(cp).active_energy_J(3e6)))
+    gpu = GpuModel(load_preset("gpu/rtx3090").params)
+    assert (gpu.static_energy_J(10e6), gpu.active_energy_J(2e6)) == pytest.approx((30 * 10e-3, (350 - 30) * 2e-3))
+    cpu = CpuModel(load_preset("cpu/i5-9600k").params)
+    assert (cpu.static_energy_J(10e6), cpu.active_energy_J(3e6)) == pytest.approx((10 * 10e-3, (95 - 10) * 3e-3))
 
 
 def test_near_data_and_checkpointing_logic():
-    np_ = load_preset("ndp/alveo-u200").params
-    ndp, dim = NdpModel(np_), 32
-    e = F.ndp_dynamic_J(np_, dim, n_pooled=1000, n_rows_updated=300, n_grads=1000, n_corrected=50)
+    ndp, dim = NdpModel(load_preset("ndp/alveo-u200").params), 32
+    e = ndp.ops_energy_J(dim, n_pooled=1000, n_rows_updated=300, n_grads=1000, n_corrected=50)
     hand = ((1000 + 1000 + 50) * dim * 5 + 300 * dim * 20 + 2 * 1000 * dim * 4 * 5) * PJ
     assert e == pytest.approx(hand, rel=1e-12)
     dev = ndp.pool_cost(1000, dim).energy_J + ndp.update_cost(300, dim, 1000).energy_J + ndp.correction_cost(50, dim).energy_J
     assert e == pytest.approx(dev, rel=1e-12)
-    assert F.dma_J(load_preset("ckpt_logic/alveo-u200").params, 1e6) == pytest.approx(1e6 * 2 * PJ)
+    assert CkptLogicModel(load_preset("ckpt_logic/alveo-u200").params).dma_energy_J(1e6) == pytest.approx(1e6 * 2 * PJ)
 
 
 def test_link_energy_per_path_matches_the_fabric_models():
-    cfg = load_system("cxl-d")
-    top = link_topology(cfg)
-    assert top["pcie_links"] == 0 and len(top["cxl_links"]) == 3 and top["switches"] == 1
-    assert top["path_pJ_per_bit"]["cxl_gpu"] == pytest.approx(5 + 5 + 2)  # two links + one switch
-    pr = CxlProtocol(load_preset("cxl_protocol/fpga").params)
+    devices = build_devices(load_system("cxl-d"))
+    assert pcie_links(devices) == 0 and len(cxl_links(devices)) == 3 and devices.switches == 1
+    assert [lk.params for lk in devices.gpu_path.links] == [devices["fabric_link"].params, devices["gpu_link"].params]
+    pr = devices["cxl_protocol"]
     n = 1000
-    cxl_link = CxlLink(load_preset("cxl_link/cxl3-x16").params)
-    path = FabricPath([cxl_link] * 2, CxlSwitch(load_preset("cxl_switch/cxl3-x16").params))
-    flush = pr.flush_cost(n, path)
+    flush = pr.flush_cost(n, devices.gpu_path)
     assert flush.size_B == math.ceil(5 * n / 15) * 256  # header slot + 4 data slots per line, 15 per flit
-    assert F.per_bit_J(top["path_pJ_per_bit"]["cxl_gpu"], flush.size_B) == pytest.approx(flush.energy_J, rel=1e-12)
-    pcie = load_system("pcie")
-    assert link_topology(pcie)["pcie_links"] == 2  # the GPU's and the memory card's
-    assert link_topology(load_system("pmem"))["pcie_links"] == 1
-    link = PcieLink(load_preset("pcie/gen4-x16").params)
-    assert F.per_bit_J(link_topology(pcie)["path_pJ_per_bit"]["pcie"], 2e6) == pytest.approx(link.memcpy_cost(1e6, True).energy_J)
+    # two links at 5 pJ/bit and one switch forwarding at 2 pJ/bit
+    assert devices.gpu_path.energy_J([flush.size_B] * 2) == pytest.approx(flush.size_B * 8 * (5 + 5 + 2) * PJ, rel=1e-12)
+    assert devices.gpu_path.energy_J([flush.size_B] * 2) == pytest.approx(flush.energy_J, rel=1e-12)
+    pcie = build_devices(load_system("pcie"))
+    assert pcie_links(pcie) == 2  # the GPU's and the memory card's
+    assert pcie_links(build_devices(load_system("pmem"))) == 1
+    assert pcie["pcie"].energy_J(2e6) == pytest.approx(pcie["pcie"].memcpy_cost(1e6, True).energy_J)
 
 
 # -- capacity provisioning ----------------------------------------------------------------------
 def test_provisioning_by_capacity():
     rm1 = load_workload("rm1")
-    dram = provision(load_system("dram"), rm1)
+    dram = provision(build_devices(load_system("dram")), rm1)
     need = (model_B(rm1) + 48e9) / 16e9  # tables + MLP + host software on 16 GB DIMMs
     assert list(dram) == ["table_memory"] and dram["table_memory"].needed == math.ceil(need) == 6
-    pmem = provision(load_system("pmem"), rm1)
+    pmem = provision(build_devices(load_system("pmem")), rm1)
     assert pmem["table_memory"].needed == math.ceil((model_B(rm1) + checkpoint_B(rm1)) / 16e9) == 3
     assert pmem["table_memory"].modules == 4  # the configured count is more
     assert pmem[HOST_MEMORY].modules == 3 and pmem[HOST_MEMORY].family == "dram"
-    ssd = provision(load_system("ssd"), rm1)
+    ssd = provision(build_devices(load_system("ssd")), rm1)
     assert ssd["table_memory"].modules == 1 and ssd["host_dram"].modules == 4 and HOST_MEMORY not in ssd
     # twice the tables: DRAM needs more DIMMs and pays their background power; 800 GB SSD does not
     big = load_workload("rm1", {"rows_per_table": 2 * rm1.params.rows_per_table})
-    dram_big = provision(load_system("dram"), big)["table_memory"]
+    dram_big = provision(build_devices(load_system("dram")), big)["table_memory"]
     assert dram_big.modules == math.ceil((model_B(big) + 48e9) / 16e9) == 9
     assert dram_big.background_W == 9 * 1.0
-    assert provision(load_system("pmem"), big)["table_memory"].modules == 6
-    assert provision(load_system("ssd"), big)["table_memory"].modules == 1
+    assert provision(build_devices(load_system("pmem")), big)["table_memory"].modules == 6
+    assert provision(build_devices(load_system("ssd")), big)["table_memory"].modules == 1
 
 
 def test_run_json_has_energy_and_provisioned_modules(capsys):

@@ -93,18 +93,21 @@ class ParamSet(Mapping[str, Any]):
     ``sources`` maps each key to the provenance note of its value. Every value a model takes by
     attribute or by key (``p.x``, ``p["x"]``, ``p.get("x")``) is recorded in :attr:`reads`, so a run
     can prove which parameters reached it (:mod:`cxlsim.systems.reach`); iteration and
-    :meth:`as_dict` (serialisation, listings) record nothing.
+    :meth:`as_dict` (serialisation, listings) record nothing. A model or system that decides a
+    parameter does not apply to it says so with :meth:`skip` and a reason (kept in
+    :attr:`skipped`): the reach check accepts it, and an override of it is refused with that reason.
     """
 
-    __slots__ = ("_values", "sources", "schema_name", "reads", "descriptive")
+    __slots__ = ("_values", "sources", "schema_name", "reads", "descriptive", "skipped")
 
     def __init__(self, values: dict[str, Any], sources: dict[str, str], schema_name: str,
-                 descriptive: frozenset[str] = frozenset()):
+                 descriptive: Mapping[str, str] | None = None):
         object.__setattr__(self, "_values", dict(values))
         object.__setattr__(self, "sources", dict(sources))
         object.__setattr__(self, "schema_name", schema_name)
         object.__setattr__(self, "reads", set())
-        object.__setattr__(self, "descriptive", frozenset(descriptive))
+        object.__setattr__(self, "descriptive", dict(descriptive or {}))  # name -> why no model reads it
+        object.__setattr__(self, "skipped", {})
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -158,9 +161,17 @@ class ParamSet(Mapping[str, Any]):
     def __reduce__(self):
         return (ParamSet, (self._values, self.sources, self.schema_name, self.descriptive))
 
+    def skip(self, name: str, reason: str) -> None:
+        """Record that ``name`` does not apply here (``reason``: why, one clause for messages)."""
+        if name not in self._values:
+            raise KeyError(f"{self.schema_name} has no parameter {name!r}")
+        self.skipped.setdefault(name, reason)
+
     def unread(self) -> list[str]:
-        """Parameters nothing has read so far, descriptive ones excepted, in declaration order."""
-        return [k for k in self._values if k not in self.reads and k not in self.descriptive]
+        """Parameters nothing has read so far, descriptive and skipped ones excepted, in
+        declaration order."""
+        return [k for k in self._values if k not in self.reads and k not in self.descriptive
+                and k not in self.skipped]
 
     def replace(self, **changes: Any) -> ParamSet:
         """Return a copy with ``changes`` applied (not re-validated; for programmatic studies)."""
@@ -217,7 +228,7 @@ class Schema:
             if problem is not None:
                 key, message = problem
                 raise ConfigError(where, prefix + key, message)
-        return ParamSet(out, out_sources, self.name, frozenset(p.name for p in self.params if p.descriptive))
+        return ParamSet(out, out_sources, self.name, {p.name: p.descriptive for p in self.params if p.descriptive})
 
 
 def unknown_key_message(key: str, known: Iterable[str]) -> str:

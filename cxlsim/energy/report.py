@@ -27,6 +27,7 @@ import numpy as np
 from cxlsim.energy.model import COMPONENTS, PARTS, batch_energy
 from cxlsim.errors import InputError
 from cxlsim.systems.config import SystemConfig
+from cxlsim.systems.graph import build_devices
 from cxlsim.systems.provision import provision
 from cxlsim.systems.run import load_config, simulate
 
@@ -48,8 +49,9 @@ def energy_detail(result: Any, config: SystemConfig | None = None) -> dict[str, 
     cfg = config or result.config
     _check_same_system(result.config, cfg)
     wl = result.workload
-    pools = provision(cfg, wl)
-    per = [batch_energy(a, cfg, pools, wl.params.dim) for a in result.activity]
+    devices = result.devices if config is None else build_devices(cfg)
+    pools = provision(devices, wl)
+    per = [batch_energy(a, devices, pools, wl.params.dim) for a in result.activity]
     return {c: {part: float(np.mean([b[c][part] for b in per])) for part in PARTS} for c in COMPONENTS}
 
 

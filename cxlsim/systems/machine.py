@@ -28,13 +28,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cxlsim.devices.cxl_path import FabricPath
 from cxlsim.devices.media import AccessStream
-from cxlsim.devices.registry import get_family
 from cxlsim.engine.executor import Executor, OpOutcome
 from cxlsim.kernels.vector_cache import cache_access, new_cache
 from cxlsim.systems.activity import BatchLedger
-from cxlsim.systems.config import DeviceRole, SystemConfig
+from cxlsim.systems.config import DeviceRole
+from cxlsim.systems.graph import DeviceGraph
 from cxlsim.systems.streams import BatchStreams, StreamSet
 from cxlsim.units import GiB
 
@@ -46,25 +45,6 @@ FP32_B = 4
 LOG_BURST_B = 4096
 
 
-def build(role: DeviceRole):
-    return get_family(role.preset.family).build(role.params)
-
-
-def fabric_paths(cfg: SystemConfig) -> tuple[FabricPath, FabricPath]:
-    """The CXL paths of ``cfg``, from its link and switch roles (each built once): CXL-MEM↔GPU =
-    ``fabric_link`` + ``fabric_link`` × (levels − 1) (trunks between switch levels) + ``gpu_link``;
-    host↔CXL-MEM = ``host_link`` + ``fabric_link`` × (levels − 1) + ``fabric_link``; ``levels``
-    switches of the ``switch`` role on each. With ``levels: 0`` (direct attach) both are the one
-    ``fabric_link``."""
-    fabric = build(cfg.role("fabric_link"))
-    levels = cfg.role("switch").levels
-    if levels == 0:
-        return FabricPath([fabric]), FabricPath([fabric])
-    gpu, host, switch = build(cfg.role("gpu_link")), build(cfg.role("host_link")), build(cfg.role("switch"))
-    trunk = [fabric] * (levels - 1)
-    return FabricPath([fabric, *trunk, gpu], switch), FabricPath([host, *trunk, fabric], switch)
-
-
 class Memory:
     """Modules of one role serving access streams, with persistent media state.
 
@@ -72,9 +52,9 @@ class Memory:
     ledger of the batch being served.
     """
 
-    def __init__(self, role: DeviceRole) -> None:
+    def __init__(self, role: DeviceRole, model) -> None:
         self.role = role.role
-        self.model = build(role)
+        self.model = model  # the role's model from the system's device graph
         self.modules = role.count
         self.interleave_B = role.interleave_B
         self.state = self.model.new_state(self.modules, self.interleave_B)
@@ -110,8 +90,9 @@ class MlpLogProgress:
 class TrainingMachine:
     """Durations of dataflow steps for ``cfg`` on ``streams`` (see module docstring)."""
 
-    def __init__(self, cfg: SystemConfig, streams: StreamSet) -> None:
-        self.cfg = cfg
+    def __init__(self, devices: DeviceGraph, streams: StreamSet) -> None:
+        cfg = self.cfg = devices.config
+        self.devices = devices
         p = self.pipe = cfg.pipeline
         self.streams = streams
         w = self.workload = streams.workload
@@ -127,23 +108,23 @@ class TrainingMachine:
         self.mlp_tensors = 2 * (len(self.bottom) - 1 + len(self.top) - 1)
         self.pooled_B = self.B * self.T * self.dim * FP32_B
 
-        self.gpu = build(cfg.role("gpu"))
-        self.cpu = build(cfg.role("host_cpu"))
-        self.tables = Memory(cfg.role(p.tables_on))
+        self.gpu = devices["gpu"]
+        self.cpu = devices["host_cpu"]
+        self.tables = Memory(cfg.role(p.tables_on), devices[p.tables_on])
         self.ckpt_mem = self.tables
         if p.persistence != "none" and p.checkpoint_on != p.tables_on:
-            self.ckpt_mem = Memory(cfg.role(p.checkpoint_on))
+            self.ckpt_mem = Memory(cfg.role(p.checkpoint_on), devices[p.checkpoint_on])
         #: every memory role the machine serves, by role
         self.memories: dict[str, Memory] = {m.role: m for m in (self.tables, self.ckpt_mem)}
-        self.ndp = build(cfg.role("ndp")) if cfg.has("ndp") else None
-        self.ckpt = build(cfg.role("ckpt_logic")) if cfg.has("ckpt_logic") else None
-        self.cxl = build(cfg.role("cxl_protocol")) if cfg.has("cxl_protocol") else None
+        self.ndp = devices.get("ndp")
+        self.ckpt = devices.get("ckpt_logic")
+        self.cxl = devices.get("cxl_protocol")
         # CXL-MEM↔GPU (pooled vectors, gradients, MLP pulls) and host↔CXL-MEM (configuration)
-        self.gpu_path, self.host_path = fabric_paths(cfg) if self.cxl is not None else (None, None)
-        self.pcie = build(cfg.role("pcie")) if cfg.has("pcie") else None
+        self.gpu_path, self.host_path = devices.gpu_path, devices.host_path
+        self.pcie = devices.get("pcie")
         self.cache = None
         if p.vector_cache_GB > 0:
-            self.host_dram = Memory(cfg.role("host_dram"))
+            self.host_dram = Memory(cfg.role("host_dram"), devices["host_dram"])
             self.memories[self.host_dram.role] = self.host_dram
             self.cache = new_cache(int(p.vector_cache_GB * 1e9 // self.row_B))
         self.engine_lane = "ndp" if p.embedding_engine == "ndp" else "host_cpu"

@@ -1,16 +1,17 @@
 """Capacity-driven provisioning: how many memory modules each system holds, and so powers.
 
-Contract: :func:`provision` maps every memory role of a system (DRAM, PMEM and SSD families) to a
-:class:`ModulePool` whose ``modules`` is the larger of the configured count (the timing model's
-interleaving) and the count its data needs at the preset's ``capacity_GB``. What each role holds:
+Contract: :func:`provision` ``(devices, workload)`` maps every memory role of a system's
+:class:`~cxlsim.systems.graph.DeviceGraph` (DRAM, PMEM and SSD families) to a :class:`ModulePool`
+of that role's model, whose ``modules`` is the larger of the configured count (the timing model's
+interleaving) and the count its data needs at the model's ``capacity_GB``. What each role holds:
 
 * the role holding the tables: all embedding tables at full size plus the MLP parameters (fp32),
   plus the checkpoint area when the checkpoint lives there;
 * a separate checkpoint role: the checkpoint area;
-* the host's DRAM: the software footprint (``cpu.software_memory_GB``) plus the vector cache. It is
-  the ``host_dram`` role if configured, else the table role if that is DRAM (the ``dram`` system),
-  else an implicit ``host_memory`` pool of ``cpu.host_dram_preset_name`` modules (every host has
-  DRAM even where a config names none).
+* the host's DRAM: the software footprint (``cpu.software_memory_GB``) plus the vector cache, in
+  the role the device graph names (``host_dram``, or the table role of the ``dram`` system), else an
+  implicit ``host_memory`` pool of the graph's host-memory module (every host has DRAM even where a
+  config names none).
 
 The checkpoint area is two batches' worth of logged rows (every lookup a distinct row: the undo log's
 two slots, or a redo record kept until the next is complete) plus one copy of the MLP parameters.
@@ -21,13 +22,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
-from cxlsim.config.catalog import Preset, load_preset
-from cxlsim.systems.config import SystemConfig
+from cxlsim.systems.graph import MEMORY_FAMILIES, DeviceGraph
 from cxlsim.units import GB
 from cxlsim.workloads.catalog import Workload
 
-MEMORY_FAMILIES = ("dram", "pmem", "ssd")
 FP32_B = 4
 #: Name of the implicit host-DRAM pool of systems whose config has no DRAM role.
 HOST_MEMORY = "host_memory"
@@ -35,20 +35,20 @@ HOST_MEMORY = "host_memory"
 
 @dataclass(frozen=True)
 class ModulePool:
-    """Modules of one memory role: preset, configured and needed counts, and what they hold."""
+    """Modules of one memory role: its module model, configured and needed counts."""
 
     role: str
-    preset: Preset
+    model: Any  # a media model (one module)
     configured: int
     needed_GB: float
 
     @property
     def family(self) -> str:
-        return self.preset.family
+        return self.model.family
 
     @property
     def capacity_GB(self) -> float:
-        return float(self.preset.params.capacity_GB)
+        return float(self.model.params.capacity_GB)
 
     @property
     def needed(self) -> int:
@@ -63,7 +63,7 @@ class ModulePool:
     @property
     def background_W(self) -> float:
         """Background power of all provisioned modules, W."""
-        return self.modules * float(self.preset.params.background_W)
+        return self.modules * float(self.model.params.background_W)
 
 
 def model_B(workload: Workload) -> float:
@@ -80,28 +80,25 @@ def checkpoint_B(workload: Workload) -> float:
     return float(2 * rows_B + (mlp["bottom"] + mlp["top"]) * FP32_B)
 
 
-def provision(cfg: SystemConfig, workload: Workload) -> dict[str, ModulePool]:
-    """Memory pools of ``cfg`` running ``workload`` (see the module docstring)."""
+def provision(devices: DeviceGraph, workload: Workload) -> dict[str, ModulePool]:
+    """Memory pools of a system running ``workload`` (see the module docstring)."""
+    cfg = devices.config
     p = cfg.pipeline
     holds: dict[str, float] = {r: 0.0 for r, d in cfg.devices.items() if d.preset.family in MEMORY_FAMILIES}
     holds[p.tables_on] += model_B(workload)
     if p.persistence != "none":
         holds[p.checkpoint_on] += checkpoint_B(workload)
-    cpu = cfg.role("host_cpu").params
-    host = cpu.software_memory_GB * GB + p.vector_cache_GB * GB
+    host = cfg.role("host_cpu").params.software_memory_GB * GB + p.vector_cache_GB * GB
     pools: dict[str, ModulePool] = {}
-    if "host_dram" in holds:
-        holds["host_dram"] += host
-    elif cfg.devices[p.tables_on].preset.family == "dram":
-        holds[p.tables_on] += host
+    if devices.host_memory_role is not None:
+        holds[devices.host_memory_role] += host
     else:
-        pools[HOST_MEMORY] = ModulePool(HOST_MEMORY, load_preset(cpu.host_dram_preset_name), 0, host / GB)
+        pools[HOST_MEMORY] = ModulePool(HOST_MEMORY, devices.host_memory, 0, host / GB)
     for role, nbytes in holds.items():
-        d = cfg.devices[role]
-        pools[role] = ModulePool(role, d.preset, d.count, nbytes / GB)
+        pools[role] = ModulePool(role, devices[role], cfg.devices[role].count, nbytes / GB)
     return pools
 
 
-def provisioned_modules(cfg: SystemConfig, workload: Workload) -> dict[str, int]:
+def provisioned_modules(devices: DeviceGraph, workload: Workload) -> dict[str, int]:
     """Role → modules provisioned (the ``config.provisioned_modules`` key of results)."""
-    return {role: pool.modules for role, pool in provision(cfg, workload).items()}
+    return {role: pool.modules for role, pool in provision(devices, workload).items()}

@@ -8,7 +8,9 @@ reason) or a defect. ``tests/test_reach.py`` runs every shipped system and fails
 Contract:
 
 * :func:`unread` ``(cfg)`` → ``{"devices.<role>.params": [name, ...], "pipeline": [...]}`` with only
-  the non-empty entries: the non-descriptive parameters no model has read so far;
+  the non-empty entries: the parameters no model has read so far, except descriptive ones and
+  those a model or the system declared not to apply, with a reason
+  (:meth:`~cxlsim.config.params.ParamSet.skip`);
 * :func:`check_overrides` ``(cfg, sets)`` raises :class:`~cxlsim.errors.InputError` naming the first
   ``--set devices.<role>.params.<name>`` or ``--set pipeline.<name>`` whose parameter the run never
   read: such an override would be accepted and change nothing, so it is refused (exit 2). Call it
@@ -61,5 +63,7 @@ def check_overrides(cfg: SystemConfig, sets: Iterable[tuple[str, Any]], what: st
             continue
         params, name = target
         if name in params and name not in params.reads:
-            raise InputError(f"--set {key}: {what} of {cfg.name} never reads this parameter, so the override "
-                             "would change nothing (it is accepted only where it reaches timing or energy)")
+            why = params.skipped.get(name) or params.descriptive.get(name, "")
+            because = f" ({why})" if why else ""
+            raise InputError(f"--set {key}: {what} of {cfg.name} never reads this parameter{because}, so the "
+                             "override would change nothing (it is accepted only where it reaches timing or energy)")

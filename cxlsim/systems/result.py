@@ -23,6 +23,7 @@ from cxlsim.provenance import provenance
 from cxlsim.systems.activity import BatchActivity
 from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.critical_path import CATEGORIES
+from cxlsim.systems.graph import DeviceGraph
 from cxlsim.systems.provision import provisioned_modules
 from cxlsim.workloads.catalog import Workload
 
@@ -44,6 +45,7 @@ class RunResult:
     machine: TrainingMachine | None
     extra: dict[str, Any] = field(default_factory=dict)
     activity: list[BatchActivity] = field(default_factory=list)  # per measured batch (empty for tpu-ps)
+    devices: DeviceGraph | None = None  # the models that timed the run (None for tpu-ps)
     energy: dict[str, Any] | None = None  # {"total": J, "by_component": {...}} per measured batch
 
     @property
@@ -80,7 +82,7 @@ class RunResult:
         resolved = cfg.resolved()
         resolved["workload_params"] = self.workload.params.as_dict()
         analytic = self.machine is None  # tpu-ps: no device-level activity, so no provisioning
-        resolved["provisioned_modules"] = {} if analytic else provisioned_modules(cfg, self.workload)
+        resolved["provisioned_modules"] = {} if analytic else provisioned_modules(self.devices, self.workload)
         return {
             "system": cfg.name,
             "workload": self.workload.name,

@@ -20,6 +20,7 @@ from cxlsim.systems.activity import batch_activity
 from cxlsim.systems.config import SystemConfig, load_system
 from cxlsim.systems.critical_path import breakdown
 from cxlsim.systems.dataflow import build_graph
+from cxlsim.systems.graph import build_devices
 from cxlsim.systems.machine import TrainingMachine
 from cxlsim.systems.result import RunResult
 from cxlsim.systems.streams import stream_set
@@ -69,7 +70,8 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
     streams = stream_set(wl, cfg.seed, total)
     if cfg.model == "tpu_ps":
         return simulate_tpu_ps(cfg, wl, streams)
-    machine = TrainingMachine(cfg, streams)
+    devices = build_devices(cfg)
+    machine = TrainingMachine(devices, streams)
     ex = Executor(TraceRecorder(enabled=trace))
     build_graph(ex, machine, cfg.pipeline, total)
     ex.run(until_batch=total - 1)  # the closing batch is needed only up to its begin
@@ -81,4 +83,4 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
     times = np.asarray([a.wall_ns for a in activity])
     raw = np.asarray([a.raw_stall_ns for a in activity])
     gap = max((a.mlp_log_gap_batches for a in activity), default=0)
-    return RunResult(cfg, wl, times, parts, raw, gap, ex, machine, activity=activity)
+    return RunResult(cfg, wl, times, parts, raw, gap, ex, machine, activity=activity, devices=devices)

@@ -1,0 +1,94 @@
+"""The one object graph of a system: each role's device model, built once, and the paths between them.
+
+Contract: :func:`build_devices` ``(cfg)`` builds the model of every role of ``cfg`` exactly once
+(``build_device`` semantics: the role's preset with its overrides) and composes the CXL paths from
+the link and switch roles; the machine that times the system, capacity provisioning and the energy
+model all read these objects, so a parameter set on a role is the parameter every one of them uses.
+No device model looks another preset up: the paths are composed here from the roles.
+
+CXL paths (SPEC §2.4): CXL-MEM↔GPU = ``fabric_link`` + ``fabric_link`` × (levels − 1) (the trunks
+between switch levels) + ``gpu_link``; host↔CXL-MEM = ``host_link`` + ``fabric_link`` × (levels −
+1) + ``fabric_link``; ``levels`` switches of the ``switch`` role on each. With ``levels: 0``
+(direct attach) both are the one ``fabric_link``.
+
+The host's memory: every host has DRAM holding its OS, framework and input pipeline
+(``host_cpu.software_memory_GB``). A DRAM role holds it where the system has one (``host_dram``, or
+the table memory of the ``dram`` system); otherwise it is an implicit pool of the host CPU's DRAM
+module type (``host_cpu.host_dram_preset_name``), built here as :attr:`DeviceGraph.host_memory`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cxlsim.devices.cxl_path import FabricPath
+from cxlsim.devices.registry import build_device, get_family
+from cxlsim.systems.config import DeviceRole, SystemConfig
+
+#: Families whose models are memory modules (capacity-provisioned, :mod:`cxlsim.systems.provision`).
+MEMORY_FAMILIES = ("dram", "pmem", "ssd")
+
+
+@dataclass(frozen=True)
+class DeviceGraph:
+    """Every role's model of one system, built once (module docstring)."""
+
+    config: SystemConfig
+    models: Mapping[str, Any]  # role -> model
+    gpu_path: FabricPath | None  # CXL-MEM <-> GPU
+    host_path: FabricPath | None  # host <-> CXL-MEM
+    trunk_links: int  # fabric links between switch levels
+    switches: int  # switches the CXL paths cross (each powered once)
+    host_memory_role: str | None  # the DRAM role holding the host's memory, None: implicit pool
+    host_memory: Any | None  # the implicit pool's module model (when host_memory_role is None)
+
+    def __getitem__(self, role: str) -> Any:
+        return self.models[role]
+
+    def get(self, role: str) -> Any | None:
+        return self.models.get(role)
+
+    def has(self, role: str) -> bool:
+        return role in self.models
+
+
+def build_role(role: DeviceRole) -> Any:
+    """The model of one role (its preset's family, its validated parameters)."""
+    return get_family(role.preset.family).build(role.params)
+
+
+def build_devices(cfg: SystemConfig) -> DeviceGraph:
+    """Build every role of ``cfg`` once and compose its paths (module docstring)."""
+    models = {role: build_role(d) for role, d in cfg.devices.items()}
+    gpu_path = host_path = None
+    trunks = switches = 0
+    if "fabric_link" in models:
+        fabric = models["fabric_link"]
+        levels = cfg.role("switch").levels
+        if levels == 0:
+            gpu_path, host_path = FabricPath([fabric]), FabricPath([fabric])
+        else:
+            trunk = [fabric] * (levels - 1)
+            switch = models["switch"]
+            gpu_path = FabricPath([fabric, *trunk, models["gpu_link"]], switch)
+            host_path = FabricPath([models["host_link"], *trunk, fabric], switch)
+            trunks, switches = levels - 1, levels
+    holder, implicit = _host_memory(cfg, models)
+    return DeviceGraph(cfg, models, gpu_path, host_path, trunks, switches, holder, implicit)
+
+
+def _host_memory(cfg: SystemConfig, models: Mapping[str, Any]) -> tuple[str | None, Any | None]:
+    """Which DRAM role holds the host's memory, or the implicit pool's module model."""
+    if cfg.pipeline is None:
+        return None, None
+    if "host_dram" in models:
+        holder = "host_dram"
+    elif cfg.devices[cfg.pipeline.tables_on].preset.family == "dram":
+        holder = cfg.pipeline.tables_on
+    else:
+        return None, build_device(cfg.role("host_cpu").params.host_dram_preset_name)
+    cfg.role("host_cpu").params.skip("host_dram_preset_name",
+                                     f"the {holder} role holds the host's memory in {cfg.name}")
+    return holder, None
