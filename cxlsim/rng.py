@@ -9,7 +9,7 @@ Contract:
 - The derivation is ``numpy.random.SeedSequence([seed, zlib.crc32(name.encode("utf-8"))])`` fed
   to ``numpy.random.default_rng`` (PCG64). It is fixed forever: changing it changes every seeded
   result (failure traces, access processes, FT numbers). It is the derivation the former
-  ``engine.component.Simulation.rng`` used, so results from before this module are bit-identical.
+  former simpy ``Simulation.rng`` used, so results from before this module are bit-identical.
 
 Name streams by their owner and purpose, dotted (``ft.failures.times``, ``ft.cpr.<label>``), so a
 reader can find who draws from which stream.

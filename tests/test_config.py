@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from cxlsim.config.catalog import list_presets, load_preset
+from cxlsim.config.catalog import list_presets
 from cxlsim.config.params import Param, Schema, check_le
 from cxlsim.config.yamlio import apply_sets, parse_set
-from cxlsim.devices.registry import DeviceFamily, register
+from cxlsim.devices.registry import DeviceFamily, load_preset, register
 from cxlsim.errors import ConfigError
 
 TOY = register(

@@ -187,7 +187,7 @@ def test_library_builds_every_preset_standalone(blocked, skip):
 
 def test_numba_loads_only_when_a_media_model_is_built():
     code = ("import sys; from cxlsim.devices import build_device; build_device('cxl_link/cxl3-x16'); "
-            "from cxlsim.config.catalog import load_preset; load_preset('pmem/optane-100'); "
+            "from cxlsim.devices import load_preset; load_preset('pmem/optane-100'); "
             "a = 'numba' in sys.modules; build_device('pmem/optane-100'); print(a, 'numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "True"]

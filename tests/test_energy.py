@@ -12,11 +12,11 @@ import pytest
 
 import cxlsim
 from cxlsim.cli import main
-from cxlsim.config.catalog import load_preset
 from cxlsim.devices.ckpt_logic import CkptLogicModel
 from cxlsim.devices.cpu import CpuModel
 from cxlsim.devices.gpu import GpuModel
 from cxlsim.devices.ndp import NdpModel
+from cxlsim.devices.registry import load_preset
 from cxlsim.energy import COMPONENTS, energy_detail, energy_per_batch, energy_report
 from cxlsim.energy.model import cxl_links, pcie_links
 from cxlsim.energy.report import baseline_sets

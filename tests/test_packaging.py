@@ -15,13 +15,8 @@ from pathlib import Path
 import pytest
 
 import cxlsim
-from cxlsim.config.catalog import (
-    CATALOG_PACKAGES,
-    catalog_roots,
-    list_presets,
-    load_preset,
-    preset_path,
-)
+from cxlsim.config.catalog import CATALOG_PACKAGES, catalog_roots, list_presets, preset_path
+from cxlsim.devices.registry import load_preset
 from cxlsim.errors import ConfigError, InputError
 
 CODE = Path(cxlsim.__file__).parent

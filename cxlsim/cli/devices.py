@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 
-from cxlsim.config.catalog import list_presets, load_preset, preset_path
+from cxlsim.config.catalog import list_presets, preset_path
 from cxlsim.config.yamlio import parse_set, read_yaml
-from cxlsim.devices.registry import family_names, get_family
+from cxlsim.devices.registry import family_names, get_family, load_preset
 from cxlsim.errors import InputError
 from cxlsim.reports.output import emit, format_table
 from cxlsim.units import unit_of

@@ -24,9 +24,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cxlsim.config.catalog import load_preset
 from cxlsim.config.yamlio import parse_set
-from cxlsim.devices.registry import build_device, get_family
+from cxlsim.devices.registry import build_device, get_family, load_preset
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.reports.output import emit, fmt_num
 

@@ -25,7 +25,7 @@ name. The shipped catalogs are the repository's top-level ``devices/``, ``worklo
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -113,18 +113,24 @@ def _hint(name: str, known: list[str]) -> str:
     return msg[len("unknown key") :] if msg.startswith("unknown key") else ""
 
 
-def load_preset(
+#: ``schema_of(family, where)``: the parameter schema of a device family (the device registry's
+#: :func:`~cxlsim.devices.registry.family_schema`), raising ConfigError naming ``where`` if unknown.
+SchemaOf = Callable[[str, str], Schema]
+
+
+def resolve_preset(
     name_or_path: str | Path,
+    schema_of: SchemaOf,
     overrides: Mapping[str, Any] | None = None,
     overrides_where: str = "--set",
 ) -> Preset:
-    """Load, resolve and validate a preset by name (``pmem/paper``) or by file path.
+    """Load, resolve and validate a preset by name (``pmem/paper``) or by file path, against the
+    schemas ``schema_of`` gives (the catalog knows files, not families: the device layer passes its
+    registry; :func:`cxlsim.devices.load_preset` is the usual entry point).
 
     ``overrides`` maps parameter names to values, applied after inheritance and derivation, with
     source ``overrides_where``.
     """
-    from cxlsim.devices.registry import family_schema
-
     path = _locate(name_or_path)
     doc = read_yaml(path)
     where = str(path)
@@ -135,8 +141,8 @@ def load_preset(
     family = doc.get("family")
     if not isinstance(family, str):
         raise ConfigError(where, "family", "missing; name the device family (e.g. pmem)")
-    schema = family_schema(family, where)
-    values, sources = _raw_params(path, doc, schema, stack=())
+    schema = schema_of(family, where)
+    values, sources = _raw_params(path, doc, schema, schema_of, stack=())
     for key, value in (overrides or {}).items():
         values[key] = value
         sources[key] = f"override ({overrides_where})"
@@ -155,7 +161,7 @@ def _locate(name_or_path: str | Path) -> Path:
 
 
 def _raw_params(
-    path: Path, doc: dict[str, Any], schema: Schema, stack: tuple[str, ...]
+    path: Path, doc: dict[str, Any], schema: Schema, schema_of: SchemaOf, stack: tuple[str, ...]
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """Values and sources of a preset document after inheritance and ratio derivation."""
     where = str(path)
@@ -170,7 +176,7 @@ def _raw_params(
         check_version(pdoc, str(ppath))
         if pdoc.get("family") != doc.get("family"):
             raise ConfigError(where, "inherits", f"{parent} is of family {pdoc.get('family')!r}")
-        values, sources = _raw_params(ppath, pdoc, schema, stack + (where,))
+        values, sources = _raw_params(ppath, pdoc, schema, schema_of, stack + (where,))
     file_source = doc.get("source")
     params = doc.get("params") or {}
     if not isinstance(params, dict):
@@ -180,7 +186,7 @@ def _raw_params(
         kp = f"params.{key}"
         if key not in declared:
             raise ConfigError(where, kp, unknown_key_message(key, declared))
-        value, source = _entry(entry, where, kp, stack + (where,))
+        value, source = _entry(entry, where, kp, schema_of, stack + (where,))
         source = source or file_source
         if not source:
             raise ConfigError(where, kp, "no source: give `source:` for the value or the file")
@@ -189,7 +195,8 @@ def _raw_params(
     return values, sources
 
 
-def _entry(entry: Any, where: str, kp: str, stack: tuple[str, ...]) -> tuple[Any, str | None]:
+def _entry(entry: Any, where: str, kp: str, schema_of: SchemaOf,
+           stack: tuple[str, ...]) -> tuple[Any, str | None]:
     if not isinstance(entry, dict):
         return entry, None
     allowed = {"value", "source", "ratio", "of"}
@@ -205,7 +212,7 @@ def _entry(entry: Any, where: str, kp: str, stack: tuple[str, ...]) -> tuple[Any
         ratio = entry["ratio"]
         if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or ratio <= 0:
             raise ConfigError(where, f"{kp}.ratio", f"expected a positive number, got {ratio!r}")
-        base = _derived_base(str(entry["of"]), where, f"{kp}.of", stack)
+        base = _derived_base(str(entry["of"]), where, f"{kp}.of", schema_of, stack)
         if isinstance(base, bool) or not isinstance(base, (int, float)):
             raise ConfigError(where, f"{kp}.of", f"{entry['of']} is not a number")
         note = f"{ratio:g} × {entry['of']}"
@@ -213,18 +220,16 @@ def _entry(entry: Any, where: str, kp: str, stack: tuple[str, ...]) -> tuple[Any
     raise ConfigError(where, kp, "expected a value, {value: ..., source: ...} or {ratio: ..., of: ...}")
 
 
-def _derived_base(ref: str, where: str, kp: str, stack: tuple[str, ...]) -> Any:
+def _derived_base(ref: str, where: str, kp: str, schema_of: SchemaOf, stack: tuple[str, ...]) -> Any:
     """Value of ``family/name:key`` for ratio-derived parameters."""
-    from cxlsim.devices.registry import family_schema
-
     if ":" not in ref:
         raise ConfigError(where, kp, "expected family/name:key")
     preset, key = ref.split(":", 1)
     path = _locate(preset)
     doc = read_yaml(path)
     check_version(doc, str(path))
-    schema = family_schema(str(doc.get("family")), str(path))
-    values, _ = _raw_params(path, doc, schema, stack)
+    schema = schema_of(str(doc.get("family")), str(path))
+    values, _ = _raw_params(path, doc, schema, schema_of, stack)
     if key not in values:
         declared = schema.by_name()
         if key in declared and not declared[key].required:

@@ -14,6 +14,6 @@ Models are composed by passing models, never preset names: a CXL protocol times 
 a :class:`~cxlsim.devices.cxl_path.FabricPath` built from link and switch models.
 """
 
-from cxlsim.devices.registry import build_device, family_names, get_family, register
+from cxlsim.devices.registry import build_device, family_names, get_family, load_preset, register
 
-__all__ = ["build_device", "family_names", "get_family", "register"]
+__all__ = ["build_device", "family_names", "get_family", "load_preset", "register"]

@@ -23,10 +23,10 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         raise SystemExit("gpu_measure: needs PyTorch with CUDA (pip install torch)") from None
 
-    from cxlsim import __version__
     from cxlsim.devices import build_device
     from cxlsim.devices.gpu import roofline_total_ns
     from cxlsim.devices.gpu_table import BATCH_GRID, table_shapes, write_table
+    from cxlsim.version import __version__
 
     ap = argparse.ArgumentParser(prog="python -m cxlsim.devices.gpu_measure", description=__doc__.split("\n\n")[0])
     ap.add_argument("--preset", default="gpu/rtx3090", help="preset whose model gives the roofline columns")

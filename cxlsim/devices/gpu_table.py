@@ -202,8 +202,8 @@ def write_table(path: str | Path, rows: list[dict[str, Any]], header: list[str])
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cxlsim.config.catalog import load_preset
     from cxlsim.devices.gpu import GpuModel
+    from cxlsim.devices.registry import load_preset
     from cxlsim.version import __version__
 
     ap = argparse.ArgumentParser(prog="python -m cxlsim.devices.gpu_table", description=__doc__.split("\n\n")[0])

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cxlsim.config.catalog import catalog_roots, load_preset
+from cxlsim.config.catalog import Preset, catalog_roots, resolve_preset
 from cxlsim.config.params import ParamSet, Schema, unknown_key_message
 from cxlsim.errors import ConfigError
 
@@ -88,6 +88,13 @@ def get_family(name: str, where: str = "family") -> DeviceFamily:
 
 def family_schema(name: str, where: str) -> Schema:
     return get_family(name, where).schema
+
+
+def load_preset(name_or_path: str, overrides: Mapping[str, Any] | None = None,
+                overrides_where: str = "--set") -> Preset:
+    """Load, resolve and validate preset ``family/name`` (or a YAML path) against its family's
+    schema, with parameter ``overrides`` (source ``overrides_where``)."""
+    return resolve_preset(name_or_path, family_schema, overrides, overrides_where)
 
 
 def build_device(preset: str, overrides: Mapping[str, Any] | None = None) -> Any:

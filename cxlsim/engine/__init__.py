@@ -1,7 +1,12 @@
-"""Simulation engine: simpy clock in ns, component lifecycle, statistics, trace."""
+"""The one simulation engine: the op-graph executor that runs every system, and its trace.
 
-from cxlsim.engine.component import TIME_UNIT, Component, Simulation
-from cxlsim.engine.stats import Stat, StatsRegistry
+:mod:`~cxlsim.engine.executor` runs :class:`~cxlsim.engine.executor.Op` s on exclusive lanes on the
+simpy clock (ns) and records who gated whom; :mod:`~cxlsim.engine.trace` keeps the busy intervals
+that timelines are drawn from. Device models are pure (no simpy); contention between steps is the
+executor's lanes.
+"""
+
+from cxlsim.engine.executor import Executor, Op, OpOutcome, OpRecord
 from cxlsim.engine.trace import Interval, TraceRecorder
 
-__all__ = ["TIME_UNIT", "Component", "Interval", "Simulation", "Stat", "StatsRegistry", "TraceRecorder"]
+__all__ = ["Executor", "Interval", "Op", "OpOutcome", "OpRecord", "TraceRecorder"]

@@ -34,10 +34,9 @@ DepKey = tuple  # (name, batch) or (name, batch, "start")
 
 @dataclass
 class OpOutcome:
-    """What an op's work returns: its end time (ns) and any statistics to keep (e.g. raw_stall_ns)."""
+    """What an op's work returns: its end time (ns) and, optionally, the label to trace it with."""
 
     end_ns: float
-    stats: dict[str, float] = field(default_factory=dict)
     label: str | None = None
 
 
@@ -109,7 +108,6 @@ class OpRecord:
     start_ns: float = float("nan")
     end_ns: float = float("nan")
     gate: tuple | None = None  # ("end", key) | ("start", key) | ("lane", key) | None
-    stats: dict[str, float] = field(default_factory=dict)
     label: str = ""  # the trace label its work gave it
     traced: bool = False  # its interval is on the trace
 
@@ -212,7 +210,6 @@ class Executor:
         if outcome.end_ns < rec.start_ns:
             raise RuntimeError(f"op {op.key} ends before it starts")
         rec.end_ns = float(outcome.end_ns)
-        rec.stats = outcome.stats
         rec.label = outcome.label or op.label or op.name
         self._started[op.key].succeed()
         if self._until is not None and (op.batch < self._until or op.key == ("begin", self._until)):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cxlsim.config.catalog import load_preset
+from cxlsim.devices.registry import load_preset
 from cxlsim.errors import ConfigError
 
 #: Parameter names a device preset may use for sequential bandwidth (first found wins).

@@ -29,9 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cxlsim.config.catalog import Preset, catalog_roots, load_preset
+from cxlsim.config.catalog import Preset, catalog_roots
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
+from cxlsim.devices.registry import load_preset
 from cxlsim.errors import ConfigError
 from cxlsim.systems.tpu_ps import TPU_PS_SCHEMA
 
