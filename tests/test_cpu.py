@@ -41,7 +41,9 @@ def test_outstanding_and_compute_terms(cpu):
 
 def test_lookup_is_the_simulators_media_stream(cpu, dram):
     rows = np.random.default_rng(1).integers(0, 1 << 20, 5000)
-    r = dram.serve(AccessStream.of(0.0, rows * 128, 128, False), dram.new_state(2), 72, 2, per_access=False)
+    # 128 B rows are two cache lines: 72 line-fill buffers keep 36 rows in flight
+    assert cpu.rows_in_flight(128) == 36 and cpu.rows_in_flight(64) == 72 and cpu.rows_in_flight(4096) == 1
+    r = dram.serve(AccessStream.of(0.0, rows * 128, 128, False), dram.new_state(2), 36, 2, per_access=False)
     assert cpu.lookup_ns(rows, 32, dram, 2) == max(r.done_ns, cpu.lookup_compute_ns(5000, 32))
     assert cpu.lookup_ns([], 32, dram) == 0.0
 
@@ -50,7 +52,7 @@ def test_update_reads_then_writes_each_row(cpu, dram):
     rows = np.unique(np.random.default_rng(2).integers(0, 1 << 20, 3000))
     addr = np.repeat(rows * 128, 2)
     wr = np.tile([False, True], rows.size)
-    r = dram.serve(AccessStream.of(0.0, addr, 128, wr), dram.new_state(), 72, per_access=False)
+    r = dram.serve(AccessStream.of(0.0, addr, 128, wr), dram.new_state(), 36, per_access=False)
     assert cpu.update_ns(rows, 32, dram) == max(r.done_ns, cpu.update_compute_ns(rows.size, 32))
 
 

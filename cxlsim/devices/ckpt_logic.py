@@ -44,7 +44,8 @@ SCHEMA = Schema(
         Param("channels_count", int, "DMA channels copying concurrently (the relaxed MLP log takes its own "
               "when >= 2, so it can use every GPU window)", default=1, minimum=1),
         Param("flag_line_B", int, "bytes of one persistent flag write (a persisted line)", default=64, minimum=1),
-        Param("counter_bits", int, "width of each of the two counters (rows logged, MLP bytes logged)", default=64, minimum=1),
+        Param("counter_bits", int, "width of each of the two counters (rows logged, MLP bytes logged)", default=64, minimum=1,
+              descriptive="a counter wide enough never to wrap within a run changes no timing or energy"),
         Param("dma_pJ_per_B", float, "dynamic energy of the DMA logic per byte copied (media and link energy excluded)", minimum=0),
         Param("static_W", float, "static power of the checkpointing logic", minimum=0),
     ),

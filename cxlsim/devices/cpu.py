@@ -2,9 +2,10 @@
 
 Contract (times ns, rates GB/s == B/ns, sizes in elements unless named ``*_B``, fp32 rows; the API
 of :mod:`cxlsim.devices.base`). The mechanism is the one the simulator runs: the host gathers rows
-from a medium as one media stream with :attr:`CpuModel.outstanding_count` = cores × line-fill
-buffers requests in flight (each core has at most ``line_fill_buffers_count`` L1 misses
-outstanding), overlapped with its compute:
+from a medium as one media stream with :meth:`CpuModel.rows_in_flight` rows in flight: each core
+has at most ``line_fill_buffers_count`` L1 misses outstanding, one per cache line
+(``cache_line_B``), so cores × line-fill buffers lines (:attr:`CpuModel.outstanding_count`) make
+that many rows only when a row is one line; overlapped with its compute:
 
 * :meth:`CpuModel.lookup_compute_ns` ``(n_vectors, dim)``, :meth:`CpuModel.update_compute_ns`
   ``(n_rows, dim, n_grads=None)`` -- the compute terms
@@ -13,7 +14,7 @@ outstanding), overlapped with its compute:
 * :meth:`CpuModel.lookup_ns` ``(rows, dim, medium, modules=1)`` -- gather + sum-pool the rows
   numbered ``rows`` (row ``r`` at byte ``r × dim × 4``) from ``modules`` interleaved modules of
   ``medium`` (a :class:`~cxlsim.devices.media.MediaModel`, idle): one read per row, all issued at 0,
-  ``outstanding_count`` in flight; max(the stream's last data, the compute);
+  ``rows_in_flight`` in flight; max(the stream's last data, the compute);
 * :meth:`CpuModel.update_ns` ``(rows, dim, medium, modules=1)`` -- SGD on the distinct ``rows``:
   read, write, read, write, ... in one stream (as the simulator issues it), until the last write is
   acknowledged, overlapped with :meth:`update_compute_ns`;
@@ -57,7 +58,8 @@ SCHEMA = Schema(
         Param("update_cycles_per_element", float, "core cycles per fp32 element of an SGD row update (w -= lr*g)", minimum=0),
         Param("per_vector_overhead_cycles", float, "core cycles per row: index load, bounds check, address arithmetic, loop", minimum=0),
         Param("op_dispatch_us", float, "framework cost per operator call on the host (dispatch, allocation)", minimum=0),
-        Param("dram_channels_count", int, "host DDR channels (informative; the medium model owns bandwidth)", minimum=1),
+        Param("dram_channels_count", int, "host DDR channels", minimum=1,
+              descriptive="the host's memory channels are the modules of the system's DRAM roles"),
         Param("tdp_W", float, "package power with all cores busy (TDP)", minimum=0),
         Param("idle_power_W", float, "package power when idle", minimum=0),
         Param("software_memory_GB", float, "host DRAM the OS, framework and input pipeline occupy (energy provisioning)", default=0.0, minimum=0),
@@ -91,8 +93,14 @@ class CpuModel(DeviceModel):
 
     @property
     def outstanding_count(self) -> int:
-        """Requests the host keeps in flight to memory: cores × line-fill buffers."""
+        """Cache-line misses the host keeps in flight to memory: cores × line-fill buffers."""
         return self.params.cores_count * self.params.line_fill_buffers_count
+
+    def rows_in_flight(self, row_B: int) -> int:
+        """Rows of ``row_B`` bytes the host keeps in flight: a line-fill buffer tracks one cache
+        line, so a row of several lines takes several (at least one row)."""
+        lines = max(1, math.ceil(row_B / self.params.cache_line_B))
+        return max(1, self.outstanding_count // lines)
 
     def row_B(self, dim: int) -> int:
         """Bytes of one fp32 row of ``dim`` elements."""
@@ -149,7 +157,7 @@ class CpuModel(DeviceModel):
             return 0.0
         row_B = self.row_B(dim)
         res = medium.serve(AccessStream.of(0.0, r * row_B, row_B, False), medium.new_state(modules),
-                           self.outstanding_count, modules, per_access=False)
+                           self.rows_in_flight(row_B), modules, per_access=False)
         return max(res.done_ns, self.lookup_compute_ns(r.size, dim))
 
     def update_ns(self, rows: Any, dim: int, medium: Any, modules: int = 1) -> float:
@@ -158,8 +166,8 @@ class CpuModel(DeviceModel):
         r = self._rows(rows, dim)
         if r.size == 0:
             return 0.0
-        res = medium.serve(self._update_stream(r, dim), medium.new_state(modules), self.outstanding_count,
-                           modules, per_access=False)
+        res = medium.serve(self._update_stream(r, dim), medium.new_state(modules),
+                           self.rows_in_flight(self.row_B(dim)), modules, per_access=False)
         return max(res.done_ns, self.update_compute_ns(r.size, dim))
 
     def _update_stream(self, rows: np.ndarray, dim: int) -> AccessStream:
@@ -174,8 +182,8 @@ class CpuModel(DeviceModel):
         if r.size == 0:
             return 0.0
         p = medium.params
-        latency = math.ceil(r.size / self.outstanding_count) * p.read_latency_sequential_ns
         row_B = self.row_B(dim)
+        latency = math.ceil(r.size / self.rows_in_flight(row_B)) * p.read_latency_sequential_ns
         bandwidth = medium.occupancy_ns(AccessStream.of(0.0, r * row_B, row_B, False), modules)
         return max(self.lookup_compute_ns(r.size, dim), latency, bandwidth)
 
@@ -189,7 +197,7 @@ class CpuModel(DeviceModel):
         shortest = min(p.read_latency_sequential_ns, p.write_latency_ns)
         if p.wcb_entries > 0:
             shortest = min(shortest, p.wcb_read_latency_ns)
-        latency = math.ceil(2 * r.size / self.outstanding_count) * shortest
+        latency = math.ceil(2 * r.size / self.rows_in_flight(self.row_B(dim))) * shortest
         bandwidth = medium.occupancy_ns(self._update_stream(r, dim), modules)
         return max(self.update_compute_ns(r.size, dim), latency, bandwidth)
 

@@ -18,7 +18,9 @@ UNIT_B = 4096  # flash page as seen by the host
 
 SCHEMA = media.media_schema(
     "ssd", UNIT_B,
-    extra=(Param("active_W", float, "active power of the drive (data sheet)", minimum=0),),
+    extra=(Param("active_W", float, "active power of the drive (data sheet)", minimum=0,
+                 descriptive="the data sheet's active power, from which read/write_media_pJ_per_bit are "
+                             "derived (per-bit energy × bandwidth + background = active)"),),
 )
 
 FAMILY = register(DeviceFamily(

@@ -294,6 +294,9 @@ def _device(role: str, spec: Any, where: str, where_sets: str) -> DeviceRole:
 
 def _check_roles(cfg: SystemConfig, where: str) -> None:
     p = cfg.pipeline
+    if p.persistence == "none":
+        for key in ("checkpoint_on", "checkpoint_agent", "mlp_pull"):
+            p.skip(key, "persistence is none")
     need = ["gpu", "host_cpu", p.tables_on]
     need.append("ndp" if p.embedding_engine == "ndp" else "host_cpu")
     persists = p.persistence != "none"

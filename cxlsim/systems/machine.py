@@ -30,6 +30,7 @@ import numpy as np
 
 from cxlsim.devices.media import AccessStream
 from cxlsim.engine.executor import Executor, OpOutcome
+from cxlsim.errors import InputError
 from cxlsim.kernels.vector_cache import cache_access, new_cache
 from cxlsim.systems.activity import BatchLedger
 from cxlsim.systems.config import DeviceRole
@@ -40,9 +41,9 @@ from cxlsim.units import GiB
 INDEX_B = 4
 CONFIG_REGISTERS = 4
 FP32_B = 4
-#: Log and redo records are written sequentially in 4 KiB bursts (the largest AXI burst, the DMA
-#: engine's ``burst_B``; a page for the host writing to an SSD).
-LOG_BURST_B = 4096
+#: The host writes log and redo records sequentially in 4 KiB pieces (a page, as the host writes
+#: to an SSD); the checkpointing logic writes them in its DMA engine's ``burst_B``.
+HOST_WRITE_B = 4096
 
 
 class Memory:
@@ -144,6 +145,47 @@ class TrainingMachine:
         #: what each batch did (:mod:`cxlsim.systems.activity`), filled as its ops run
         self.ledgers: dict[int, BatchLedger] = {}
         self._ledger = BatchLedger()
+        if self.ndp is not None:
+            self._check_scratchpad()
+        self._declare_unused()
+
+    def _check_scratchpad(self) -> None:
+        """The near-data logic holds a batch's pooled vectors in its scratchpad until they are
+        flushed to the GPU (the ``ndp`` preset's sizing); spilling them to the memory is not
+        modelled, so a batch that does not fit is refused."""
+        need_B = self.ndp.scratchpad_B(self.B * self.T, self.dim)
+        if not self.ndp.scratchpad_fits(self.B * self.T, self.dim):
+            raise InputError(
+                f"devices.ndp.params.scratchpad_KiB: {self.ndp.params.scratchpad_KiB:g} KiB cannot hold a batch's "
+                f"pooled vectors ({need_B / 1024:.0f} KiB for {self.B} samples × {self.T} tables × {self.dim} fp32); "
+                "spilling them is not modelled: enlarge the scratchpad or reduce the batch")
+
+    def _declare_unused(self) -> None:
+        """Say which role parameters this pipeline does not use, and why (the reach check and the
+        refusal of overrides read these reasons, :mod:`cxlsim.systems.reach`)."""
+        p = self.pipe
+        cpu = self.cpu.params
+        if p.embedding_engine == "ndp":
+            why = "the embeddings run on the near-data logic (pipeline.embedding_engine: ndp)"
+            for key in ("clock_GHz", "line_fill_buffers_count", "lookup_cycles_per_element",
+                        "update_cycles_per_element", "per_vector_overhead_cycles", "update_table_order"):
+                cpu.skip(key, why)
+            cpu.skip("op_dispatch_us", "the host dispatches no embedding operator here (pipeline.embedding_engine: "
+                     "ndp), and GPU operators are timed without framework dispatch")
+            if p.persistence == "none" or p.checkpoint_agent != "host_cpu":
+                cpu.skip("cache_line_B", "the host neither streams rows nor writes the persistent flags here")
+        if self.pcie is not None:
+            pcie = self.pcie.params
+            bounces = p.embedding_engine == "ndp"  # a PCIe card: device → host → device
+            if not bounces:
+                for key in ("bounce_host_copy", "host_copy_bw_GBps"):
+                    pcie.skip(key, "no copy of this system bounces through host memory (the host is the embedding engine)")
+            elif not pcie.bounce_host_copy:
+                pcie.skip("host_copy_bw_GBps", "bounce_host_copy is false: the bounce uses one staging buffer")
+        if self.cxl is not None:
+            cxl = self.cxl.params
+            cxl.skip("dcoh_snoop_ns", "no step of this dataflow snoops a DCOH (flushes push the lines to their home)")
+            cxl.skip("mmio_read_ns", "the host only writes device registers (posted MMIO writes); no step reads one")
 
     # -- helpers -----------------------------------------------------------------------------
     def _round(self, nbytes: float) -> int:
@@ -159,9 +201,12 @@ class TrainingMachine:
         return self.data_base + rows * self.row_B
 
     def _engine_outstanding(self) -> int:
+        """Rows the embedding engine keeps in flight: the near-data logic's per-port limit on each
+        of its memory-controller ports, or the host's line-fill buffers (per cache line of a row)."""
         if self.pipe.embedding_engine == "ndp":
-            return self.ndp.params.outstanding_per_mc_count * self.tables.modules
-        return self.cpu.outstanding_count
+            p = self.ndp.params
+            return p.outstanding_per_mc_count * p.memory_controllers_count
+        return self.cpu.rows_in_flight(self.row_B)
 
     def _count_link(self, path: str, nbytes: float) -> None:
         """Accounting, no timing effect: ``nbytes`` on link ``path`` in the batch being served
@@ -300,32 +345,49 @@ class TrainingMachine:
     # -- persistence -----------------------------------------------------------------------------
     def _flag_ns(self, mem: Memory) -> float:
         """A persistent flag: one line written after the data it covers is acknowledged (a fence),
-        so it costs one idle sequential write latency after that point (pure API: the flag is
-        issued in the future, beyond the streams already served)."""
-        return mem.model.write_latency_ns("sequential")
+        so it costs one idle write of the flag's line after that point (pure API: the flag is issued
+        in the future, beyond the streams already served); its media traffic is charged to the
+        batch. The line is the checkpointing logic's ``flag_line_B``, or the host's cache line."""
+        line_B = (self.ckpt.params.flag_line_B if self.pipe.checkpoint_agent == "ckpt_logic"
+                  else self.cpu.params.cache_line_B)
+        m = mem.model
+        tr = self._ledger.traffic(mem.role)
+        tr.media_write_B += m.units(line_B) * m.unit_B
+        if m.params.read_modify_write and line_B % m.unit_B:  # a partial unit is read first
+            tr.media_read_B += m.unit_B
+        tr.requested_B += line_B
+        return m.access_cost("write", line_B).time_ns
+
+    def _burst_B(self) -> int:
+        """Bytes the checkpoint agent writes to the log or redo record per request."""
+        if self.pipe.checkpoint_agent == "ckpt_logic":
+            return self.ckpt.params.burst_B
+        return HOST_WRITE_B
 
     def _copy_rows(self, rows: np.ndarray, dst_base: int, t: float, outstanding: int, read_source: bool = True) -> float:
         """Copy rows into a sequential log area: rows are gathered (read) from the data region and
-        written packed, in ``LOG_BURST_B`` bursts, each burst after the reads that fill it.
+        written packed, in the agent's bursts (:meth:`_burst_B`), each burst after the reads that
+        fill it.
         Returns the time the last write is acknowledged."""
         if rows.size == 0:
             return t
+        burst_B = self._burst_B()
         nbytes = rows.size * self.row_B
-        k = int(math.ceil(nbytes / LOG_BURST_B))
-        dst = dst_base + np.arange(k, dtype=np.int64) * LOG_BURST_B
+        k = int(math.ceil(nbytes / burst_B))
+        dst = dst_base + np.arange(k, dtype=np.int64) * burst_B
         if not read_source:
-            return self._serve(self.ckpt_mem, t, dst, LOG_BURST_B, True, outstanding).done_ns
+            return self._serve(self.ckpt_mem, t, dst, burst_B, True, outstanding).done_ns
         src = self._rows_addr(rows)
         if self.ckpt_mem is not self.tables:
             r = self._serve(self.tables, t, src, self.row_B, False, outstanding)
-            w = self._serve(self.ckpt_mem, t, dst, LOG_BURST_B, True, outstanding)
+            w = self._serve(self.ckpt_mem, t, dst, burst_B, True, outstanding)
             return max(r.done_ns, w.done_ns)
-        per = max(1, LOG_BURST_B // self.row_B)
+        per = max(1, burst_B // self.row_B)
         burst_of = np.arange(rows.size) // per
         # order: reads of burst 0, write of burst 0, reads of burst 1, ...
         key = np.concatenate([burst_of * 2, np.arange(k) * 2 + 1])
         addr = np.concatenate([src, dst])
-        size = np.concatenate([np.full(rows.size, self.row_B), np.full(k, LOG_BURST_B)])
+        size = np.concatenate([np.full(rows.size, self.row_B), np.full(k, burst_B)])
         wr = np.concatenate([np.zeros(rows.size, bool), np.ones(k, bool)])
         order = np.argsort(key, kind="stable")
         res = self._serve(self.tables, t, addr[order], size[order], wr[order], outstanding)
@@ -357,9 +419,10 @@ class TrainingMachine:
             self._count_link("cxl_gpu", self.cxl.read_cost(nbytes, 0.0, self.gpu_path).size_B)
         else:
             self._count_link("pcie", self.pcie.memcpy_cost(nbytes, self.pipe.checkpoint_agent == "ndp").size_B)
-        k = int(math.ceil(nbytes / LOG_BURST_B))
-        addr = base + np.arange(k, dtype=np.int64) * LOG_BURST_B
-        w = self._serve(self.ckpt_mem, t, addr, LOG_BURST_B, True, outstanding)
+        burst_B = self._burst_B()
+        k = int(math.ceil(nbytes / burst_B))
+        addr = base + np.arange(k, dtype=np.int64) * burst_B
+        w = self._serve(self.ckpt_mem, t, addr, burst_B, True, outstanding)
         return float(max(w.done_ns, t + pull_ns))
 
     def _ckpt_outstanding(self) -> int:

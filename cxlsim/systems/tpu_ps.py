@@ -74,6 +74,20 @@ TPU_PS_SCHEMA = Schema("tpu-ps", (
 ))
 
 
+#: Parameters of one placement only: the other placement's go unused (and are declared so).
+HBM_ONLY = ("partitioning_policy", "column_shards_count", "sparsecores_per_chip_count", "hbm_bw_GBps",
+            "hbm_gather_efficiency_fraction", "a2a_GBps", "a2a_latency_us")
+PS_ONLY = ("ps_servers_count", "ps_cores_count", "accelerator_cores_count", "rpc_coalescing", "rpc_cpu_us",
+           "rpc_latency_us", "ps_row_ns", "ps_nic_GBps")
+
+
+def declare_unused(params: ParamSet) -> None:
+    """Declare the other placement's parameters unused (:meth:`ParamSet.skip`)."""
+    placement = params.placement_policy
+    for key in (PS_ONLY if placement == "hbm" else HBM_ONLY):
+        params.skip(key, f"placement_policy is {placement}")
+
+
 def load_imbalance(bytes_per_core: Sequence[float]) -> float:
     """LI = N·max Bᵢ / Σ Bᵢ over N cores (1 = perfectly balanced)."""
     total = float(sum(bytes_per_core))

@@ -15,7 +15,7 @@ import numpy as np
 from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.result import RunResult
 from cxlsim.systems.streams import StreamSet
-from cxlsim.systems.tpu_ps import tpu_ps_step
+from cxlsim.systems.tpu_ps import declare_unused, tpu_ps_step
 from cxlsim.workloads.catalog import Workload
 
 
@@ -48,6 +48,7 @@ def simulate_tpu_ps(cfg: SystemConfig, wl: Workload, streams: StreamSet):
           "bottom_mlp": wl.bottom_widths, "top_mlp": wl.top_widths,
           "rows_per_table": int(round(streams.layout.total_rows / wl.params.tables))}
     sp = cfg.tpu_ps
+    declare_unused(sp)
     times, parts, steps = [], [], []
     for n in range(cfg.warmup_batches, cfg.warmup_batches + cfg.batches):
         step = tpu_ps_step(wp, sp, unique_ids_per_table(streams, n))
