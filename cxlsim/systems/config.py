@@ -42,6 +42,8 @@ TOP_KEYS = {"version", "inherits", "name", "description", "model", "workload", "
 #: TPU/parameter-server step model (SPEC §1.4 ``tpu-ps``, :mod:`cxlsim.systems.tpu_ps`).
 MODELS = ("dataflow", "tpu_ps")
 DEVICE_KEYS = {"preset", "count", "interleave_B", "params", "levels"}
+#: Families whose roles take ``count`` modules interleaved every ``interleave_B`` bytes.
+MEMORY_ROLE_FAMILIES = ("dram", "pmem", "ssd")
 
 #: Device roles a pipeline may refer to, and what each is.
 ROLES = {
@@ -286,6 +288,15 @@ def _device(role: str, spec: Any, where: str, where_sets: str) -> DeviceRole:
         if exc.where == where_sets and overrides:  # a bad override: name its full key path
             raise ConfigError(where_sets, f"{kp}.{exc.key}", exc.message) from None
         raise
+    # structural keys take effect only where a model uses them: modules and interleaving for memory
+    # roles, switch levels for the switch; anywhere else they would be accepted and change nothing
+    family = preset.family
+    for key, applies, what in (("count", family in MEMORY_ROLE_FAMILIES, "memory modules (dram, pmem, ssd roles)"),
+                               ("interleave_B", family in MEMORY_ROLE_FAMILIES, "memory modules (dram, pmem, ssd roles)"),
+                               ("levels", role == "switch", "the switch role")):
+        if key in spec and not applies:
+            raise ConfigError(where_sets, f"{kp}.{key}",
+                              f"applies only to {what}; the {role} role ({preset.name}) has none")
     count = Param("count", int, "modules", minimum=1).coerce(spec.get("count", 1), where_sets, f"{kp}.count")
     inter = Param("interleave_B", int, "interleave", minimum=64).coerce(spec.get("interleave_B", 4096), where_sets, f"{kp}.interleave_B")
     levels = Param("levels", int, "switch levels", minimum=0).coerce(spec.get("levels", 1), where_sets, f"{kp}.levels")
