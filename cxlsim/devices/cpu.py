@@ -58,6 +58,9 @@ SCHEMA = Schema(
         Param("update_cycles_per_element", float, "core cycles per fp32 element of an SGD row update (w -= lr*g)", minimum=0),
         Param("per_vector_overhead_cycles", float, "core cycles per row: index load, bounds check, address arithmetic, loop", minimum=0),
         Param("op_dispatch_us", float, "framework cost per operator call on the host (dispatch, allocation)", minimum=0),
+        Param("major_fault_us", float, "host CPU time to handle one major page fault of a memory-mapped file: trap, page "
+              "allocation, block layer, NVMe submission and completion, page-table update (the device's read excluded)",
+              default=0.0, minimum=0),
         Param("dram_channels_count", int, "host DDR channels", minimum=1,
               descriptive="the host's memory channels are the modules of the system's DRAM roles"),
         Param("tdp_W", float, "package power with all cores busy (TDP)", minimum=0),
@@ -136,6 +139,18 @@ class CpuModel(DeviceModel):
         if grads > n_rows:
             t += self.compute_ns(grads - n_rows, dim, self.params.lookup_cycles_per_element, threads)
         return t
+
+    def storage_reads_in_flight(self) -> int:
+        """Reads a memory-mapped table file keeps in flight: a major fault blocks its thread, so one
+        per worker thread (synchronous faults)."""
+        return self.params.threads_count
+
+    def fault_ns(self, n_faults: int) -> float:
+        """Host CPU time of ``n_faults`` major faults spread over the worker threads (ns): each
+        thread handles its faults one after another."""
+        if n_faults <= 0:
+            return 0.0
+        return math.ceil(n_faults / self.params.threads_count) * self.params.major_fault_us * US
 
     def dispatch_ns(self, n_ops: int) -> float:
         """Host framework overhead (ns) of ``n_ops`` operator calls."""
