@@ -38,7 +38,7 @@ from cxlsim.systems.platform import DEFAULT_PLATFORM, load_platform, merge
 from cxlsim.systems.tpu_ps import TPU_PS_SCHEMA
 
 TOP_KEYS = {"version", "inherits", "name", "description", "model", "platform", "workload", "seed", "batches",
-            "warmup_batches", "devices", "pipeline", "workload_overrides", "tpu_ps"}
+            "warmup_batches", "devices", "pipeline", "workload_overrides", "tpu_ps", "topology"}
 #: ``model:`` of a system: the shared op-graph dataflow over device models, or the analytic
 #: TPU/parameter-server step model (SPEC §1.4 ``tpu-ps``, :mod:`cxlsim.systems.tpu_ps`).
 MODELS = ("dataflow", "tpu_ps")
@@ -63,6 +63,27 @@ ROLES = {
     "cxl_protocol": "CXL.cache/DCOH, CXL.mem and CXL.io protocol costs",
     "pcie": "PCIe link and CUDA-like software path (launch, sync, memcpy)",
 }
+
+#: CXL 3.0: at most 4095 devices in the fabric of one root port (12-bit port-based routing ids).
+MAX_FABRIC_DEVICES = 4095
+
+TOPOLOGY = Schema(
+    "topology",
+    (
+        Param("gpus_count", int, "accelerators training data-parallel, each on the workload's per-GPU batch (the "
+              "tpu-ps model's chips)", default=1, minimum=1, maximum=MAX_FABRIC_DEVICES),
+        Param("cxl_mems_count", int, "memory devices holding the embedding tables (CXL-MEMs, or PCIe cards); each "
+              "has the table_memory role's modules, its own near-data and checkpointing logic", default=1,
+              minimum=1, maximum=MAX_FABRIC_DEVICES),
+        Param("fanout_count", int, "devices (or child switches) under each switch of the tree; 0 = the switch "
+              "preset's ports less its upstream port", default=0, minimum=0, maximum=1024),
+        Param("attach_policy", str, "where devices hang on the leaf switches: 'packed' (GPUs, then CXL-MEMs, left "
+              "to right) or 'interleaved' (GPU, CXL-MEM, GPU, ...)", default="packed", choices=("packed", "interleaved")),
+        Param("tables_policy", str, "where tables live: 'whole' (each table on one CXL-MEM, spread to balance "
+              "bytes) or 'row_sharded' (every table's rows split over all CXL-MEMs)", default="whole",
+              choices=("whole", "row_sharded")),
+    ),
+)
 
 PIPELINE = Schema(
     "pipeline",
@@ -116,6 +137,7 @@ class SystemConfig:
     document: dict[str, Any] = field(default_factory=dict)
     model: str = "dataflow"
     tpu_ps: ParamSet | None = None  # model tpu_ps: the step model's parameters
+    topology: ParamSet = field(default_factory=lambda: TOPOLOGY.validate({}, {}, "default"))
     platform: str = DEFAULT_PLATFORM  # the apparatus that filled the roles (configs/platforms/)
 
     def role(self, name: str) -> DeviceRole:
@@ -143,6 +165,7 @@ class SystemConfig:
                 for r, d in self.devices.items()
             },
             "workload_overrides": dict(self.workload_overrides),
+            "topology": self.topology.as_dict(),
         }
         if self.tpu_ps is not None:
             out["tpu_ps"] = self.tpu_ps.as_dict()
@@ -220,6 +243,10 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
         if tpu_doc is not None:
             raise ConfigError(where, "tpu_ps", "tpu_ps: parameters need model: tpu_ps")
         pipeline = PIPELINE.validate(pipeline_doc, {}, at("pipeline"), "pipeline.")
+    topology_doc = doc.get("topology") or {}
+    if not isinstance(topology_doc, dict):
+        raise ConfigError(at("topology"), "topology", "expected a mapping of parameter: value")
+    topology = TOPOLOGY.validate(topology_doc, {}, at("topology"), "topology.")
     name = str(doc.get("name", path.stem))
     platform_name = doc.get("platform", DEFAULT_PLATFORM)
     try:
@@ -245,6 +272,7 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
         model=model,
         tpu_ps=tpu,
         platform=platform.name,
+        topology=topology,
     )
     if model == "dataflow":
         _check_roles(cfg, where)

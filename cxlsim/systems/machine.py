@@ -165,6 +165,8 @@ class TrainingMachine:
         refusal of overrides read these reasons, :mod:`cxlsim.systems.reach`)."""
         p = self.pipe
         cpu = self.cpu.params
+        for key in self.cfg.topology:  # interim, until the machine trains on several devices (issue 18)
+            self.cfg.topology.skip(key, "this revision trains on one GPU and one memory device")
         if not any(self._on_storage(m) for m in self.memories.values()):
             cpu.skip("major_fault_us", "no table is memory-mapped from storage here")
         if p.embedding_engine == "ndp":
