@@ -18,12 +18,13 @@ from cxlsim.devices.gpu import GpuModel
 from cxlsim.devices.ndp import NdpModel
 from cxlsim.devices.registry import load_preset
 from cxlsim.energy import COMPONENTS, energy_detail, energy_per_batch, energy_report
-from cxlsim.energy.model import cxl_links, pcie_links
+from cxlsim.energy.model import Deployment, cxl_links, pcie_links
 from cxlsim.energy.report import baseline_sets
 from cxlsim.systems.config import DeviceRole, load_system
 from cxlsim.systems.graph import build_devices, build_role
 from cxlsim.systems.machine import Memory
 from cxlsim.systems.provision import HOST_MEMORY, checkpoint_B, model_B, provision
+from cxlsim.systems.topology import Fabric
 from cxlsim.workloads.catalog import load_workload
 
 PJ = 1e-12
@@ -119,18 +120,22 @@ def test_near_data_and_checkpointing_logic():
 
 def test_link_energy_per_path_matches_the_fabric_models():
     devices = build_devices(load_system("cxl-d"))
-    assert pcie_links(devices) == 0 and len(cxl_links(devices)) == 3 and devices.switches == 1
-    assert [lk.params for lk in devices.gpu_path.links] == [devices["fabric_link"].params, devices["gpu_link"].params]
+    fabric = Fabric.of(devices, 1, 1)
+    d = Deployment(1, 1, fabric)
+    assert pcie_links(devices, d) == 0 and len(cxl_links(d)) == 3 and fabric.powered_switches() == 1
+    path = fabric.path(("mem", 0), ("gpu", 0))
+    assert [lk.params for lk in path.links] == [devices["fabric_link"].params, devices["gpu_link"].params]
     pr = devices["cxl_protocol"]
     n = 1000
-    flush = pr.flush_cost(n, devices.gpu_path)
+    flush = pr.flush_cost(n, path)
     assert flush.size_B == math.ceil(5 * n / 15) * 256  # header slot + 4 data slots per line, 15 per flit
     # two links at 5 pJ/bit and one switch forwarding at 2 pJ/bit
-    assert devices.gpu_path.energy_J([flush.size_B] * 2) == pytest.approx(flush.size_B * 8 * (5 + 5 + 2) * PJ, rel=1e-12)
-    assert devices.gpu_path.energy_J([flush.size_B] * 2) == pytest.approx(flush.energy_J, rel=1e-12)
+    assert path.energy_J([flush.size_B] * 2) == pytest.approx(flush.size_B * 8 * (5 + 5 + 2) * PJ, rel=1e-12)
+    assert path.energy_J([flush.size_B] * 2) == pytest.approx(flush.energy_J, rel=1e-12)
     pcie = build_devices(load_system("pcie"))
     assert pcie_links(pcie) == 2  # the GPU's and the memory card's
     assert pcie_links(build_devices(load_system("pmem"))) == 1
+    assert pcie_links(pcie, Deployment(4, 2)) == 6  # each GPU's and each card's
     assert pcie["pcie"].energy_J(2e6) == pytest.approx(pcie["pcie"].memcpy_cost(1e6, True).energy_J)
 
 
@@ -210,7 +215,8 @@ def test_every_access_and_byte_is_charged_to_one_batch():
     (act,) = r.activity
     flush = m.cxl.flush_cost(math.ceil(m.pooled_B / 64), m.gpu_path).size_B
     fill = m.cxl.read_cost(m.mlp_B, 0.0, m.gpu_path).size_B
-    assert act.link_B["cxl_gpu"] == pytest.approx(2 * flush + fill)  # pooled + grads + MLP pull
+    assert act.link_B["cxl:mem0>gpu0"] == pytest.approx(flush)  # pooled vectors
+    assert act.link_B["cxl:gpu0>mem0"] == pytest.approx(flush + fill)  # gradients + MLP pull
     assert act.mlp_log_B == m.mlp_B
     assert act.logic.dma_B == act.logic.updated_rows * r.workload.row_B + m.mlp_B  # redo rows + MLP pull
 

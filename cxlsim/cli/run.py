@@ -48,8 +48,15 @@ def render(d: dict) -> str:
         f"  throughput   {d['throughput_samples_per_s']:,.0f} samples/s",
         f"  RAW stall    {d['raw_stall_ms']:.3f} ms per batch (in embedding)",
         f"  MLP log gap  {d['mlp_log_gap_batches']} batches",
-        "",
     ]
+    dev = d.get("devices") or {}
+    if dev and (dev.get("gpus", 1) > 1 or dev.get("cxl_mems", 1) > 1):
+        mems = dev["cxl_mems"]
+        lines.append(f"  devices      {dev['gpus']} GPU(s), {mems} memory device{'s' if mems > 1 else ''}")
+    if d.get("bottleneck"):
+        top = ", ".join(f"{k} {100 * v:.0f}%" for k, v in list(d["utilisation"].items())[:4])
+        lines.append(f"  busiest      {top}")
+    lines.append("")
     rows = [[k, v, 100 * v / bt["mean"] if bt["mean"] else 0.0] for k, v in d["breakdown_ms"].items()]
     lines.append(format_table(["critical path", "ms", "%"], rows))
     if d.get("energy_J_per_batch"):

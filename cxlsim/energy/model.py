@@ -24,9 +24,12 @@ device energy is computed in one place, the device library.
 
 from __future__ import annotations
 
-from cxlsim.systems.activity import BatchActivity
+from dataclasses import dataclass
+
+from cxlsim.systems.activity import CXL_PREFIX, PCIE, BatchActivity, cxl_path_endpoints
 from cxlsim.systems.graph import DeviceGraph
 from cxlsim.systems.provision import ModulePool
+from cxlsim.systems.topology import Fabric
 
 COMPONENTS = ("gpu", "cpu", "dram", "pmem", "ssd", "cxl_mem_logic", "links")
 PARTS = ("static", "active", "dynamic")
@@ -36,58 +39,72 @@ def _zero() -> dict[str, dict[str, float]]:
     return {c: dict.fromkeys(PARTS, 0.0) for c in COMPONENTS}
 
 
-def pcie_links(devices: DeviceGraph) -> int:
-    """PCIe links a system powers: the GPU's, plus the memory card's when the embedding engine is on
-    a card the software reaches over PCIe."""
+@dataclass(frozen=True)
+class Deployment:
+    """How many of each device a run used (SPEC §12) and the switch tree between them."""
+
+    gpus: int = 1
+    mems: int = 1
+    fabric: Fabric | None = None
+
+
+def pcie_links(devices: DeviceGraph, d: Deployment = Deployment()) -> int:
+    """PCIe links a system powers: each GPU's, plus each memory card's when the embedding engine is
+    on a card the software reaches over PCIe."""
     if not devices.has("pcie"):
         return 0
     p = devices.config.pipeline
-    return 1 + (1 if p.embedding_engine == "ndp" and p.data_movement == "software" else 0)
+    return d.gpus + (d.mems if p.embedding_engine == "ndp" and p.data_movement == "software" else 0)
 
 
-def cxl_links(devices: DeviceGraph) -> list:
-    """The CXL links a system powers: CXL-MEM's, GPU's, host's and the trunks between switches."""
-    if devices.gpu_path is None:
-        return []
-    return [devices["fabric_link"], devices["gpu_link"], devices["host_link"]] + [devices["fabric_link"]] * devices.trunk_links
+def cxl_links(d: Deployment) -> list:
+    """The CXL links a system powers: every link of its switch tree on some device's path to the
+    host (each device's link, the trunks, the host's link)."""
+    return d.fabric.powered_links() if d.fabric is not None else []
+
+
+def _switches(d: Deployment) -> int:
+    return d.fabric.powered_switches() if d.fabric is not None else 0
 
 
 def batch_energy(act: BatchActivity, devices: DeviceGraph, pools: dict[str, ModulePool],
-                 dim: int) -> dict[str, dict[str, float]]:
+                 dim: int, d: Deployment = Deployment()) -> dict[str, dict[str, float]]:
     """Energy of one batch by component and part (module docstring), J."""
     e = _zero()
     T = act.wall_ns
     gpu, cpu = devices["gpu"], devices["host_cpu"]
-    e["gpu"]["static"], e["gpu"]["active"] = gpu.static_energy_J(T), gpu.active_energy_J(act.lane_busy_ns.get("gpu", 0.0))
+    gpu_busy = sum(ns for lane, ns in act.lane_busy_ns.items() if lane.split(".")[0] == "gpu")
+    e["gpu"]["static"], e["gpu"]["active"] = gpu.static_energy_J(T, d.gpus), gpu.active_energy_J(gpu_busy)
     e["cpu"]["static"], e["cpu"]["active"] = cpu.static_energy_J(T), cpu.active_energy_J(act.host_core_busy_ns)
 
     for role, pool in pools.items():
         part = e[pool.family]
         part["static"] += pool.model.static_energy_J(T, pool.modules)
-        if role in act.media:
-            tr = act.media[role]
-            part["dynamic"] += pool.model.traffic_energy_J(tr.media_read_B, tr.media_write_B, tr.requested_B)
+        for key, tr in act.media.items():  # a role's traffic on every device that holds it
+            if key.split(".")[0] == role:
+                part["dynamic"] += pool.model.traffic_energy_J(tr.media_read_B, tr.media_write_B, tr.requested_B)
 
     logic = e["cxl_mem_logic"]
     if devices.has("ndp"):
         ndp, w = devices["ndp"], act.logic
-        logic["static"] += ndp.static_energy_J(T)
+        logic["static"] += ndp.static_energy_J(T, d.mems)
         logic["dynamic"] += ndp.ops_energy_J(dim, w.pooled_vectors, w.updated_rows, w.gradient_vectors, w.corrected_vectors)
     if devices.has("ckpt_logic"):
         ckpt = devices["ckpt_logic"]
-        logic["static"] += ckpt.static_energy_J(T)
+        logic["static"] += ckpt.static_energy_J(T, d.mems)
         logic["dynamic"] += ckpt.dma_energy_J(act.logic.dma_B)
 
     links = e["links"]
-    n_pcie = pcie_links(devices)
+    n_pcie = pcie_links(devices, d)
     if n_pcie:
         links["static"] += devices["pcie"].static_energy_J(T, n_pcie)
-        links["dynamic"] += devices["pcie"].energy_J(act.link_B.get("pcie", 0.0))
-    for link in cxl_links(devices):
+        links["dynamic"] += devices["pcie"].energy_J(act.link_B.get(PCIE, 0.0))
+    for link in cxl_links(d):
         links["static"] += link.static_energy_J(T)
-    if devices.switches:
-        links["static"] += devices["switch"].static_energy_J(T, devices.switches)
-    for name, path in (("cxl_gpu", devices.gpu_path), ("cxl_host", devices.host_path)):
-        if path is not None and act.link_B.get(name):
-            links["dynamic"] += path.energy_J([act.link_B[name]] * len(path.links))
+    if _switches(d):
+        links["static"] += devices["switch"].static_energy_J(T, _switches(d))
+    for key, size_B in act.link_B.items():
+        if key.startswith(CXL_PREFIX) and size_B:
+            path = d.fabric.path(*cxl_path_endpoints(key))
+            links["dynamic"] += path.energy_J([size_B] * len(path.links))
     return e

@@ -25,12 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from cxlsim.energy.model import COMPONENTS, PARTS, batch_energy
+from cxlsim.energy.model import COMPONENTS, PARTS, Deployment, batch_energy
 from cxlsim.errors import InputError
 from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.graph import build_devices
 from cxlsim.systems.provision import provision
 from cxlsim.systems.run import load_config, simulate
+from cxlsim.systems.topology import Fabric
 
 SHARED_TOP_KEYS = ("seed", "batches", "warmup_batches", "platform")
 
@@ -51,8 +52,11 @@ def energy_detail(result: Any, config: SystemConfig | None = None) -> dict[str, 
     _check_same_system(result.config, cfg)
     wl = result.workload
     devices = result.devices if config is None else build_devices(cfg)
-    pools = provision(devices, wl)
-    per = [batch_energy(a, devices, pools, wl.params.dim) for a in result.activity]
+    m = result.machine
+    fabric = m.fabric if config is None or m.fabric is None else Fabric.of(devices, m.gpus, m.mems)
+    deployment = Deployment(m.gpus, m.mems, fabric)
+    pools = provision(devices, wl, m.mems)
+    per = [batch_energy(a, devices, pools, wl.params.dim, deployment) for a in result.activity]
     return {c: {part: float(np.mean([b[c][part] for b in per])) for part in PARTS} for c in COMPONENTS}
 
 

@@ -1,7 +1,10 @@
 """Run an op graph on the simpy clock and record who gated whom.
 
 An :class:`Op` is one step of one batch on one lane (an exclusive resource: ``gpu``, ``ndp``,
-``host_cpu``, ``ckpt_logic``, ``cxl.link``...). It starts when all its dependencies are met and its
+``host_cpu``, ``ckpt_logic``, ``cxl.link``...), and optionally on further lanes it ``holds`` for its
+whole span (a fabric transfer holds every link direction of its path; all of an op's lanes are
+acquired in one global order, so ops cannot deadlock on them; the trace shows the op on its
+``lane``). It starts when all its dependencies are met and its
 lane is free (ops waiting for a lane go by ``priority``, then by when each became ready, then by
 the order they were added; ops that become ready at the same instant all compete), asks its
 ``work`` callable for its end time *at that instant* (device models with state, e.g. PMEM
@@ -50,6 +53,7 @@ class Op:
     deps: list[DepKey] = field(default_factory=list)
     label: str = ""
     priority: int = 0  # among ops waiting for the same lane, lower goes first
+    holds: tuple[str, ...] = ()  # further lanes the op holds for its whole span (e.g. every link of a path)
 
 
     @property
@@ -136,10 +140,11 @@ class Executor:
         self.records[op.key] = OpRecord(op)
         self._started[op.key] = self.env.event()
         self._done[op.key] = self.env.event()
-        if op.lane not in self._lanes:
-            self._lanes[op.lane] = Lane(self.env)
-            self._lane_last[op.lane] = None
-            self.trace.declare_lane(op.lane)
+        for lane in (op.lane, *op.holds):
+            if lane not in self._lanes:
+                self._lanes[lane] = Lane(self.env)
+                self._lane_last[lane] = None
+        self.trace.declare_lane(op.lane)
 
     def planned_end(self, key: OpKey) -> float:
         """End time of an op that has started (its work already decided it)."""
@@ -200,11 +205,14 @@ class Executor:
             t = r.start_ns if kind == "start" else r.end_ns
             if t >= latest:  # ties: the later-listed dependency (deps are listed in data order)
                 latest, gate = t, (kind, key)
-        lane = self._lanes[op.lane]
-        yield lane.request(op.priority, self._add_order[op.key])
+        names = sorted({op.lane, *op.holds})  # one global order: paths cannot deadlock
+        for name in names:
+            yield self._lanes[name].request(op.priority, self._add_order[op.key])
         rec.start_ns = float(self.env.now)
-        if rec.start_ns > rec.ready_ns and self._lane_last[op.lane] is not None:
-            gate = ("lane", self._lane_last[op.lane])
+        if rec.start_ns > rec.ready_ns:
+            held = [self._lane_last[n] for n in names if self._lane_last[n] is not None]
+            if held:  # released by the lane freed last
+                gate = ("lane", max(held, key=lambda k: self.records[k].end_ns))
         rec.gate = gate
         outcome = op.work(rec.start_ns)
         if outcome.end_ns < rec.start_ns:
@@ -217,7 +225,9 @@ class Executor:
             if self._waiting == 0:
                 self._stop.succeed()
         yield self.env.timeout(rec.end_ns - rec.start_ns)
-        self._lane_last[op.lane] = op.key
+        for name in names:
+            self._lane_last[name] = op.key
         self._trace(op, rec)
         self._done[op.key].succeed()
-        lane.release()  # granted after the ops this one releases have asked
+        for name in names:
+            self._lanes[name].release()  # granted after the ops this one releases have asked

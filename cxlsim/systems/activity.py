@@ -27,9 +27,28 @@ from cxlsim.engine.executor import Executor
 #: software data movement's memcpy, launch and synchronisation calls) hold one core.
 ALL_CORE_STEPS = frozenset({"lookup", "update", "redo"})
 
-#: Link paths the machine counts: ``pcie`` (bytes per PCIe leg), ``cxl_gpu`` / ``cxl_host`` (wire
-#: bytes per link on the CXL-MEM↔GPU / host↔CXL-MEM path).
-LINK_PATHS = ("pcie", "cxl_gpu", "cxl_host")
+#: Link paths the machine counts: ``pcie`` (bytes per PCIe leg), and ``cxl:<src>><dst>`` for the CXL
+#: path between two endpoints (``host``, ``gpu<g>``, ``mem<m>``; wire bytes per link of that path).
+PCIE = "pcie"
+CXL_PREFIX = "cxl:"
+
+
+def cxl_path_key(src: object, dst: object) -> str:
+    """The ledger key of the CXL path from ``src`` to ``dst`` (``"host"``, ``("gpu", g)``, ``("mem", m)``)."""
+    def name(ep: object) -> str:
+        return ep if isinstance(ep, str) else f"{ep[0]}{ep[1]}"
+    return f"{CXL_PREFIX}{name(src)}>{name(dst)}"
+
+
+def cxl_path_endpoints(key: str) -> tuple[object, object]:
+    """The endpoints of a :func:`cxl_path_key` (inverse)."""
+    def ep(text: str) -> object:
+        if text == "host":
+            return "host"
+        kind = text.rstrip("0123456789")
+        return (kind, int(text[len(kind):]))
+    src, dst = key[len(CXL_PREFIX):].split(">")
+    return ep(src), ep(dst)
 
 
 @dataclass
@@ -71,7 +90,7 @@ class BatchLedger:
         return self.media.setdefault(role, MediaTraffic())
 
     def add_link(self, path: str, size_B: float) -> None:
-        if path not in LINK_PATHS:
+        if path != PCIE and not path.startswith(CXL_PREFIX):
             raise ValueError(f"unknown link path {path!r}")
         self.link_B[path] = self.link_B.get(path, 0.0) + size_B
 
@@ -113,7 +132,8 @@ def batch_activity(executor: Executor, ledgers: Mapping[int, BatchLedger], spans
         for name, rec in by_batch.get(n, []):
             d = rec.end_ns - rec.start_ns
             lane = rec.op.lane
-            busy[lane] = busy.get(lane, 0.0) + d
+            for held in (lane, *rec.op.holds):  # a transfer keeps every link of its path busy
+                busy[held] = busy.get(held, 0.0) + d
             if lane == "host_cpu":
                 core_ns += d * (threads if name in ALL_CORE_STEPS else 1) / host_cores
         led = ledgers.get(n, BatchLedger())

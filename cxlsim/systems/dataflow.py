@@ -6,7 +6,8 @@ One function builds every system's graph from its pipeline settings; a :class:`M
 Steps of batch n (lane in brackets; the engine lane is ``ndp`` or ``host_cpu``):
 
 - ``begin``      [batch]     barrier: the host starts batch n once batch n−1 is complete (below)
-- ``config``     [host_cpu]  the host hands batch n's sparse indices and registers to the engine
+- ``config``     [cxl.io]    the host hands batch n's sparse indices and registers to the engine
+                             (``host_cpu`` for software data movement: the host copies them)
 - ``b_fwd``      [gpu]       bottom-MLP forward on the dense features
 - ``lookup``     [engine]    embedding gather + sum-pool, streaming rows from the table memory
 - ``correction`` [engine]    relaxed lookup only: add batch n−1's updates of shared rows (SPEC §3.3)
@@ -45,11 +46,16 @@ from typing import Protocol
 from cxlsim.config.params import ParamSet
 from cxlsim.engine.executor import Executor, Op, OpOutcome
 
+
+def sfx(*index: int) -> str:
+    """Name suffix of device (or device pair) ``index``: none for the first."""
+    return "" if not any(index) else "".join(f".{i}" for i in index)
+
 CATEGORY = {
     "begin": "sync", "config": "transfer", "b_fwd": "b_mlp", "lookup": "embedding",
     "correction": "embedding", "pooled": "transfer", "t_mlp": "t_mlp", "grads": "transfer",
     "b_bwd": "b_mlp", "update": "embedding", "mlp_opt": "b_mlp", "emb_log": "checkpoint",
-    "mlp_log": "checkpoint", "redo": "checkpoint",
+    "mlp_log": "checkpoint", "redo": "checkpoint", "allreduce": "transfer",
 }
 
 
@@ -74,75 +80,130 @@ def build_graph(ex: Executor, machine: Machine, pipeline: ParamSet, n_batches: i
     relaxed = pipeline.relaxed_lookup
     undo = pipeline.persistence == "undo"
     redo = pipeline.persistence == "redo"
-    eng, mov, agent = machine.engine_lane, machine.mover_lane, machine.agent_lane
+    G, M = getattr(machine, "gpus", 1), getattr(machine, "mems", 1)
+    gpus, mems = range(G), range(M)
+    sides = getattr(machine, "sides", None)
+    cxl_movement = machine.mover_lane != "host_cpu"
+    lanes_of = getattr(machine, "transfer_lanes", lambda a, b: ())  # a single-device machine holds no links
 
-    def add(name: str, n: int, lane: str, deps: list[tuple]) -> None:
+    def eng(m: int) -> str:
+        return sides[m].engine_lane if sides else machine.engine_lane
+
+    def agent(m: int) -> str:
+        return sides[m].agent_lane if sides else machine.agent_lane
+
+    def log_lane(m: int) -> str:
+        return sides[m].mlp_log_lane if sides else machine.mlp_log_lane
+
+    def ckpt(m: int) -> str:
+        return "ckpt_logic" + sfx(m)
+
+    def src(m: int) -> int:  # the GPU a device pulls its MLP shard from
+        return sides[m].source_gpu if sides else 0
+
+    def every(name: str, n: int, count: range) -> list[tuple]:
+        return [(name + sfx(i), n) for i in count]
+
+    def add(name: str, n: int, lane: str, deps: list[tuple], holds: tuple[str, ...] = ()) -> None:
         def work(start_ns: float, name=name, n=n) -> OpOutcome:
             return machine.step(name, n, start_ns, ex)
 
-        ex.add(Op(name, n, lane, CATEGORY[name], work, deps, label=f"{name} {n}", priority=PRIORITY.get(name, 0)))
+        base = name.split(".")[0]
+        ex.add(Op(name, n, lane, CATEGORY[base], work, deps, label=f"{name} {n}", priority=PRIORITY.get(base, 0),
+                  holds=holds))
+
+    def move(name: str, n: int, m: int, g: int, deps: list[tuple], to_gpu: bool) -> None:
+        pair = sfx(m, g)
+        if not cxl_movement:
+            add(name, n, machine.mover_lane, deps)
+            return
+        a, b = ("mem", m), ("gpu", g)
+        holds = lanes_of(a, b) if to_gpu else lanes_of(b, a)
+        add(name, n, machine.mover_lane + pair, deps, holds)
 
     for n in range(n_batches):
         p = n - 1
-        begin_deps: list[tuple] = [("mlp_opt", p)]
+        begin_deps: list[tuple] = every("mlp_opt", p, gpus)
         if not relaxed:
-            begin_deps.append(("update", p))
+            begin_deps += every("update", p, mems)
         if redo:
-            begin_deps.append(("redo", p))
+            begin_deps += every("redo", p, mems)
         add("begin", n, "batch", begin_deps)
-        if relaxed or eng != "host_cpu":
-            config_deps = [("config", p), ("update", n - 2)] + ([("redo", n - 2)] if redo else [])
-        else:
-            config_deps = [("begin", n)]
-        add("config", n, "host_cpu", config_deps)
-        add("b_fwd", n, "gpu", [("begin", n)])
-        if relaxed:
-            # batch n's lookup runs during batch n−1, after that batch's embedding log, on the table
-            # as batch n−2's update left it; batch 0 has no predecessor and runs at its begin
-            lookup_deps = [("config", n), ("update", n - 2), ("lookup", p), ("emb_log", p)]
-            if n == 0:
-                lookup_deps.append(("begin", n))
-            add("lookup", n, eng, lookup_deps)
-            add("correction", n, eng, [("lookup", n), ("grads", p)])
-            add("pooled", n, mov, [("correction", n)])
-        else:
-            add("lookup", n, eng, [("config", n), ("begin", n)])
-            add("pooled", n, mov, [("lookup", n)])
-        add("t_mlp", n, "gpu", [("b_fwd", n), ("pooled", n)])
-        add("grads", n, mov, [("t_mlp", n)])
-        add("b_bwd", n, "gpu", [("t_mlp", n)])
-        update_deps: list[tuple] = [("grads", n), ("update", p)]
-        if relaxed:
-            update_deps.append(("lookup", n + 1))  # write after read: the relaxed lookup reads the table first
-        if undo:
-            update_deps.append(("emb_log", n))
-            if not pipeline.relaxed_mlp_log:
-                # SPEC §3.2: the update writes in place once both logs of the batch are flagged
-                # (without the MLP log, a crash in the update would leave the MLP a batch behind)
-                update_deps.append(("mlp_log", n))
-        add("update", n, eng, update_deps)
-        opt_deps: list[tuple] = [("b_bwd", n)]
-        if undo and not pipeline.relaxed_mlp_log:
-            opt_deps.append(("mlp_log", n))
-        add("mlp_opt", n, "gpu", opt_deps)
-        if undo:
-            emb_deps = [("lookup", n), ("update", p)]
-            if not pipeline.relaxed_mlp_log:
-                emb_deps.append(("mlp_log", p))  # its slot is batch n−2's: free once batch n−1's log is whole
-            add("emb_log", n, "ckpt_logic", emb_deps)
-            if pipeline.relaxed_mlp_log and machine.mlp_log_lane != "ckpt_logic":
-                # a DMA channel of its own: copy during batch n's GPU window whatever the
-                # embedding log is doing (the two share the media, served in time order)
-                add("mlp_log", n, machine.mlp_log_lane, [("t_mlp", n, "start"), ("mlp_log", p)])
-            elif pipeline.relaxed_mlp_log:
-                log_deps = [("t_mlp", n, "start"), ("emb_log", n), ("mlp_log", p)]
-                if relaxed:
-                    log_deps.append(("lookup", n + 1))
-                add("mlp_log", n, "ckpt_logic", log_deps)
-            elif machine.mlp_log_lane != "ckpt_logic":
-                # its own DMA channel: copies beside the embedding log from the end of the lookup
-                add("mlp_log", n, machine.mlp_log_lane, [("lookup", n), ("mlp_opt", p)])
+        for m in mems:
+            c = sfx(m)
+            if relaxed or eng(m) != "host_cpu":
+                config_deps = [("config" + c, p), ("update" + c, n - 2)] + ([("redo" + c, n - 2)] if redo else [])
             else:
-                add("mlp_log", n, "ckpt_logic", [("emb_log", n), ("mlp_opt", p)])
+                config_deps = [("begin", n)]
+            # the host posts the registers; a CXL device's CXL.io engine then DMAs the indices itself,
+            # so devices take their indices side by side (software paths copy them on the host)
+            add("config" + c, n, "cxl.io" + c if cxl_movement else "host_cpu", config_deps)
+        for g in gpus:
+            add("b_fwd" + sfx(g), n, "gpu" + sfx(g), [("begin", n)])
+        for m in mems:
+            c = sfx(m)
+            if relaxed:
+                # batch n's lookup runs during batch n−1, after that batch's embedding log, on the
+                # table as batch n−2's update left it; batch 0 has no predecessor and runs at its begin
+                lookup_deps = [("config" + c, n), ("update" + c, n - 2), ("lookup" + c, p), ("emb_log" + c, p)]
+                if n == 0:
+                    lookup_deps.append(("begin", n))
+                add("lookup" + c, n, eng(m), lookup_deps)
+                add("correction" + c, n, eng(m), [("lookup" + c, n)] + [("grads" + sfx(g, m), p) for g in gpus])
+                ready = ("correction" + c, n)
+            else:
+                add("lookup" + c, n, eng(m), [("config" + c, n), ("begin", n)])
+                ready = ("lookup" + c, n)
+            for g in gpus:
+                move("pooled" + sfx(m, g), n, m, g, [ready], True)
+        for g in gpus:
+            add("t_mlp" + sfx(g), n, "gpu" + sfx(g), [("b_fwd" + sfx(g), n)] + [("pooled" + sfx(m, g), n) for m in mems])
+            for m in mems:
+                move("grads" + sfx(g, m), n, m, g, [("t_mlp" + sfx(g), n)], False)
+            add("b_bwd" + sfx(g), n, "gpu" + sfx(g), [("t_mlp" + sfx(g), n)])
+        for m in mems:
+            c = sfx(m)
+            update_deps: list[tuple] = [("grads" + sfx(g, m), n) for g in gpus] + [("update" + c, p)]
+            if relaxed:
+                update_deps.append(("lookup" + c, n + 1))  # write after read: the relaxed lookup reads the table first
+            if undo:
+                # SPEC §3.2, §12: the update writes in place once the batch's logs are flagged on every
+                # device (without the MLP log, a crash in the update would leave the MLP a batch behind)
+                update_deps += every("emb_log", n, mems)
+                if not pipeline.relaxed_mlp_log:
+                    update_deps += every("mlp_log", n, mems)
+            add("update" + c, n, eng(m), update_deps)
+        if G > 1:
+            holds: tuple[str, ...] = ()
+            if cxl_movement:
+                holds = tuple(sorted({lane for a, b in machine.ring() for lane in lanes_of(a, b)}))
+            add("allreduce", n, "fabric.allreduce" if cxl_movement else "host_cpu", every("b_bwd", n, gpus), holds)
+        for g in gpus:
+            opt_deps: list[tuple] = [("allreduce", n)] if G > 1 else [("b_bwd", n)]
+            if undo and not pipeline.relaxed_mlp_log:
+                opt_deps += every("mlp_log", n, mems)
+            add("mlp_opt" + sfx(g), n, "gpu" + sfx(g), opt_deps)
+        if undo:
+            for m in mems:
+                c, s_ = sfx(m), sfx(src(m))
+                emb_deps = [("lookup" + c, n), ("update" + c, p)]
+                if not pipeline.relaxed_mlp_log:
+                    emb_deps.append(("mlp_log" + c, p))  # its slot is batch n−2's: free once batch n−1's log is whole
+                add("emb_log" + c, n, ckpt(m), emb_deps)
+                if pipeline.relaxed_mlp_log and log_lane(m) != ckpt(m):
+                    # a DMA channel of its own: copy during batch n's GPU window whatever the
+                    # embedding log is doing (the two share the media, served in time order)
+                    add("mlp_log" + c, n, log_lane(m), [("t_mlp" + s_, n, "start"), ("mlp_log" + c, p)])
+                elif pipeline.relaxed_mlp_log:
+                    log_deps = [("t_mlp" + s_, n, "start"), ("emb_log" + c, n), ("mlp_log" + c, p)]
+                    if relaxed:
+                        log_deps.append(("lookup" + c, n + 1))
+                    add("mlp_log" + c, n, ckpt(m), log_deps)
+                elif log_lane(m) != ckpt(m):
+                    # its own DMA channel: copies beside the embedding log from the end of the lookup
+                    add("mlp_log" + c, n, log_lane(m), [("lookup" + c, n), ("mlp_opt" + s_, p)])
+                else:
+                    add("mlp_log" + c, n, ckpt(m), [("emb_log" + c, n), ("mlp_opt" + s_, p)])
         if redo:
-            add("redo", n, agent, [("update", n), ("mlp_opt", n)])
+            for m in mems:
+                add("redo" + sfx(m), n, agent(m), [("update" + sfx(m), n), ("mlp_opt" + sfx(src(m)), n)])

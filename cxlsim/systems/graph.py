@@ -1,15 +1,11 @@
 """The one object graph of a system: each role's device model, built once, and the paths between them.
 
 Contract: :func:`build_devices` ``(cfg)`` builds the model of every role of ``cfg`` exactly once
-(``build_device`` semantics: the role's preset with its overrides) and composes the CXL paths from
-the link and switch roles; the machine that times the system, capacity provisioning and the energy
-model all read these objects, so a parameter set on a role is the parameter every one of them uses.
-No device model looks another preset up: the paths are composed here from the roles.
-
-CXL paths (SPEC §2.4): CXL-MEM↔GPU = ``fabric_link`` + ``fabric_link`` × (levels − 1) (the trunks
-between switch levels) + ``gpu_link``; host↔CXL-MEM = ``host_link`` + ``fabric_link`` × (levels −
-1) + ``fabric_link``; ``levels`` switches of the ``switch`` role on each. With ``levels: 0``
-(direct attach) both are the one ``fabric_link``.
+(``build_device`` semantics: the role's preset with its overrides); the machine that times the
+system, capacity provisioning and the energy model all read these objects, so a parameter set on a
+role is the parameter every one of them uses. No device model looks another preset up: the CXL
+paths are composed from the link and switch role models by the system's switch tree
+(:class:`cxlsim.systems.topology.Fabric`).
 
 The host's memory: every host has DRAM holding its OS, framework and input pipeline
 (``host_cpu.software_memory_GB``). A DRAM role holds it where the system has one (``host_dram``, or
@@ -23,7 +19,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cxlsim.devices.cxl_path import FabricPath
 from cxlsim.devices.registry import build_device, get_family
 from cxlsim.systems.config import DeviceRole, SystemConfig
 
@@ -37,10 +32,6 @@ class DeviceGraph:
 
     config: SystemConfig
     models: Mapping[str, Any]  # role -> model
-    gpu_path: FabricPath | None  # CXL-MEM <-> GPU
-    host_path: FabricPath | None  # host <-> CXL-MEM
-    trunk_links: int  # fabric links between switch levels
-    switches: int  # switches the CXL paths cross (each powered once)
     host_memory_role: str | None  # the DRAM role holding the host's memory, None: implicit pool
     host_memory: Any | None  # the implicit pool's module model (when host_memory_role is None)
 
@@ -60,23 +51,10 @@ def build_role(role: DeviceRole) -> Any:
 
 
 def build_devices(cfg: SystemConfig) -> DeviceGraph:
-    """Build every role of ``cfg`` once and compose its paths (module docstring)."""
+    """Build every role of ``cfg`` once (module docstring)."""
     models = {role: build_role(d) for role, d in cfg.devices.items()}
-    gpu_path = host_path = None
-    trunks = switches = 0
-    if "fabric_link" in models:
-        fabric = models["fabric_link"]
-        levels = cfg.role("switch").levels
-        if levels == 0:
-            gpu_path, host_path = FabricPath([fabric]), FabricPath([fabric])
-        else:
-            trunk = [fabric] * (levels - 1)
-            switch = models["switch"]
-            gpu_path = FabricPath([fabric, *trunk, models["gpu_link"]], switch)
-            host_path = FabricPath([models["host_link"], *trunk, fabric], switch)
-            trunks, switches = levels - 1, levels
     holder, implicit = _host_memory(cfg, models)
-    return DeviceGraph(cfg, models, gpu_path, host_path, trunks, switches, holder, implicit)
+    return DeviceGraph(cfg, models, holder, implicit)
 
 
 def _host_memory(cfg: SystemConfig, models: Mapping[str, Any]) -> tuple[str | None, Any | None]:

@@ -6,6 +6,17 @@ steps are served access by access by the media model of the role that holds the 
 carried across steps and batches (write-combining buffers, pending writes: read-after-write is
 decided per access from the real index streams). Links are exclusive lanes in the op graph.
 
+Several devices (SPEC §12, :mod:`cxlsim.systems.topology`): the machine holds one
+:class:`MemSide` per memory device (a CXL-MEM or PCIe card with its own modules, near-data and
+checkpointing logic, logs and MLP-log shard; or the host, for host-engine systems) and one lane per
+GPU. Steps of device ``i`` are named ``<step>.<i>`` and run on ``<lane>.<i>`` (device 0 keeps the
+plain names); a transfer between CXL-MEM ``m`` and GPU ``g`` is ``pooled.<m>.<g>`` /
+``grads.<g>.<m>``... (``pooled``/``grads`` for the first pair) and holds every link direction of its
+path. The GPUs train data-parallel on ``batch_size`` samples each; every device's lookup serves all
+GPUs' samples for the rows it holds; MLP gradients are all-reduced (``allreduce``, a ring over the
+GPUs) before the optimizer steps; each memory device logs its own rows and a ``1/M`` shard of the
+MLP parameters, pulled from GPU ``m mod G``.
+
 Address map of the table memory: the data region holds the tables at ``table_region_offset_B``
 (layout order, :class:`~cxlsim.workloads.layout.TableLayout`); the log region starts at the next
 GiB boundary after it: two embedding-log slots (batch parity), an MLP-log area and a redo-record
@@ -24,7 +35,7 @@ Named modelling choices (documented in docs/timing-model.md):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -32,10 +43,12 @@ from cxlsim.devices.media import AccessStream
 from cxlsim.engine.executor import Executor, OpOutcome
 from cxlsim.errors import InputError
 from cxlsim.kernels.vector_cache import cache_access, new_cache
-from cxlsim.systems.activity import BatchLedger
+from cxlsim.systems.activity import BatchLedger, cxl_path_key
 from cxlsim.systems.config import DeviceRole
+from cxlsim.systems.dataflow import sfx
 from cxlsim.systems.graph import DeviceGraph
 from cxlsim.systems.streams import BatchStreams, StreamSet
+from cxlsim.systems.topology import Fabric, Placement
 from cxlsim.units import GiB
 
 INDEX_B = 4
@@ -53,8 +66,9 @@ class Memory:
     ledger of the batch being served.
     """
 
-    def __init__(self, role: DeviceRole, model) -> None:
+    def __init__(self, role: DeviceRole, model, suffix: str = "") -> None:
         self.role = role.role
+        self.key = role.role + suffix  # its ledger key: the role, and the device when several hold it
         self.model = model  # the role's model from the system's device graph
         self.modules = role.count
         self.interleave_B = role.interleave_B
@@ -88,16 +102,36 @@ class MlpLogProgress:
     complete_span: tuple[int, int] | None = None  # (first, last) batch of the latest complete log
 
 
-class TrainingMachine:
-    """Durations of dataflow steps for ``cfg`` on ``streams`` (see module docstring)."""
+@dataclass
+class MemSide:
+    """One memory device: its modules' state, lanes, logs and the part of each batch it holds."""
 
-    def __init__(self, devices: DeviceGraph, streams: StreamSet) -> None:
+    index: int
+    tables: Memory
+    ckpt_mem: Memory
+    engine_lane: str
+    agent_lane: str
+    mlp_log_lane: str
+    tables_count: int  # tables whose rows it holds (pooled vectors per sample)
+    mlp_B: float  # its shard of the MLP parameters (logged and checkpointed here)
+    source_gpu: int  # the GPU it pulls its MLP shard from
+    redo_cursor: int = 0
+    mlp_log: MlpLogProgress = field(default_factory=MlpLogProgress)
+
+
+class TrainingMachine:
+    """Durations of dataflow steps for a system's devices on ``streams`` (module docstring)."""
+
+    def __init__(self, devices: DeviceGraph, streams: StreamSet, gpus: int = 1, mems: int = 1,
+                 fabric: Fabric | None = None, placement: Placement | None = None) -> None:
         cfg = self.cfg = devices.config
         self.devices = devices
         p = self.pipe = cfg.pipeline
         self.streams = streams
         w = self.workload = streams.workload
-        self.B = w.params.batch_size
+        self.gpus, self.mems = gpus, mems
+        self.fabric, self.placement = fabric, placement
+        self.B = w.params.batch_size // gpus  # per GPU (the streams hold every GPU's samples)
         self.T = w.params.tables
         self.dim = w.params.dim
         self.row_B = w.row_B
@@ -111,28 +145,26 @@ class TrainingMachine:
 
         self.gpu = devices["gpu"]
         self.cpu = devices["host_cpu"]
-        self.tables = Memory(cfg.role(p.tables_on), devices[p.tables_on])
-        self.ckpt_mem = self.tables
-        if p.persistence != "none" and p.checkpoint_on != p.tables_on:
-            self.ckpt_mem = Memory(cfg.role(p.checkpoint_on), devices[p.checkpoint_on])
-        #: every memory role the machine serves, by role
-        self.memories: dict[str, Memory] = {m.role: m for m in (self.tables, self.ckpt_mem)}
         self.ndp = devices.get("ndp")
         self.ckpt = devices.get("ckpt_logic")
         self.cxl = devices.get("cxl_protocol")
-        # CXL-MEM↔GPU (pooled vectors, gradients, MLP pulls) and host↔CXL-MEM (configuration)
-        self.gpu_path, self.host_path = devices.gpu_path, devices.host_path
+        # the first CXL-MEM↔GPU (pooled vectors, gradients, MLP pulls) and host↔CXL-MEM (configuration)
+        self.gpu_path = fabric.path(("mem", 0), ("gpu", 0)) if fabric is not None else None
+        self.host_path = fabric.path("host", ("mem", 0)) if fabric is not None else None
         self.pcie = devices.get("pcie")
         self.cache = None
+        self.memories: dict[str, Memory] = {}  # every memory the machine serves, by ledger key
+        self.sides = [self._side(m) for m in range(mems)]
+        side = self.sides[0]
+        self.tables, self.ckpt_mem = side.tables, side.ckpt_mem  # the first device's, by their plain names
         if p.vector_cache_GB > 0:
             self.host_dram = Memory(cfg.role("host_dram"), devices["host_dram"])
             self.memories[self.host_dram.role] = self.host_dram
             self.cache = new_cache(int(p.vector_cache_GB * 1e9 // self.row_B))
-        self.engine_lane = "ndp" if p.embedding_engine == "ndp" else "host_cpu"
+        self.engine_lane = side.engine_lane
         self.mover_lane = "cxl.link" if p.data_movement == "cxl_cache" else "host_cpu"
-        self.agent_lane = {"ckpt_logic": "ckpt_logic", "ndp": "ndp", "host_cpu": "host_cpu"}[p.checkpoint_agent]
-        self.mlp_log_lane = ("ckpt_logic.mlp" if self.ckpt is not None and self.ckpt.params.channels_count >= 2
-                             else "ckpt_logic")
+        self.agent_lane = side.agent_lane
+        self.mlp_log_lane = side.mlp_log_lane
 
         data_end = p.table_region_offset_B + streams.layout.total_B
         self.data_base = p.table_region_offset_B
@@ -140,8 +172,8 @@ class TrainingMachine:
         self.emb_log_base = [log_base, log_base + self._slot_B()]
         self.mlp_log_base = log_base + 2 * self._slot_B()
         self.redo_base = self.mlp_log_base + self._round(self.mlp_B)
-        self.redo_cursor = 0
-        self.mlp_log = MlpLogProgress()
+        self.mlp_log = side.mlp_log
+        self._views: dict[tuple[int, int], BatchStreams] = {}
         #: what each batch did (:mod:`cxlsim.systems.activity`), filled as its ops run
         self.ledgers: dict[int, BatchLedger] = {}
         self._ledger = BatchLedger()
@@ -149,15 +181,39 @@ class TrainingMachine:
             self._check_scratchpad()
         self._declare_unused()
 
+    def _side(self, m: int) -> MemSide:
+        cfg, p, d = self.cfg, self.pipe, self.devices
+        s = sfx(m)
+        tables = Memory(cfg.role(p.tables_on), d[p.tables_on], s)
+        ckpt_mem = tables
+        if p.persistence != "none" and p.checkpoint_on != p.tables_on:
+            ckpt_mem = Memory(cfg.role(p.checkpoint_on), d[p.checkpoint_on], s)
+        for mem in (tables, ckpt_mem):
+            self.memories[mem.key] = mem
+        engine = ("ndp" if p.embedding_engine == "ndp" else "host_cpu")
+        agent = {"ckpt_logic": "ckpt_logic", "ndp": "ndp", "host_cpu": "host_cpu"}[p.checkpoint_agent]
+        ckpt = d.get("ckpt_logic")
+        mlp_lane = "ckpt_logic.mlp" if ckpt is not None and ckpt.params.channels_count >= 2 else "ckpt_logic"
+
+        def on(lane: str) -> str:  # the host is one, whatever the devices
+            return lane if lane == "host_cpu" else lane + s
+
+        shard = self.mlp_B / self.mems
+        n_tables = self.placement.tables_on(m) if self.placement is not None else self.T
+        return MemSide(m, tables, ckpt_mem, on(engine), on(agent),
+                       mlp_lane if m == 0 else f"ckpt_logic{s}{mlp_lane[len('ckpt_logic'):]}",
+                       n_tables, shard, m % self.gpus)
+
     def _check_scratchpad(self) -> None:
         """The near-data logic holds a batch's pooled vectors in its scratchpad until they are
-        flushed to the GPU (the ``ndp`` preset's sizing); spilling them to the memory is not
+        flushed to the GPUs (the ``ndp`` preset's sizing); spilling them to the memory is not
         modelled, so a batch that does not fit is refused."""
-        need_B = self.ndp.scratchpad_B(self.B * self.T, self.dim)
-        if not self.ndp.scratchpad_fits(self.B * self.T, self.dim):
+        bags = max(self.B * self.gpus * side.tables_count for side in self.sides)
+        need_B = self.ndp.scratchpad_B(bags, self.dim)
+        if not self.ndp.scratchpad_fits(bags, self.dim):
             raise InputError(
                 f"devices.ndp.params.scratchpad_KiB: {self.ndp.params.scratchpad_KiB:g} KiB cannot hold a batch's "
-                f"pooled vectors ({need_B / 1024:.0f} KiB for {self.B} samples × {self.T} tables × {self.dim} fp32); "
+                f"pooled vectors ({need_B / 1024:.0f} KiB: {bags} bags × {self.dim} fp32 on one device); "
                 "spilling them is not modelled: enlarge the scratchpad or reduce the batch")
 
     def _declare_unused(self) -> None:
@@ -165,8 +221,6 @@ class TrainingMachine:
         refusal of overrides read these reasons, :mod:`cxlsim.systems.reach`)."""
         p = self.pipe
         cpu = self.cpu.params
-        for key in self.cfg.topology:  # interim, until the machine trains on several devices (issue 18)
-            self.cfg.topology.skip(key, "this revision trains on one GPU and one memory device")
         if not any(self._on_storage(m) for m in self.memories.values()):
             cpu.skip("major_fault_us", "no table is memory-mapped from storage here")
         if p.embedding_engine == "ndp":
@@ -198,8 +252,17 @@ class TrainingMachine:
     def _slot_B(self) -> int:
         return self._round(self.B * self.T * self.workload.params.lookups_per_table * self.row_B)
 
-    def _batch(self, n: int) -> BatchStreams:
-        return self.streams.batch(n)
+    def _batch(self, n: int, m: int = 0) -> BatchStreams:
+        """Batch ``n``'s streams, or the part of them memory device ``m`` holds."""
+        b = self.streams.batch(n)
+        if self.mems == 1:
+            return b
+        key = (n, m)
+        if key not in self._views:
+            owner, u_owner = self.placement.mem_of(b.lookup_rows), self.placement.mem_of(b.unique_rows)
+            for i in range(self.mems):
+                self._views[(n, i)] = b.on(owner, u_owner, i)
+        return self._views[key]
 
     def _rows_addr(self, rows: np.ndarray) -> np.ndarray:
         return self.data_base + rows * self.row_B
@@ -238,13 +301,13 @@ class TrainingMachine:
 
     def _count_link(self, path: str, nbytes: float) -> None:
         """Accounting, no timing effect: ``nbytes`` on link ``path`` in the batch being served
-        (paths: :data:`~cxlsim.systems.activity.LINK_PATHS`)."""
+        (``pcie``, or :func:`~cxlsim.systems.activity.cxl_path_key` of the path's endpoints)."""
         self._ledger.add_link(path, nbytes)
 
     def _serve(self, mem: Memory, t_ns: float, addr_B: np.ndarray, size_B, is_write, outstanding: int):
         """:meth:`Memory.serve`, charging what it moved to the batch being served."""
         res = mem.serve(t_ns, addr_B, size_B, is_write, outstanding)
-        tr = self._ledger.traffic(mem.role)
+        tr = self._ledger.traffic(mem.key)
         tr.media_read_B += float(res.media_read_B)
         tr.media_write_B += float(res.media_write_B)
         tr.requested_B += float(np.sum(size_B)) if np.ndim(size_B) else float(size_B) * len(addr_B)
@@ -252,51 +315,59 @@ class TrainingMachine:
 
     # -- dispatch ----------------------------------------------------------------------------
     def step(self, name: str, batch: int, start_ns: float, ex: Executor) -> OpOutcome:
+        """Step ``name`` (``<step>[.<device>[.<device>]]``) of batch ``batch`` starting at ``start_ns``."""
         self._ledger = self.ledgers.setdefault(batch, BatchLedger())
-        return getattr(self, f"_{name}")(batch, start_ns, ex)
+        base, *index = name.split(".")
+        return getattr(self, f"_{base}")(batch, start_ns, ex, *(int(i) for i in index))
 
     def _begin(self, n, t, ex):
         return OpOutcome(t)
 
     # -- host configuration ---------------------------------------------------------------------
-    def _config(self, n, t, ex):
-        b = self._batch(n)
+    def _path(self, src, dst):
+        """The CXL path between two endpoints (``"host"``, ``("gpu", g)``, ``("mem", m)``)."""
+        return self.fabric.path(src, dst)
+
+    def _config(self, n, t, ex, m=0):
+        b = self._batch(n, m)
         idx_B = b.n_indices * INDEX_B
         if self.pipe.embedding_engine == "host_cpu":
             return OpOutcome(t + self.cpu.dispatch_ns(1))
         if self.pipe.data_movement == "cxl_cache":
-            self._count_link("cxl_host", self.cxl.read_cost(idx_B, 0.0, self.host_path).size_B)  # the device's index DMA
-            return OpOutcome(t + self.cxl.configure_batch_ns(CONFIG_REGISTERS, idx_B, self.host_path))
+            path = self._path("host", ("mem", m))
+            self._count_link(cxl_path_key("host", ("mem", m)), self.cxl.read_cost(idx_B, 0.0, path).size_B)  # index DMA
+            return OpOutcome(t + self.cxl.configure_batch_ns(CONFIG_REGISTERS, idx_B, path))
         self._count_link("pcie", self.pcie.memcpy_cost(idx_B, False).size_B)
         return OpOutcome(t + self.pcie.launch_ns() + self.pcie.memcpy_ns(idx_B, False))
 
     # -- GPU -----------------------------------------------------------------------------------
-    def _b_fwd(self, n, t, ex):
+    def _b_fwd(self, n, t, ex, g=0):
         return OpOutcome(t + self.gpu.mlp_ns(self.bottom, self.B, "forward"))
 
-    def _t_mlp(self, n, t, ex):
+    def _t_mlp(self, n, t, ex, g=0):
         g, B = self.gpu, self.B
         d = (g.interaction_ns(B, self.T + 1, self.dim, "forward") + g.mlp_ns(self.top, B, "forward")
              + g.mlp_ns(self.top, B, "backward") + g.interaction_ns(B, self.T + 1, self.dim, "backward"))
         return OpOutcome(t + d)
 
-    def _b_bwd(self, n, t, ex):
+    def _b_bwd(self, n, t, ex, g=0):
         return OpOutcome(t + self.gpu.mlp_ns(self.bottom, self.B, "backward"))
 
-    def _mlp_opt(self, n, t, ex):
+    def _mlp_opt(self, n, t, ex, g=0):
         return OpOutcome(t + self.gpu.optimizer_ns(self.mlp_params, self.mlp_tensors))
 
     # -- embedding engine ------------------------------------------------------------------------
-    def _lookup(self, n, t, ex):
-        b = self._batch(n)
+    def _lookup(self, n, t, ex, m=0):
+        b = self._batch(n, m)
+        side = self.sides[m]
         rows = b.unique_rows if self.pipe.lookup_dedup else b.lookup_rows
         out = self._engine_outstanding()
         led = self._ledger
         if self.cache is not None:
             hit, evicted = cache_access(rows, False, *self.cache)
             r_hit = self._serve(self.host_dram, t, self._rows_addr(rows[hit]), self.row_B, False, out)
-            r_miss, miss_end = self._host_read(self.tables, t, rows[~hit], out)
-            end = max(t, r_hit.done_ns, miss_end, self._write_back(self.tables, t, evicted, out))
+            r_miss, miss_end = self._host_read(side.tables, t, rows[~hit], out)
+            end = max(t, r_hit.done_ns, miss_end, self._write_back(side.tables, t, evicted, out))
             led.cache_lookups += int(hit.size)
             led.cache_hits += int(np.count_nonzero(hit))
             led.cache_writebacks += int(evicted.size)
@@ -304,7 +375,7 @@ class TrainingMachine:
             led.raw_stall_count += int(r_miss.raw_stall_count)
             media_end = end
         else:
-            res, media_end = self._host_read(self.tables, t, rows, out)
+            res, media_end = self._host_read(side.tables, t, rows, out)
             led.raw_stall_ns += float(res.raw_stall_ns)
             led.raw_stall_count += int(res.raw_stall_count)
         if self.pipe.embedding_engine == "ndp":
@@ -314,32 +385,33 @@ class TrainingMachine:
             compute = self.cpu.lookup_compute_ns(b.n_indices, self.dim)
         return OpOutcome(max(media_end, t + compute))
 
-    def _correction(self, n, t, ex):
-        b = self._batch(n)
+    def _correction(self, n, t, ex, m=0):
+        b = self._batch(n, m)
         self._ledger.logic.corrected_vectors += b.n_shared_lookups
         return OpOutcome(t + self.ndp.correction_ns(b.n_shared_lookups, self.dim))
 
-    def update_rows(self, n: int) -> np.ndarray:
-        """The distinct rows batch ``n``'s update writes, in the order the engine visits them
-        (``update_table_order`` of the ndp or host CPU preset)."""
-        b = self._batch(n)
+    def update_rows(self, n: int, m: int = 0) -> np.ndarray:
+        """The distinct rows batch ``n``'s update writes on device ``m``, in the order the engine
+        visits them (``update_table_order`` of the ndp or host CPU preset)."""
+        b = self._batch(n, m)
         engine = self.ndp if self.pipe.embedding_engine == "ndp" else self.cpu
         if engine.params.update_table_order == "reverse":
             return self.streams.layout.tables_reversed(b.unique_rows)
         return b.unique_rows
 
-    def _update(self, n, t, ex):
-        b = self._batch(n)
-        rows = self.update_rows(n)
+    def _update(self, n, t, ex, m=0):
+        b = self._batch(n, m)
+        side = self.sides[m]
+        rows = self.update_rows(n, m)
         out = self._engine_outstanding()
         evicted_end = t
         if self.cache is not None:
             hit, evicted = cache_access(rows, True, *self.cache)
             mem = self.host_dram
-            evicted_end = self._write_back(self.tables, t, evicted, out)
+            evicted_end = self._write_back(side.tables, t, evicted, out)
             self._ledger.cache_writebacks += int(evicted.size)
         else:
-            mem = self.tables
+            mem = side.tables
         addr = self._rows_addr(rows)
         # read each distinct row, add its accumulated gradient, write it back (read, write, ...)
         wr = interleave(np.zeros(addr.size, bool), np.ones(addr.size, bool))
@@ -358,20 +430,67 @@ class TrainingMachine:
         return OpOutcome(max(t, done, evicted_end, t + compute))
 
     # -- data movement -------------------------------------------------------------------------
-    def _move(self, nbytes: float, t: float, to_gpu: bool) -> OpOutcome:
+    def pooled_B_of(self, m: int) -> float:
+        """Bytes of pooled vectors (or of their gradients) between device ``m`` and one GPU: one
+        fp32 vector per sample and table whose rows ``m`` holds."""
+        return self.B * self.sides[m].tables_count * self.dim * FP32_B
+
+    def _move(self, nbytes: float, t: float, src, dst) -> OpOutcome:
         if self.pipe.data_movement == "cxl_cache":
+            path = self._path(src, dst)
             lines = math.ceil(nbytes / self.cxl.line_B)
-            self._count_link("cxl_gpu", self.cxl.flush_cost(lines, self.gpu_path).size_B)
-            return OpOutcome(t + self.cxl.flush_ns(lines, self.gpu_path))
+            self._count_link(cxl_path_key(src, dst), self.cxl.flush_cost(lines, path).size_B)
+            return OpOutcome(t + self.cxl.flush_ns(lines, path))
         bounce = self.pipe.embedding_engine == "ndp"  # a PCIe card: device → host → device
         self._count_link("pcie", self.pcie.memcpy_cost(nbytes, bounce).size_B)
         return OpOutcome(t + self.pcie.sync_ns() + self.pcie.memcpy_ns(nbytes, bounce) + self.pcie.launch_ns())
 
-    def _pooled(self, n, t, ex):
-        return self._move(self.pooled_B, t, True)
+    def _pooled(self, n, t, ex, m=0, g=0):
+        return self._move(self.pooled_B_of(m), t, ("mem", m), ("gpu", g))
 
-    def _grads(self, n, t, ex):
-        return self._move(self.pooled_B, t, False)
+    def _grads(self, n, t, ex, g=0, m=0):
+        return self._move(self.pooled_B_of(m), t, ("gpu", g), ("mem", m))
+
+    def transfer_lanes(self, src, dst) -> tuple[str, ...]:
+        """The link directions a CXL transfer from ``src`` to ``dst`` holds."""
+        if self.fabric is None or self.pipe.data_movement != "cxl_cache":
+            return ()
+        return self.fabric.lanes(src, dst)
+
+    def ring(self) -> list[tuple[tuple, tuple]]:
+        """The all-reduce ring: GPU g sends to GPU g + 1 (mod G)."""
+        return [(("gpu", g), ("gpu", (g + 1) % self.gpus)) for g in range(self.gpus)]
+
+    def allreduce_step_ns(self, size_B: float) -> float:
+        """One ring step: every GPU sends ``size_B`` to its neighbour at once. Over the fabric, a
+        link direction that several sends cross serialises them: the step takes the longest path
+        latency plus the busiest link's serialisation (CXL.mem line writes, 64 B each); by software,
+        each GPU's copy bounces through host memory, the host issuing them one after another."""
+        if self.pipe.data_movement != "cxl_cache":
+            return self.gpus * (self.pcie.memcpy_ns(size_B, True) + self.pcie.launch_ns()) + self.pcie.sync_ns()
+        lines = math.ceil(size_B / self.cxl.line_B)
+        busy: dict[str, float] = {}
+        latency = 0.0
+        for src, dst in self.ring():
+            path = self.fabric.path(src, dst)
+            latency = max(latency, self.cxl.write_line_ns(0.0, path))
+            for lane, link in zip(self.fabric.lanes(src, dst), path.links, strict=True):
+                busy[lane] = busy.get(lane, 0.0) + link.stream_ns(lines, self.cxl.line_B)
+        return latency + max(busy.values())
+
+    def _allreduce(self, n, t, ex):
+        """Ring all-reduce of the MLP gradients over the GPUs: 2 (G − 1) steps of 1/G of them each
+        (reduce-scatter, then all-gather), each step's additions streamed by the receiving GPU."""
+        shard_B = self.mlp_B / self.gpus
+        steps = 2 * (self.gpus - 1)
+        add_ns = 3 * shard_B / (self.gpu.params.mem_bw_GBps * self.gpu.params.mem_bw_efficiency_fraction)
+        for src, dst in self.ring():
+            if self.pipe.data_movement == "cxl_cache":
+                path = self.fabric.path(src, dst)
+                self._count_link(cxl_path_key(src, dst), steps * self.cxl.write_cost(shard_B, 0.0, path).size_B)
+            else:
+                self._count_link("pcie", steps * self.pcie.memcpy_cost(shard_B, True).size_B)
+        return OpOutcome(t + steps * self.allreduce_step_ns(shard_B) + (self.gpus - 1) * add_ns)
 
     # -- persistence -----------------------------------------------------------------------------
     def _flag_ns(self, mem: Memory) -> float:
@@ -382,7 +501,7 @@ class TrainingMachine:
         line_B = (self.ckpt.params.flag_line_B if self.pipe.checkpoint_agent == "ckpt_logic"
                   else self.cpu.params.cache_line_B)
         m = mem.model
-        tr = self._ledger.traffic(mem.role)
+        tr = self._ledger.traffic(mem.key)
         tr.media_write_B += m.units(line_B) * m.unit_B
         if m.params.read_modify_write and line_B % m.unit_B:  # a partial unit is read first
             tr.media_read_B += m.unit_B
@@ -395,7 +514,8 @@ class TrainingMachine:
             return self.ckpt.params.burst_B
         return HOST_WRITE_B
 
-    def _copy_rows(self, rows: np.ndarray, dst_base: int, t: float, outstanding: int, read_source: bool = True) -> float:
+    def _copy_rows(self, side: MemSide, rows: np.ndarray, dst_base: int, t: float, outstanding: int,
+                   read_source: bool = True) -> float:
         """Copy rows into a sequential log area: rows are gathered (read) from the data region and
         written packed, in the agent's bursts (:meth:`_burst_B`), each burst after the reads that
         fill it.
@@ -407,11 +527,11 @@ class TrainingMachine:
         k = int(math.ceil(nbytes / burst_B))
         dst = dst_base + np.arange(k, dtype=np.int64) * burst_B
         if not read_source:
-            return self._serve(self.ckpt_mem, t, dst, burst_B, True, outstanding).done_ns
+            return self._serve(side.ckpt_mem, t, dst, burst_B, True, outstanding).done_ns
         src = self._rows_addr(rows)
-        if self.ckpt_mem is not self.tables:
-            r = self._serve(self.tables, t, src, self.row_B, False, outstanding)
-            w = self._serve(self.ckpt_mem, t, dst, burst_B, True, outstanding)
+        if side.ckpt_mem is not side.tables:
+            r = self._serve(side.tables, t, src, self.row_B, False, outstanding)
+            w = self._serve(side.ckpt_mem, t, dst, burst_B, True, outstanding)
             return max(r.done_ns, w.done_ns)
         per = max(1, burst_B // self.row_B)
         burst_of = np.arange(rows.size) // per
@@ -421,11 +541,12 @@ class TrainingMachine:
         size = np.concatenate([np.full(rows.size, self.row_B), np.full(k, burst_B)])
         wr = np.concatenate([np.zeros(rows.size, bool), np.ones(k, bool)])
         order = np.argsort(key, kind="stable")
-        res = self._serve(self.tables, t, addr[order], size[order], wr[order], outstanding)
+        res = self._serve(side.tables, t, addr[order], size[order], wr[order], outstanding)
         return res.done_ns
 
-    def pull_mlp_ns(self, nbytes: float) -> float:
-        """Time to bring ``nbytes`` of MLP parameters from the GPU to the checkpointing side."""
+    def pull_mlp_ns(self, nbytes: float, m: int = 0) -> float:
+        """Time to bring ``nbytes`` of MLP parameters from the GPU to device ``m``'s checkpointing
+        side (its source GPU, :attr:`MemSide.source_gpu`)."""
         if nbytes <= 0:
             return 0.0
         if self.pipe.mlp_pull == "cxl_cache":
@@ -433,11 +554,12 @@ class TrainingMachine:
             # GPU memory serves lines at its streaming bandwidth; its load latency (hundreds of ns)
             # is not a GPU-preset parameter and is negligible against megabyte pulls: left out
             gpu_bw = self.gpu.params.mem_bw_GBps * self.gpu.params.mem_bw_efficiency_fraction
-            return self.cxl.cache_fill_ns(lines, 0.0, self.gpu_path, self.cxl.line_B / gpu_bw)
+            path = self._path(("gpu", self.sides[m].source_gpu), ("mem", m))
+            return self.cxl.cache_fill_ns(lines, 0.0, path, self.cxl.line_B / gpu_bw)
         bounce = self.pipe.checkpoint_agent == "ndp"
         return self.pcie.sync_ns() + self.pcie.memcpy_ns(nbytes, bounce)
 
-    def _write_mlp(self, nbytes: float, base: int, t: float, pull_ns: float, outstanding: int) -> float:
+    def _write_mlp(self, side: MemSide, nbytes: float, base: int, t: float, pull_ns: float, outstanding: int) -> float:
         """Write ``nbytes`` sequentially at ``base`` while they arrive over ``pull_ns``; returns the
         later of the last acknowledgement and the end of the pull."""
         if nbytes <= 0:
@@ -447,13 +569,15 @@ class TrainingMachine:
         if self.pipe.checkpoint_agent == "ckpt_logic" and self.pipe.mlp_pull == "cxl_cache":
             self._ledger.logic.dma_B += nbytes  # the checkpointing logic pulls them itself
         if self.pipe.mlp_pull == "cxl_cache":
-            self._count_link("cxl_gpu", self.cxl.read_cost(nbytes, 0.0, self.gpu_path).size_B)
+            path = self._path(("gpu", side.source_gpu), ("mem", side.index))
+            self._count_link(cxl_path_key(("gpu", side.source_gpu), ("mem", side.index)),
+                             self.cxl.read_cost(nbytes, 0.0, path).size_B)
         else:
             self._count_link("pcie", self.pcie.memcpy_cost(nbytes, self.pipe.checkpoint_agent == "ndp").size_B)
         burst_B = self._burst_B()
         k = int(math.ceil(nbytes / burst_B))
         addr = base + np.arange(k, dtype=np.int64) * burst_B
-        w = self._serve(self.ckpt_mem, t, addr, burst_B, True, outstanding)
+        w = self._serve(side.ckpt_mem, t, addr, burst_B, True, outstanding)
         return float(max(w.done_ns, t + pull_ns))
 
     def _ckpt_outstanding(self) -> int:
@@ -461,57 +585,61 @@ class TrainingMachine:
             return self.ckpt.params.outstanding_count
         return self._engine_outstanding()
 
-    def _emb_log(self, n, t, ex):
-        b = self._batch(n)
+    def _emb_log(self, n, t, ex, m=0):
+        b = self._batch(n, m)
+        side = self.sides[m]
         out = self._ckpt_outstanding()
         self._ledger.logic.dma_B += b.n_unique * self.row_B
-        end = self._copy_rows(b.unique_rows, self.emb_log_base[n % 2], t, out)
+        end = self._copy_rows(side, b.unique_rows, self.emb_log_base[n % 2], t, out)
         end = max(end, t + self.ckpt.copy_issue_ns(b.n_unique * self.row_B, b.n_unique))
-        end += self._flag_ns(self.ckpt_mem)
+        end += self._flag_ns(side.ckpt_mem)
         return OpOutcome(end)
 
-    def _mlp_log(self, n, t, ex):
+    def _mlp_log(self, n, t, ex, m=0):
+        side = self.sides[m]
+        shard = side.mlp_B
         out = self._ckpt_outstanding()
         if not self.pipe.relaxed_mlp_log:
-            pull = self.pull_mlp_ns(self.mlp_B)
-            end = self._write_mlp(self.mlp_B, self.mlp_log_base, t, pull, out)
-            end = max(end, t + pull) + self._flag_ns(self.ckpt_mem)
+            pull = self.pull_mlp_ns(shard, m)
+            end = self._write_mlp(side, shard, self.mlp_log_base, t, pull, out)
+            end = max(end, t + pull) + self._flag_ns(side.ckpt_mem)
             return OpOutcome(end)
-        # relaxed: copy only while the GPU runs interaction + top MLP of batch n (SPEC §3.4)
-        window_end = ex.planned_end(("t_mlp", n))
-        prog = self.mlp_log
+        # relaxed: copy only while its source GPU runs interaction + top MLP of batch n (SPEC §3.4)
+        window_end = ex.planned_end(("t_mlp" + sfx(side.source_gpu), n))
+        prog = side.mlp_log
         if prog.first_batch < 0:
             prog.first_batch = n
-        left = self.mlp_B - prog.done_B
+        left = shard - prog.done_B
         end = t
         if window_end > t and left > 0:
-            rate_ns_per_B = self.pull_mlp_ns(self.mlp_B) / self.mlp_B
+            rate_ns_per_B = self.pull_mlp_ns(shard, m) / shard
             nbytes = min(left, (window_end - t) / rate_ns_per_B)
             pull = nbytes * rate_ns_per_B
-            end = self._write_mlp(nbytes, self.mlp_log_base + int(prog.done_B), t, pull, out)
+            end = self._write_mlp(side, nbytes, self.mlp_log_base + int(prog.done_B), t, pull, out)
             prog.done_B += nbytes
-        if prog.done_B >= self.mlp_B - 1e-6:
-            end += self._flag_ns(self.ckpt_mem)
+        if prog.done_B >= shard - 1e-6:
+            end += self._flag_ns(side.ckpt_mem)
             prog.complete_span = (prog.first_batch, n)
             prog.done_B, prog.first_batch = 0.0, -1
         gap = n - prog.complete_span[0] if prog.complete_span else n + 1
-        self._ledger.mlp_log_gap_batches = gap
-        return OpOutcome(end, label=f"mlp_log {n} ({100 * prog.done_B / self.mlp_B:.0f}%)")
+        self._ledger.mlp_log_gap_batches = max(self._ledger.mlp_log_gap_batches, gap)  # the worst device's
+        return OpOutcome(end, label=f"mlp_log{sfx(m)} {n} ({100 * prog.done_B / shard:.0f}%)")
 
-    def _redo(self, n, t, ex):
-        b = self._batch(n)
+    def _redo(self, n, t, ex, m=0):
+        b = self._batch(n, m)
+        side = self.sides[m]
         out = self._ckpt_outstanding()
-        base = self.redo_base + self.redo_cursor
+        base = self.redo_base + side.redo_cursor
         agent = self.pipe.checkpoint_agent
         # the host already holds the rows it just updated; logic reads them from the data region
-        rows_end = self._copy_rows(b.unique_rows, base, t, out, read_source=agent != "host_cpu")
+        rows_end = self._copy_rows(side, b.unique_rows, base, t, out, read_source=agent != "host_cpu")
         if agent == "ckpt_logic":
             rows_end = max(rows_end, t + self.ckpt.copy_issue_ns(b.n_unique * self.row_B, b.n_unique))
             self._ledger.logic.dma_B += b.n_unique * self.row_B
-        pull = self.pull_mlp_ns(self.mlp_B)
+        pull = self.pull_mlp_ns(side.mlp_B, m)
         mlp_base = base + b.n_unique * self.row_B
-        mlp_end = self._write_mlp(self.mlp_B, mlp_base, t, pull, out)
-        record_B = b.n_unique * self.row_B + self.mlp_B
-        self.redo_cursor = (self.redo_cursor + self._round(record_B)) % (64 * self._round(record_B))
-        end = max(rows_end, mlp_end, t + pull) + self._flag_ns(self.ckpt_mem)
+        mlp_end = self._write_mlp(side, side.mlp_B, mlp_base, t, pull, out)
+        record_B = b.n_unique * self.row_B + side.mlp_B
+        side.redo_cursor = (side.redo_cursor + self._round(record_B)) % (64 * self._round(record_B))
+        end = max(rows_end, mlp_end, t + pull) + self._flag_ns(side.ckpt_mem)
         return OpOutcome(end)

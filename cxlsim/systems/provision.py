@@ -80,8 +80,9 @@ def checkpoint_B(workload: Workload) -> float:
     return float(2 * rows_B + (mlp["bottom"] + mlp["top"]) * FP32_B)
 
 
-def provision(devices: DeviceGraph, workload: Workload) -> dict[str, ModulePool]:
-    """Memory pools of a system running ``workload`` (see the module docstring)."""
+def provision(devices: DeviceGraph, workload: Workload, mems: int = 1) -> dict[str, ModulePool]:
+    """Memory pools of a system running ``workload`` on ``mems`` memory devices (each with the
+    table (and checkpoint) role's configured modules; see the module docstring)."""
     cfg = devices.config
     p = cfg.pipeline
     holds: dict[str, float] = {r: 0.0 for r, d in cfg.devices.items() if d.preset.family in MEMORY_FAMILIES}
@@ -94,11 +95,13 @@ def provision(devices: DeviceGraph, workload: Workload) -> dict[str, ModulePool]
         holds[devices.host_memory_role] += host
     else:
         pools[HOST_MEMORY] = ModulePool(HOST_MEMORY, devices.host_memory, 0, host / GB)
+    per_device = {p.tables_on, p.checkpoint_on} if p.persistence != "none" else {p.tables_on}
     for role, nbytes in holds.items():
-        pools[role] = ModulePool(role, devices[role], cfg.devices[role].count, nbytes / GB)
+        count = cfg.devices[role].count * (mems if role in per_device and role != devices.host_memory_role else 1)
+        pools[role] = ModulePool(role, devices[role], count, nbytes / GB)
     return pools
 
 
-def provisioned_modules(devices: DeviceGraph, workload: Workload) -> dict[str, int]:
+def provisioned_modules(devices: DeviceGraph, workload: Workload, mems: int = 1) -> dict[str, int]:
     """Role → modules provisioned (the ``config.provisioned_modules`` key of results)."""
-    return {role: pool.modules for role, pool in provision(devices, workload).items()}
+    return {role: pool.modules for role, pool in provision(devices, workload, mems).items()}

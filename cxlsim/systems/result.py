@@ -70,6 +70,43 @@ class RunResult:
         keys = list(CATEGORIES) + (["idle"] if any(b["idle"] > 1e-6 for b in self.breakdowns_ns) else [])
         return {k: float(np.mean([b[k] for b in self.breakdowns_ns]) / 1e6) for k in keys}
 
+    @property
+    def accelerators(self) -> int:
+        """GPUs training data-parallel (each on ``batch_size`` samples per batch)."""
+        return self.config.topology.gpus_count
+
+    @property
+    def samples_per_batch(self) -> int:
+        return self.workload.params.batch_size * self.accelerators
+
+    def utilisation(self) -> dict[str, float]:
+        """Busy share of the measured batches' wall time of every resource, highest first: each
+        lane (GPUs, near-data and checkpointing logic, the host, every link direction a transfer
+        held), its busy intervals clipped to the measured span; and each memory device's media
+        (the measured batches' media bytes at its per-module read and write bandwidth, over its
+        modules: an estimate of bank time, which the batches' attribution can push past 1)."""
+        if not self.activity:
+            return {}
+        t0 = self.batch_span(self.measured.start)[0]
+        t1 = self.batch_span(self.measured.stop - 1)[1]
+        wall = t1 - t0
+        busy: dict[str, float] = {}
+        for rec in self.executor.records.values():
+            if rec.op.lane == "batch" or rec.end_ns != rec.end_ns:
+                continue
+            ns = max(0.0, min(rec.end_ns, t1) - max(rec.start_ns, t0))
+            for lane in (rec.op.lane, *rec.op.holds):
+                busy[lane] = busy.get(lane, 0.0) + ns
+        for a in self.activity:
+            for key, tr in a.media.items():
+                mem = self.machine.memories.get(key)
+                if mem is None:
+                    continue
+                p = mem.model.params
+                ns = (tr.media_read_B / p.read_bw_GBps + tr.media_write_B / p.write_bw_GBps) / mem.modules
+                busy[f"media.{key}"] = busy.get(f"media.{key}", 0.0) + ns
+        return dict(sorted(((k, v / wall) for k, v in busy.items()), key=lambda kv: -kv[1]))
+
     def batch_span(self, n: int) -> tuple[float, float]:
         """Start and end (ns) of batch ``n`` (absolute batch number, warm-up included)."""
         r = self.trace and self.executor.records
@@ -82,7 +119,9 @@ class RunResult:
         resolved = cfg.resolved()
         resolved["workload_params"] = self.workload.params.as_dict()
         analytic = self.machine is None  # tpu-ps: no device-level activity, so no provisioning
-        resolved["provisioned_modules"] = {} if analytic else provisioned_modules(self.devices, self.workload)
+        util = {} if analytic else self.utilisation()
+        resolved["provisioned_modules"] = ({} if analytic else
+                                           provisioned_modules(self.devices, self.workload, self.machine.mems))
         return {
             "system": cfg.name,
             "workload": self.workload.name,
@@ -92,8 +131,11 @@ class RunResult:
             "breakdown_ms": self.breakdown_ms,
             "raw_stall_ms": float(self.raw_stall_ns.mean() / 1e6),
             "mlp_log_gap_batches": int(self.mlp_log_gap_batches),
-            "throughput_samples_per_s": float(self.workload.params.batch_size / (bt["mean"] / 1e3)),
+            "throughput_samples_per_s": float(self.samples_per_batch / (bt["mean"] / 1e3)),
             "energy_J_per_batch": self.energy,
+            "devices": {"gpus": self.accelerators, "cxl_mems": self.config.topology.cxl_mems_count},
+            "utilisation": util,
+            "bottleneck": next(({"resource": k, "utilisation": v} for k, v in util.items()), None),
             **self.extra,
             "config": resolved,
             "seed": cfg.seed,

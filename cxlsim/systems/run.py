@@ -15,15 +15,16 @@ import numpy as np
 
 from cxlsim.engine.executor import Executor
 from cxlsim.engine.trace import TraceRecorder
-from cxlsim.errors import InputError
+from cxlsim.errors import ConfigError, InputError
 from cxlsim.systems.activity import batch_activity
 from cxlsim.systems.config import SystemConfig, load_system
 from cxlsim.systems.critical_path import breakdown
 from cxlsim.systems.dataflow import build_graph
-from cxlsim.systems.graph import build_devices
+from cxlsim.systems.graph import DeviceGraph, build_devices
 from cxlsim.systems.machine import TrainingMachine
 from cxlsim.systems.result import RunResult
-from cxlsim.systems.streams import stream_set
+from cxlsim.systems.streams import StreamSet, stream_set
+from cxlsim.systems.topology import Fabric, Placement
 from cxlsim.systems.tpu_ps_run import simulate_tpu_ps
 from cxlsim.workloads.catalog import load_workload
 
@@ -59,19 +60,47 @@ def configure(system: str | SystemConfig, workload: str | None = None, batches: 
     return replace(cfg, **changes) if changes else cfg
 
 
+def scale_out(devices: DeviceGraph, streams: StreamSet) -> tuple[int, int, Fabric | None, Placement | None]:
+    """The GPUs and memory devices of a system's topology, its switch tree (CXL systems with more
+    than one device) and where the tables live (more than one memory device); topology
+    parameters that do not apply are declared so (:meth:`~cxlsim.config.params.ParamSet.skip`)."""
+    cfg = devices.config
+    topo, p = cfg.topology, cfg.pipeline
+    gpus, mems = topo.gpus_count, topo.cxl_mems_count
+    if mems > 1 and p.embedding_engine == "host_cpu":
+        raise ConfigError("topology", "cxl_mems_count", f"{cfg.name}'s embeddings run on the host CPU over one memory "
+                          "pool; memory devices with their own logic need pipeline.embedding_engine: ndp")
+    fabric = placement = None
+    if mems > 1:
+        placement = Placement.of(streams.layout, mems, topo.tables_policy)
+    else:
+        topo.skip("tables_policy", "one memory device holds every table")
+    if devices.has("fabric_link"):
+        fabric = Fabric.of(devices, gpus, mems)
+    else:
+        for key in ("fanout_count", "attach_policy"):
+            topo.skip(key, "the data moves by software over PCIe, not over a switch tree")
+    return gpus, mems, fabric, placement
+
+
 def simulate(system: str | SystemConfig, workload: str | None = None, batches: int | None = None,
              seed: int | None = None, warmup: int | None = None, sets: Sets = None,
              workload_sets: Mapping[str, Any] | None = None, trace: bool = True) -> RunResult:
     """Simulate ``system`` on ``workload`` (default: the system's) and return a :class:`RunResult`
     (timing only: ``energy`` stays ``None``; :func:`cxlsim.api.simulate` prices it)."""
     cfg = configure(system, workload, batches, seed, warmup, sets)
-    wl = load_workload(cfg.workload, {**cfg.workload_overrides, **(workload_sets or {})})
+    overrides = {**cfg.workload_overrides, **(workload_sets or {})}
+    wl = load_workload(cfg.workload, overrides)  # per GPU (data-parallel: the batch size is each GPU's)
+    gpus = cfg.topology.gpus_count
+    # the input streams hold every GPU's samples: one global batch of gpus × batch_size
+    global_wl = wl if gpus == 1 else load_workload(cfg.workload, {**overrides, "batch_size": wl.params.batch_size * gpus})
     total = cfg.warmup_batches + cfg.batches + 1  # one more batch closes the last measured one
-    streams = stream_set(wl, cfg.seed, total)
+    streams = stream_set(global_wl, cfg.seed, total)
     if cfg.model == "tpu_ps":
         return simulate_tpu_ps(cfg, wl, streams)
     devices = build_devices(cfg)
-    machine = TrainingMachine(devices, streams)
+    gpus, mems, fabric, placement = scale_out(devices, streams)
+    machine = TrainingMachine(devices, streams, gpus, mems, fabric, placement)
     ex = Executor(TraceRecorder(enabled=trace))
     build_graph(ex, machine, cfg.pipeline, total)
     ex.run(until_batch=total - 1)  # the closing batch is needed only up to its begin

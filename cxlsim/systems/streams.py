@@ -30,6 +30,16 @@ class BatchStreams:
     counts: np.ndarray  # lookups per unique row
     n_shared_prev: int  # distinct rows batch n−1 touched too
     n_shared_lookups: int  # lookups of those rows (the relaxed correction's adds, per element)
+    shared: np.ndarray | None = None  # bool per unique row: batch n−1 touched it too
+
+    def on(self, lookup_owner: np.ndarray, unique_owner: np.ndarray, m: int) -> BatchStreams:
+        """The part of this batch held by device ``m``, given the device of every lookup row and of
+        every distinct row (lookups keep their order)."""
+        u_keep = unique_owner == m
+        shared = self.shared[u_keep]
+        counts = self.counts[u_keep]
+        return BatchStreams(self.number, self.lookup_rows[lookup_owner == m], self.unique_rows[u_keep], counts,
+                            int(shared.sum()), int(counts[shared].sum()), shared)
 
     @property
     def n_indices(self) -> int:
@@ -53,7 +63,7 @@ class StreamSet:
             rows = (b.indices + self.layout.row_base[:, None]).ravel()
             acc = analyze_batch(b.indices, self.layout, prev)
             self._batches.append(BatchStreams(b.number, rows, acc.unique_rows, acc.counts, int(acc.shared_prev.sum()),
-                                              int(acc.counts[acc.shared_prev].sum())))
+                                              int(acc.counts[acc.shared_prev].sum()), acc.shared_prev))
             prev = acc
 
     def batch(self, n: int) -> BatchStreams:
