@@ -326,7 +326,6 @@ class StepModel(DeviceModel):
                  options: StepOptions | None = None) -> None:
         self.gpu, self.host, self.link = gpu, host, link
         self.options = options if options is not None else StepOptions()
-        self.params = gpu.params
 
     # ---- op lists ----------------------------------------------------------------------------
     def phase_ops(self, shapes: StepShapes, phase: str) -> list[StepOp]:
