@@ -57,5 +57,7 @@ def simulate_from_args(args: argparse.Namespace) -> RunResult:
     if not system:
         raise InputError("name a system with --system (e.g. --system cxl) or give --config FILE")
     sets = parse_set(args.set)
+    if getattr(args, "platform", None):
+        sets.append(("platform", args.platform))
     return simulate(system, workload=args.workload, batches=args.batches, seed=args.seed,
                     warmup=getattr(args, "warmup", None), sets=sets, trace=True)

@@ -1,4 +1,4 @@
-"""Golden timing regressions: every system × RM1–RM4 on short runs, stored in tests/goldens/.
+"""Golden timing regressions: every platform × system × RM1–RM4 on short runs, in tests/goldens/.
 
 A developer tool for a source checkout (the goldens are part of the test suite, not of the
 installed package)::
@@ -25,6 +25,7 @@ from pathlib import Path
 from cxlsim.errors import InputError
 from cxlsim.systems.run import simulate
 
+PLATFORMS = ("physical", "prototype")
 SYSTEMS = ("ssd", "pmem", "pcie", "cxl-d", "cxl-b", "cxl", "dram")
 WORKLOADS = ("rm1", "rm2", "rm3", "rm4")
 GOLDEN_BATCH_SIZE = 32
@@ -48,16 +49,17 @@ def default_path(start: str | Path | None = None) -> Path:
                      "run from the clone or give --path FILE")
 
 
-def compute(system: str, workload: str) -> dict[str, float]:
+def compute(system: str, workload: str, platform: str = PLATFORMS[0]) -> dict[str, float]:
     r = simulate(system, workload=workload, batches=GOLDEN_BATCHES, warmup=GOLDEN_WARMUP, seed=GOLDEN_SEED,
-                 workload_sets={"batch_size": GOLDEN_BATCH_SIZE}, trace=False)
+                 workload_sets={"batch_size": GOLDEN_BATCH_SIZE}, sets=[("platform", platform)], trace=False)
     out = {"batch_time_ms": r.batch_time_ms["mean"], "raw_stall_ms": float(r.raw_stall_ns.mean() / 1e6)}
     out.update({f"breakdown.{k}": v for k, v in r.breakdown_ms.items()})
     return out
 
 
 def compute_all() -> dict[str, dict[str, float]]:
-    return {f"{s}/{w}": compute(s, w) for w in WORKLOADS for s in SYSTEMS}
+    """Every case, keyed ``platform/system/workload``."""
+    return {f"{p}/{s}/{w}": compute(s, w, p) for p in PLATFORMS for w in WORKLOADS for s in SYSTEMS}
 
 
 def diff(old: dict, new: dict) -> list[str]:

@@ -11,7 +11,7 @@ import cxlsim.systems.streams as streams
 
 
 def fake_run(job):
-    s, w, batches = job
+    s, w, batches, platform = job
     return {"system": s, "workload": w, "wall_s": 0.0, "batches_per_s": 0.0, "pid": mp.current_process().pid}
 
 
@@ -29,6 +29,6 @@ def test_comparison_runs_every_system_on_every_workload(monkeypatch, workers):
 
 
 def test_longest_runs_first():
-    jobs = [(s, w, 2) for w in bench.WORKLOADS for s in bench.SYSTEMS]
+    jobs = [(s, w, 2, "physical") for w in bench.WORKLOADS for s in bench.SYSTEMS]
     first = sorted(jobs, key=bench._cost, reverse=True)[0]
     assert first[1] == "rm2"  # the most lookups per batch (384 × 80 × 80)

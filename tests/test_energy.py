@@ -32,6 +32,7 @@ WORKLOADS = ("rm1", "rm2", "rm3", "rm4")
 SMALL = {"batch_size": 32}
 #: The ssd system's 16 GB LRU vector cache costs seconds per batch to set up; a small cache exercises
 #: the same energy accounting (host DRAM hits, SSD misses and write-backs).
+TABLE2 = [("platform", "table2")]
 FAST_SETS = {"ssd": [("pipeline.vector_cache_GB", 0.1)]}
 
 
@@ -135,23 +136,24 @@ def test_link_energy_per_path_matches_the_fabric_models():
 
 # -- capacity provisioning ----------------------------------------------------------------------
 def test_provisioning_by_capacity():
+    """On the Table 2 devices (16 GB PMEM and DRAM modules)."""
     rm1 = load_workload("rm1")
-    dram = provision(build_devices(load_system("dram")), rm1)
+    dram = provision(build_devices(load_system("dram", TABLE2)), rm1)
     need = (model_B(rm1) + 48e9) / 16e9  # tables + MLP + host software on 16 GB DIMMs
     assert list(dram) == ["table_memory"] and dram["table_memory"].needed == math.ceil(need) == 6
-    pmem = provision(build_devices(load_system("pmem")), rm1)
+    pmem = provision(build_devices(load_system("pmem", TABLE2)), rm1)
     assert pmem["table_memory"].needed == math.ceil((model_B(rm1) + checkpoint_B(rm1)) / 16e9) == 3
     assert pmem["table_memory"].modules == 4  # the configured count is more
     assert pmem[HOST_MEMORY].modules == 3 and pmem[HOST_MEMORY].family == "dram"
-    ssd = provision(build_devices(load_system("ssd")), rm1)
+    ssd = provision(build_devices(load_system("ssd", TABLE2)), rm1)
     assert ssd["table_memory"].modules == 1 and ssd["host_dram"].modules == 4 and HOST_MEMORY not in ssd
     # twice the tables: DRAM needs more DIMMs and pays their background power; 800 GB SSD does not
     big = load_workload("rm1", {"rows_per_table": 2 * rm1.params.rows_per_table})
-    dram_big = provision(build_devices(load_system("dram")), big)["table_memory"]
+    dram_big = provision(build_devices(load_system("dram", TABLE2)), big)["table_memory"]
     assert dram_big.modules == math.ceil((model_B(big) + 48e9) / 16e9) == 9
     assert dram_big.background_W == 9 * 1.0
-    assert provision(build_devices(load_system("pmem")), big)["table_memory"].modules == 6
-    assert provision(build_devices(load_system("ssd")), big)["table_memory"].modules == 1
+    assert provision(build_devices(load_system("pmem", TABLE2)), big)["table_memory"].modules == 6
+    assert provision(build_devices(load_system("ssd", TABLE2)), big)["table_memory"].modules == 1
 
 
 def test_run_json_has_energy_and_provisioned_modules(capsys):
@@ -238,7 +240,7 @@ def test_baseline_gets_the_overrides_of_shared_devices():
 
 def test_energy_report_shape_and_normalisation(capsys):
     d = energy_report("dram", workload="rm1", baseline="cxl", batches=1, warmup=0, workload_sets=SMALL)
-    assert list(d) == ["system", "workload", "baseline", "energy_J_per_batch", "normalized_to_baseline", "batch_time_ms"]
+    assert list(d) == ["system", "workload", "platform", "baseline", "energy_J_per_batch", "normalized_to_baseline", "batch_time_ms"]
     assert d["energy_J_per_batch"] == energy_per_batch(small("dram"))
     assert d["normalized_to_baseline"] == energy_per_batch(small("dram"))["total"] / energy_per_batch(small("cxl"))["total"]
     args = ["energy", "--system", "dram", "--workload", "rm1", "--batches", "1", "--warmup", "0",

@@ -23,15 +23,17 @@ def test_goldens_match(results):
     assert not changes, "timing changed; review and run `python -m cxlsim.goldens --update`:\n" + "\n".join(changes[:40])
 
 
+@pytest.mark.parametrize("platform", goldens.PLATFORMS)
 @pytest.mark.parametrize("workload", goldens.WORKLOADS)
-def test_design_orderings(results, workload):
+def test_design_orderings(results, platform, workload):
     """cxl <= cxl-b <= cxl-d <= pcie batch time (SPEC §1.4's design steps), on every model."""
-    bt = {s: results[f"{s}/{workload}"]["batch_time_ms"] for s in goldens.SYSTEMS}
+    bt = {s: results[f"{platform}/{s}/{workload}"]["batch_time_ms"] for s in goldens.SYSTEMS}
     assert bt["cxl"] <= bt["cxl-b"] <= bt["cxl-d"] <= bt["pcie"]
     assert bt["dram"] <= min(bt[s] for s in goldens.SYSTEMS if s != "dram") + 1e-9
 
 
-@pytest.mark.parametrize("case", [f"{s}/{w}" for w in goldens.WORKLOADS for s in goldens.SYSTEMS])
+@pytest.mark.parametrize("case", [f"{p}/{s}/{w}" for p in goldens.PLATFORMS for w in goldens.WORKLOADS
+                                  for s in goldens.SYSTEMS])
 def test_breakdown_sums_to_batch_time(results, case):
     r = results[case]
     parts = sum(v for k, v in r.items() if k.startswith("breakdown."))
@@ -39,12 +41,14 @@ def test_breakdown_sums_to_batch_time(results, case):
     assert r.get("breakdown.idle", 0.0) == pytest.approx(0.0, abs=1e-9)
 
 
+@pytest.mark.parametrize("platform", goldens.PLATFORMS)
 @pytest.mark.parametrize("workload", goldens.WORKLOADS)
-def test_relaxed_lookup_has_no_raw_stall(results, workload):
-    assert results[f"cxl/{workload}"]["raw_stall_ms"] == 0.0
+def test_relaxed_lookup_has_no_raw_stall(results, platform, workload):
+    assert results[f"{platform}/cxl/{workload}"]["raw_stall_ms"] == 0.0
 
 
-def test_dependent_lookup_after_update_has_raw_stall(results):
+@pytest.mark.parametrize("platform", goldens.PLATFORMS)
+def test_dependent_lookup_after_update_has_raw_stall(results, platform):
     """cxl-b's next lookup starts as its update is acknowledged; cxl-d's redo record separates them."""
-    assert results["cxl-b/rm1"]["raw_stall_ms"] > 0.0
-    assert results["cxl-d/rm1"]["raw_stall_ms"] == 0.0
+    assert results[f"{platform}/cxl-b/rm1"]["raw_stall_ms"] > 0.0
+    assert results[f"{platform}/cxl-d/rm1"]["raw_stall_ms"] == 0.0

@@ -7,7 +7,7 @@ import pytest
 
 import cxlsim
 from cxlsim.cli import main
-from cxlsim.errors import InputError
+from cxlsim.errors import ConfigError, InputError
 from cxlsim.systems.config import list_systems
 from cxlsim.systems.reach import unread
 
@@ -73,3 +73,10 @@ def test_fabric_overrides_change_timing(key, value, step):
     assert span(over) > span(base)
     if key.startswith("devices.switch"):
         assert over.batch_time_ms["mean"] > base.batch_time_ms["mean"]
+
+
+@pytest.mark.parametrize("key,value", [("devices.gpu.count", 4), ("devices.ndp.interleave_B", 256),
+                                       ("devices.table_memory.levels", 2)])
+def test_structural_keys_apply_only_where_a_model_uses_them(key, value):
+    with pytest.raises(ConfigError, match=key.split(".", 1)[1]):
+        cxlsim.load_config("cxl", [(key, value)])

@@ -25,17 +25,21 @@ TARGET_S = 60.0
 WARMUP = 2
 
 
-def _one(job: tuple[str, str, int]) -> dict:
+#: Platforms timed by default: the one the comparison's speed target is held on first.
+PLATFORMS = ("physical", "prototype")
+
+
+def _one(job: tuple[str, str, int, str]) -> dict:
     from cxlsim.api import simulate
 
-    s, w, batches = job
+    s, w, batches, platform = job
     t = time.perf_counter()
-    simulate(s, workload=w, batches=batches, warmup=WARMUP, seed=1, trace=False)
+    simulate(s, workload=w, batches=batches, warmup=WARMUP, seed=1, trace=False, sets=[("platform", platform)])
     dt = time.perf_counter() - t
     return {"system": s, "workload": w, "wall_s": dt, "batches_per_s": (batches + WARMUP + 1) / dt}
 
 
-def _cost(job: tuple[str, str, int]) -> int:
+def _cost(job: tuple[str, str, int, str]) -> int:
     """Relative cost of a run, for longest-first scheduling: lookups per batch."""
     from cxlsim.workloads.catalog import load_workload
 
@@ -43,7 +47,7 @@ def _cost(job: tuple[str, str, int]) -> int:
     return p.batch_size * p.tables * p.lookups_per_table
 
 
-def _comparison(batches: int, workers: int) -> tuple[list[dict], float, float]:
+def _comparison(batches: int, workers: int, platform: str = PLATFORMS[0]) -> tuple[list[dict], float, float]:
     """Every system on every workload. Every workload's streams are made first, in this process;
     the runs then go serially, or longest first to ``workers`` forked processes that inherit
     the streams."""
@@ -56,14 +60,14 @@ def _comparison(batches: int, workers: int) -> tuple[list[dict], float, float]:
         for w in WORKLOADS:
             stream_set(load_workload(w), 1, WARMUP + batches + 1)
         stream_s = time.perf_counter() - t_all
-        jobs = [(s, w, batches) for w in WORKLOADS for s in SYSTEMS]
+        jobs = [(s, w, batches, platform) for w in WORKLOADS for s in SYSTEMS]
         if workers <= 1:
             rows = [_one(j) for j in jobs]
         else:
             with mp.get_context("fork").Pool(workers) as pool:
                 done = pool.map(_one, sorted(jobs, key=_cost, reverse=True), chunksize=1)
             by_job = {(r["system"], r["workload"]): r for r in done}
-            rows = [by_job[(s, w)] for s, w, _ in jobs]
+            rows = [by_job[(s, w)] for s, w, _, _ in jobs]
     finally:
         keep_stream_sets(previous)
     return rows, stream_s, time.perf_counter() - t_all
@@ -76,27 +80,34 @@ def run(args) -> dict:
     workers = args.workers if getattr(args, "workers", None) else (os.cpu_count() or 1)
     if "fork" not in mp.get_all_start_methods():
         workers = 1
+    platforms = list(getattr(args, "platforms", None) or PLATFORMS)
     simulate("cxl", workload="rm1", batches=1, warmup=0, workload_sets={"batch_size": 8}, trace=False)  # JIT warm-up
-    rows, stream_s, serial = _comparison(batches, 1)
     # each run simulates warm-up + measured + 1 closing batch: scale by batch-simulations per run
     scale = (WARMUP + 20 + 1) / (WARMUP + batches + 1)
-    out = {"batches": batches, "per_run": rows, "stream_generation_s": stream_s, "comparison_wall_s": serial,
-           "target_s": TARGET_S, "ratio_to_target": serial / TARGET_S * scale, "workers": 1}
-    if workers > 1:
-        _, _, parallel = _comparison(batches, workers)
-        out.update(workers=workers, parallel_comparison_wall_s=parallel,
-                   parallel_speedup=serial / parallel,
-                   parallel_ratio_to_target=parallel / TARGET_S * scale)
+    out: dict = {"batches": batches, "target_s": TARGET_S, "workers": workers, "platforms": {}}
+    for platform in platforms:
+        rows, stream_s, serial = _comparison(batches, 1, platform)
+        one = {"per_run": rows, "stream_generation_s": stream_s, "comparison_wall_s": serial,
+               "ratio_to_target": serial / TARGET_S * scale}
+        if workers > 1:
+            _, _, parallel = _comparison(batches, workers, platform)
+            one.update(parallel_comparison_wall_s=parallel, parallel_speedup=serial / parallel,
+                       parallel_ratio_to_target=parallel / TARGET_S * scale)
+        out["platforms"][platform] = one
     return out
 
 
 def render(d: dict) -> str:
-    table = format_table(["system", "workload", "wall s", "batches/s"],
-                         [[r["system"], r["workload"], r["wall_s"], r["batches_per_s"]] for r in d["per_run"]])
-    text = (table + f"\n\nfull comparison ({d['batches']} batches each, serial): {d['comparison_wall_s']:.1f} s "
-            f"(streams {d['stream_generation_s']:.1f} s); at 20 batches that is {d['ratio_to_target']:.2f}× the "
-            f"{d['target_s']:.0f} s target")
-    if "parallel_comparison_wall_s" in d:
-        text += (f"\nwith {d['workers']} worker processes: {d['parallel_comparison_wall_s']:.1f} s "
-                 f"({d['parallel_speedup']:.2f}× serial; {d['parallel_ratio_to_target']:.2f}× the target at 20 batches)")
-    return text
+    parts = []
+    for platform, p in d["platforms"].items():
+        table = format_table(["system", "workload", "wall s", "batches/s"],
+                             [[r["system"], r["workload"], r["wall_s"], r["batches_per_s"]] for r in p["per_run"]],
+                             title=f"platform {platform}")
+        text = (table + f"\n\nfull comparison on {platform} ({d['batches']} batches each, serial): "
+                f"{p['comparison_wall_s']:.1f} s (streams {p['stream_generation_s']:.1f} s); at 20 batches that is "
+                f"{p['ratio_to_target']:.2f}× the {d['target_s']:.0f} s target")
+        if "parallel_comparison_wall_s" in p:
+            text += (f"\nwith {d['workers']} worker processes: {p['parallel_comparison_wall_s']:.1f} s "
+                     f"({p['parallel_speedup']:.2f}× serial; {p['parallel_ratio_to_target']:.2f}× the target at 20 batches)")
+        parts.append(text)
+    return "\n\n".join(parts)

@@ -5,6 +5,11 @@ Each module of :mod:`cxlsim.cli` whose name does not start with ``_`` is a subco
 ``--config FILE``, ``--set KEY=VALUE`` (repeatable) and ``--json``.
 
 Exit status: 0 ok; 2 bad input (one line naming the file and key); 1 internal error.
+
+Subcommand modules import the simulator inside ``run`` (and the few names their ``--help`` needs
+inside ``add_arguments``): building the parser imports every subcommand, and ``cxlsim --help`` must
+not load numba, matplotlib or the whole model. The command line is the top layer, so these imports
+dodge no cycle; elsewhere imports sit at module level.
 """
 
 from __future__ import annotations

@@ -34,6 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
     p.add_argument("--workers", type=int, default=None,
                    help="sim: processes for the comparison (default: CPU count; 1 = serial only)")
+    p.add_argument("--platform", nargs="+", metavar="NAME", dest="platforms",
+                   help="sim: platforms to time (default: physical prototype)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
     if args.target not in targets:
         raise InputError(f"bench: unknown target {args.target!r}; choose from {', '.join(sorted(targets)) or 'none'}")
     mod = targets[args.target]
+    if getattr(args, "platforms", None) and args.target != "sim":
+        raise InputError(f"bench {args.target}: --platform applies to bench sim only")
     result = mod.run(args)
     emit(args, result, mod.render)
     return 0

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 
+from cxlsim.cli._platform import add_platform_option
 from cxlsim.reports.output import emit, format_table
 
 HELP = "inject power failures into a system's persistence protocol, recover, check bit-exactly (SPEC §3.5)"
@@ -47,6 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batches", type=int, default=DEFAULT_BATCHES, help=f"training batches run (default {DEFAULT_BATCHES})")
     p.add_argument("--points", type=int, default=DEFAULT_POINTS, help=f"crash points (default {DEFAULT_POINTS})")
     p.add_argument("--seed", type=int, help="seed of inputs, gradients, crash instants and torn writes (default: the system's)")
+    add_platform_option(p)
     p.add_argument("--replay", metavar="T_NS|INDEX", help="redo one crash point in detail: an instant in ns or a point index")
     p.add_argument("--inject-bug", choices=sorted(BUGS), help="break the protocol on purpose: " +
                    "; ".join(f"{k}: {v}" for k, v in BUGS.items()))
@@ -55,14 +57,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cxlsim.config.yamlio import parse_set
+    from cxlsim.cli._platform import sets_of
     from cxlsim.crash.run import prepare, replay, run_points
     from cxlsim.errors import InputError
 
     system = args.config or args.system
     if not system:
         raise InputError("name a system with --system (e.g. --system cxl) or give --config FILE")
-    cr = prepare(system, args.workload, args.scale, args.batches, args.seed, args.inject_bug, parse_set(args.set))
+    cr = prepare(system, args.workload, args.scale, args.batches, args.seed, args.inject_bug, sets_of(args))
     if args.replay is not None:
         emit(args, replay(cr, args.replay, args.points), render_replay)
         return 0

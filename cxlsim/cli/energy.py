@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 
+from cxlsim.cli._platform import add_platform_option
 from cxlsim.reports.output import emit, format_table
 
 HELP = "energy per batch of a system by component (gpu, cpu, dram, pmem, ssd, logic, links), normalised to a baseline"
@@ -33,10 +34,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batches", type=int, help="measured batches (default: the system's, usually 20)")
     p.add_argument("--warmup", type=int, help="warm-up batches excluded from statistics")
     p.add_argument("--seed", type=int, help="seed of the input streams")
+    add_platform_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    from cxlsim.config.yamlio import parse_set
+    from cxlsim.cli._platform import sets_of
     from cxlsim.energy import energy_report
     from cxlsim.errors import InputError
 
@@ -44,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     if not system:
         raise InputError("name a system with --system (e.g. --system cxl) or give --config FILE")
     doc = energy_report(system, workload=args.workload, baseline=args.baseline, batches=args.batches,
-                        warmup=args.warmup, seed=args.seed, sets=parse_set(args.set))
+                        warmup=args.warmup, seed=args.seed, sets=sets_of(args))
     emit(args, doc, render)
     return 0
 

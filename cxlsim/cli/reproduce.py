@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from cxlsim.errors import InputError
 
@@ -27,13 +28,16 @@ HELP = "reproduce the paper's comparison: RM1-RM4 on all systems, Figures 11-13,
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from cxlsim.sweep.executors import EXECUTORS
-    from cxlsim.sweep.paper import WORKLOADS, default_systems
+    from cxlsim.sweep.paper import PLATFORMS, WORKLOADS, default_systems
 
     p.add_argument("--out", default="plots", metavar="DIR", help="output folder (default: plots)")
     p.add_argument("--batches", type=int, help="measured batches per run (default: each system's configured count)")
     p.add_argument("--systems", nargs="+", metavar="S", help="systems (default: " + " ".join(default_systems()) + ")")
     p.add_argument("--workloads", nargs="+", metavar="W", help="workloads (default: " + " ".join(WORKLOADS) + ")")
     p.add_argument("--timeline-workload", default="rm1", metavar="W", help="workload of Figure 12 (default rm1)")
+    p.add_argument("--platform", nargs="+", metavar="NAME", dest="platforms",
+                   help="platforms (default: " + " ".join(PLATFORMS) + "; the first's figures and results keep "
+                        "the plain names, the others' get a _NAME suffix)")
     p.add_argument("--executor", choices=list(EXECUTORS), default="process", help="where simulations run (default: process)")
     p.add_argument("--workers", type=int, help="worker processes (default: the CPU count)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address (with --executor dask)")
@@ -47,48 +51,59 @@ def run(args: argparse.Namespace) -> int:
     from cxlsim.reports.output import emit
     from cxlsim.sweep import figures
     from cxlsim.sweep import reproduce as rp
+    from cxlsim.sweep.paper import PLATFORMS, suffix
     from cxlsim.sweep.results import read_results
 
     if args.config:
         raise InputError("reproduce: --config is not used; pick systems with --systems NAME|FILE.yaml "
                          "(or run a sweep spec with `cxlsim sweep FILE`)")
+    platforms = list(args.platforms or PLATFORMS)
     if args.plots_only:
-        doc = read_results(args.out)
-        jpath = csv_path = None
+        docs = {}
+        for pl in platforms:
+            doc = read_results(Path(args.out) / f"results{suffix(pl)}.json")
+            docs[doc.get("platform", pl)] = doc
+        written = {pl: None for pl in docs}
     else:
-        plan = rp.plan(args.systems, args.workloads, args.batches, parse_set(args.set), args.timeline_workload)
-        doc = rp.run(plan, args.executor, args.workers, args.scheduler, progress=not args.no_progress)
-        jpath, csv_path = rp.write(doc, args.out)
-    drawn = figures.draw_all(doc, args.out)
-    summary = doc["summary"]
-    data = {**summary, "figures": {k: None if v is None else str(v) for k, v in drawn.items()},
-            "results": None if jpath is None else {"json": str(jpath), "csv": str(csv_path)}}
-    notes = []
-    if drawn["fig13"] is None:
-        notes.append("note: fig13_energy.png skipped: no energy results (cxlsim.energy unavailable)")
-    if drawn["fig12"] is None:
-        notes.append("note: fig12_timeline.png skipped: no cxl-d/cxl-b/cxl timeline run succeeded")
+        plan = rp.plan(args.systems, args.workloads, args.batches, parse_set(args.set), args.timeline_workload,
+                       platforms=platforms)
+        docs = rp.run(plan, args.executor, args.workers, args.scheduler, progress=not args.no_progress)
+        written = {pl: rp.write(doc, args.out) for pl, doc in docs.items()}
+    data: dict = {"platforms": {}}
+    notes, failed, paths = [], 0, []
+    for pl, doc in docs.items():
+        drawn = figures.draw_all(doc, args.out, suffix(pl))
+        summary = doc["summary"]
+        jc = written[pl]
+        data["platforms"][pl] = {**summary, "figures": {k: None if v is None else str(v) for k, v in drawn.items()},
+                                 "results": None if jc is None else {"json": str(jc[0]), "csv": str(jc[1])}}
+        paths += [*[p for p in drawn.values() if p], *(jc or ())]
+        if drawn["fig13"] is None:
+            notes.append(f"note ({pl}): fig13_energy skipped: no energy results")
+        if drawn["fig12"] is None:
+            notes.append(f"note ({pl}): fig12_timeline skipped: no cxl-d/cxl-b/cxl timeline run succeeded")
+        failed += sum(1 for r in summary["rows"] if r["status"] != "ok")
     if args.csv:
-        _csv(summary)
+        _csv(data["platforms"])
     else:
-        emit(args, data, lambda d: rp.render(d) + "\n\nwrote " + ", ".join(str(v) for v in
-             [*[p for p in drawn.values() if p], jpath, csv_path] if v))
+        emit(args, data, lambda d: "\n\n".join(f"== platform {pl}\n" + rp.render(v) for pl, v in d["platforms"].items())
+             + "\n\nwrote " + ", ".join(str(v) for v in paths))
     for n in notes:
         print(n, file=sys.stderr)
-    failed = [r for r in summary["rows"] if r["status"] != "ok"]
     return 1 if failed else 0
 
 
-def _csv(summary: dict) -> None:
+def _csv(summaries: dict) -> None:
     import csv
 
     from cxlsim.sweep.results import cell
 
     cols = ["system", "workload", "status", "batch_time_ms", "speedup_vs_pmem", "energy_J_per_batch", "energy_vs_pmem"]
     w = csv.writer(sys.stdout, lineterminator="\n")
-    w.writerow(cols)
-    for r in summary["rows"]:
-        w.writerow([cell(r.get(c)) for c in cols])
-    for a in summary["average"]:
-        w.writerow([cell(v) for v in (a["system"], "mean", "", a["batch_time_ms"], a["speedup_vs_pmem"], "",
-                                      a["energy_vs_pmem"])])
+    w.writerow(["platform", *cols])
+    for pl, summary in summaries.items():
+        for r in summary["rows"]:
+            w.writerow([pl, *[cell(r.get(c)) for c in cols]])
+        for a in summary["average"]:
+            w.writerow([pl, *[cell(v) for v in (a["system"], "mean", "", a["batch_time_ms"], a["speedup_vs_pmem"], "",
+                                                a["energy_vs_pmem"])]])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 
+from cxlsim.cli._platform import add_platform_option
 from cxlsim.reports.output import emit, format_table
 
 HELP = "simulate a system on a workload: batch time, Figure-11 breakdown, RAW stall, log gap"
@@ -28,6 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batches", type=int, help="measured batches (default: the system's, usually 20)")
     p.add_argument("--warmup", type=int, help="warm-up batches excluded from statistics")
     p.add_argument("--seed", type=int, help="seed of the input streams")
+    add_platform_option(p)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ import argparse
 import json
 import sys
 
+from cxlsim.cli._platform import add_platform_option
 from cxlsim.errors import InputError
 
 HELP = "per-lane timeline of a system's batches (ascii, Chrome trace JSON, png, svg)"
@@ -32,6 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batches", type=int, default=2, help="batches to draw after warm-up (default 2)")
     p.add_argument("--warmup", type=int, help="warm-up batches simulated first and not drawn")
     p.add_argument("--seed", type=int, help="seed of the input streams")
+    add_platform_option(p)
     p.add_argument("--format", choices=["ascii", "chrome", "png", "svg"], default="ascii")
     p.add_argument("--out", help="output file (required for png/svg; chrome defaults to stdout)")
     p.add_argument("--width", type=int, default=100, help="ascii chart width in characters")

@@ -99,6 +99,9 @@ SCHEMA = Schema(
         Param("per_vector_overhead_cycles", float, "core cycles per row: index load, bounds check, address arithmetic, loop", minimum=0),
         Param("op_dispatch_us", float, "transitional: the machine's framework cost per embedding operator call; "
               "without it, a Python operator with autograd (op_dispatch_python_instructions)", default=None, minimum=0),
+        Param("major_fault_us", float, "host CPU time to handle one major page fault of a memory-mapped file: trap, page "
+              "allocation, block layer, NVMe submission and completion, page-table update (the device's read excluded)",
+              default=0.0, minimum=0),
         Param("software_ipc", float, "instructions per cycle the core sustains on host software (framework, runtime, "
               "driver code)", minimum=0, exclusive_minimum=True, descriptive=NOT_YET_IN_RUNS),
         *(Param(f"{call}_instructions", float, doc, minimum=0, descriptive=NOT_YET_IN_RUNS)
@@ -181,6 +184,18 @@ class CpuModel(DeviceModel):
         if grads > n_rows:
             t += self.compute_ns(grads - n_rows, dim, self.params.lookup_cycles_per_element, threads)
         return t
+
+    def storage_reads_in_flight(self) -> int:
+        """Reads a memory-mapped table file keeps in flight: a major fault blocks its thread, so one
+        per worker thread (synchronous faults)."""
+        return self.params.threads_count
+
+    def fault_ns(self, n_faults: int) -> float:
+        """Host CPU time of ``n_faults`` major faults spread over the worker threads (ns): each
+        thread handles its faults one after another."""
+        if n_faults <= 0:
+            return 0.0
+        return math.ceil(n_faults / self.params.threads_count) * self.params.major_fault_us * US
 
     def dispatch_ns(self, n_ops: int) -> float:
         """The machine's framework overhead (ns) of ``n_ops`` embedding operator calls:

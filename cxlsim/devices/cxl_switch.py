@@ -152,8 +152,6 @@ def microbench(switch: CxlSwitch, options: Mapping[str, Any]) -> dict[str, Any]:
     per direction), hop counts and 64 B path times of a 2-level tree, and the bandwidth that
     devices under different leaf switches share on the root's upstream port. Every port is a
     link of ``options["link"]`` (a :class:`~cxlsim.devices.cxl_link.CxlLink`, required)."""
-    from cxlsim.devices.cxl_path import FabricPath
-
     link = options.get("link")
     if link is None:
         raise ValueError("the cxl_switch microbenchmark needs options['link'], the ports' link model")

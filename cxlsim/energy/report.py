@@ -12,7 +12,8 @@ Contract:
   ``cxlsim energy`` document (shape in :mod:`cxlsim.cli.energy`).
 
 Overrides given for the system reach the baseline where they make sense: ``seed``, ``batches``,
-``warmup_batches`` and ``workload_overrides.*`` (both run the same inputs); and ``devices.<role>.params.<key>`` when the baseline's ``<role>`` uses the
+``warmup_batches``, ``platform`` (both run on the same apparatus) and ``workload_overrides.*``
+(both run the same inputs); and ``devices.<role>.params.<key>`` when the baseline's ``<role>`` uses the
 same preset (a physical fact of that device, e.g. the PMEM's background power). Pipeline and
 structural overrides are the system's alone.
 """
@@ -31,7 +32,7 @@ from cxlsim.systems.graph import build_devices
 from cxlsim.systems.provision import provision
 from cxlsim.systems.run import load_config, simulate
 
-SHARED_TOP_KEYS = ("seed", "batches", "warmup_batches")
+SHARED_TOP_KEYS = ("seed", "batches", "warmup_batches", "platform")
 
 
 def _check_same_system(ran: SystemConfig, priced: SystemConfig) -> None:
@@ -100,6 +101,7 @@ def energy_report(system: str, workload: str | None = None, baseline: str = "pme
     return {
         "system": cfg.name,
         "workload": result.workload.name,
+        "platform": result.config.platform,
         "baseline": base_plain.name,
         "energy_J_per_batch": energy,
         "normalized_to_baseline": energy["total"] / total if total > 0 else float("nan"),

@@ -28,13 +28,14 @@ CUT_FACTOR = 4.0
 ENERGY_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B2", "#937860", "#DA8BC3", "#8C8C8C")
 
 
-def draw_all(doc: dict[str, Any], out: str | Path) -> dict[str, Path | None]:
-    """Draw the three figures into ``out``; a figure whose data is missing is ``None``."""
+def draw_all(doc: dict[str, Any], out: str | Path, suffix: str = "") -> dict[str, Path | None]:
+    """Draw the three figures into ``out`` (file names ``fig11_breakdown<suffix>.png`` ...); a
+    figure whose data is missing is ``None``."""
     out = Path(out)
     return {
-        "fig11": fig11_breakdown(doc, out / "fig11_breakdown.png"),
-        "fig12": fig12_timeline(doc, out / "fig12_timeline.png"),
-        "fig13": fig13_energy(doc, out / "fig13_energy.png"),
+        "fig11": fig11_breakdown(doc, out / f"fig11_breakdown{suffix}.png"),
+        "fig12": fig12_timeline(doc, out / f"fig12_timeline{suffix}.png"),
+        "fig13": fig13_energy(doc, out / f"fig13_energy{suffix}.png"),
     }
 
 

@@ -16,6 +16,14 @@ TIMELINE_SYSTEMS = ("cxl-d", "cxl-b", "cxl")
 TIMELINE_WORKLOAD = "rm1"
 TIMELINE_BATCHES = 2
 BASELINE = "pmem"
+#: The platforms a reproduction runs: the paper's apparatus first (its figures keep the plain
+#: names), then the design on real devices (figures and results with a ``_physical`` suffix).
+PLATFORMS = ("prototype", "physical")
+
+
+def suffix(platform: str) -> str:
+    """File-name suffix of a platform's figures and results: none for the first (the paper's)."""
+    return "" if platform == PLATFORMS[0] else f"_{platform}"
 
 
 def default_systems() -> list[str]:

@@ -1,5 +1,6 @@
-"""The paper's comparison: RM1–RM4 on every system of SPEC §1.4 that has a configuration, the
-Figure-12 timelines, a summary against ``pmem``, and Figures 11–13 (drawn from the results file).
+"""The paper's comparison: RM1–RM4 on every system of SPEC §1.4 that has a configuration, on each
+platform (the paper's ``prototype``, then ``physical``), the Figure-12 timelines, a summary against
+``pmem`` per platform, and Figures 11–13 (drawn from the results files).
 
 Everything runs as sweep points (:mod:`cxlsim.sweep.spec`) on an executor, so ``--executor
 process`` or ``dask`` parallelise it like any sweep. ``OUT/results.json`` holds the comparison's
@@ -21,11 +22,13 @@ from cxlsim.reports.output import fmt_num
 from cxlsim.sweep.executors import make_executor
 from cxlsim.sweep.paper import (
     BASELINE,
+    PLATFORMS,
     TIMELINE_BATCHES,
     TIMELINE_SYSTEMS,
     TIMELINE_WORKLOAD,
     WORKLOADS,
     default_systems,
+    suffix,
 )
 from cxlsim.sweep.progress import Progress
 from cxlsim.sweep.results import results_document, write_results
@@ -35,23 +38,29 @@ from cxlsim.sweep.spec import Point, SweepSpec, build_spec
 
 @dataclass
 class Plan:
-    spec: SweepSpec              # the comparison grid
-    timelines: list[Point]       # the Figure-12 runs
+    spec: SweepSpec              # the comparison grid (platform × system × workload)
+    timelines: list[Point]       # the Figure-12 runs, per platform
+    platforms: tuple[str, ...] = PLATFORMS
 
 
 def plan(systems: Sequence[str] | None = None, workloads: Sequence[str] | None = None, batches: int | None = None,
          sets: Sequence[tuple[str, Any]] = (), timeline_workload: str = TIMELINE_WORKLOAD,
-         timelines: bool = True) -> Plan:
-    """The points of a reproduction (``batches`` None: each system's configured count)."""
+         timelines: bool = True, platforms: Sequence[str] | None = None) -> Plan:
+    """The points of a reproduction (``batches`` None: each system's configured count), on every
+    platform of ``platforms`` (default :data:`~cxlsim.sweep.paper.PLATFORMS`)."""
     systems = list(systems or default_systems())
     workloads = list(workloads or WORKLOADS)
+    platforms = tuple(platforms or PLATFORMS)
+    if any(k == "platform" for k, _ in sets):
+        raise InputError("reproduce: choose platforms with --platform NAME [NAME ...], not --set platform=...")
     base: dict[str, Any] = {"systems": systems, "workloads": workloads}
     if batches is not None:
         if batches < 1:
             raise InputError(f"--batches must be >= 1, got {batches}")
         base["batches"] = batches
     doc = {"version": 1, "name": "reproduce",
-           "description": "RM1-RM4 on the systems of SPEC §1.4 (cxlsim reproduce)", "base": base}
+           "description": "RM1-RM4 on the systems of SPEC §1.4 (cxlsim reproduce)", "base": base,
+           "axes": {"grid": {"platform": list(platforms)}}}
     try:
         spec = build_spec(doc, "reproduce", sets, default_name="reproduce")
     except ConfigError as exc:  # name the flag the user typed, not the spec key built from it
@@ -62,14 +71,16 @@ def plan(systems: Sequence[str] | None = None, workloads: Sequence[str] | None =
     tl: list[Point] = []
     if timelines:
         fixed = tuple((k, v) for k, v in sets if k != "batches") + (("batches", TIMELINE_BATCHES),)
-        tl = [Point(s, timeline_workload, fixed, (("system", s), ("workload", timeline_workload)), timeline=True)
-              for s in TIMELINE_SYSTEMS if s in systems]
-    return Plan(spec, tl)
+        tl = [Point(s, timeline_workload, fixed + (("platform", pl),),
+                    (("system", s), ("workload", timeline_workload), ("platform", pl)), timeline=True)
+              for pl in platforms for s in TIMELINE_SYSTEMS if s in systems]
+    return Plan(spec, tl, platforms)
 
 
 def run(p: Plan, executor: str = "process", workers: int | None = None, scheduler: str | None = None,
-        progress: bool = True) -> dict[str, Any]:
-    """Simulate every point of ``p``; return the results document (not yet written)."""
+        progress: bool = True) -> dict[str, dict[str, Any]]:
+    """Simulate every point of ``p`` (all platforms in one pass, so they share the executor);
+    return one results document per platform (not yet written), in ``p.platforms`` order."""
 
     points = list(p.spec.points) + p.timelines
     records: list[dict[str, Any] | None] = [None] * len(points)
@@ -84,17 +95,22 @@ def run(p: Plan, executor: str = "process", workers: int | None = None, schedule
         ex.close(abort=aborted)
         bar.close()
     n = len(p.spec.points)
-    compare = [r for r in records[:n] if r is not None]
-    doc = results_document(compare, name=p.spec.name, description=p.spec.description, spec="cxlsim reproduce",
-                           document=p.spec.document, axes=p.spec.axes, executor=executor)
-    doc["timelines"] = [r for r in records[n:] if r is not None]
-    doc["summary"] = summary(compare)
-    return doc
+    docs = {}
+    for pl in p.platforms:
+        mine = [r for r in records[:n] if r is not None and r["swept"].get("platform") == pl]
+        doc = results_document(mine, name=p.spec.name, description=p.spec.description + f" on {pl}",
+                               spec="cxlsim reproduce", document=p.spec.document,
+                               axes=[a for a in p.spec.axes if a != "platform"], executor=executor)
+        doc["platform"] = pl
+        doc["timelines"] = [r for r in records[n:] if r is not None and r["swept"].get("platform") == pl]
+        doc["summary"] = summary(mine)
+        docs[pl] = doc
+    return docs
 
 
 def write(doc: dict[str, Any], out: str | Path) -> tuple[Path, Path]:
-
-    return write_results(Path(out), doc["points"], doc, doc["axes"])
+    """Write one platform's results (``results<suffix>.json``/``.csv``, :func:`~cxlsim.sweep.paper.suffix`)."""
+    return write_results(Path(out), doc["points"], doc, doc["axes"], stem="results" + suffix(doc["platform"]))
 
 
 def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:

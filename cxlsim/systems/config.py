@@ -34,14 +34,17 @@ from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
 from cxlsim.devices.registry import load_preset
 from cxlsim.errors import ConfigError
+from cxlsim.systems.platform import DEFAULT_PLATFORM, load_platform, merge
 from cxlsim.systems.tpu_ps import TPU_PS_SCHEMA
 
-TOP_KEYS = {"version", "inherits", "name", "description", "model", "workload", "seed", "batches", "warmup_batches",
-            "devices", "pipeline", "workload_overrides", "tpu_ps"}
+TOP_KEYS = {"version", "inherits", "name", "description", "model", "platform", "workload", "seed", "batches",
+            "warmup_batches", "devices", "pipeline", "workload_overrides", "tpu_ps", "topology"}
 #: ``model:`` of a system: the shared op-graph dataflow over device models, or the analytic
 #: TPU/parameter-server step model (SPEC §1.4 ``tpu-ps``, :mod:`cxlsim.systems.tpu_ps`).
 MODELS = ("dataflow", "tpu_ps")
 DEVICE_KEYS = {"preset", "count", "interleave_B", "params", "levels"}
+#: Families whose roles take ``count`` modules interleaved every ``interleave_B`` bytes.
+MEMORY_ROLE_FAMILIES = ("dram", "pmem", "ssd")
 
 #: Device roles a pipeline may refer to, and what each is.
 ROLES = {
@@ -60,6 +63,27 @@ ROLES = {
     "cxl_protocol": "CXL.cache/DCOH, CXL.mem and CXL.io protocol costs",
     "pcie": "PCIe link and CUDA-like software path (launch, sync, memcpy)",
 }
+
+#: CXL 3.0: at most 4095 devices in the fabric of one root port (12-bit port-based routing ids).
+MAX_FABRIC_DEVICES = 4095
+
+TOPOLOGY = Schema(
+    "topology",
+    (
+        Param("gpus_count", int, "accelerators training data-parallel, each on the workload's per-GPU batch (the "
+              "tpu-ps model's chips)", default=1, minimum=1, maximum=MAX_FABRIC_DEVICES),
+        Param("cxl_mems_count", int, "memory devices holding the embedding tables (CXL-MEMs, or PCIe cards); each "
+              "has the table_memory role's modules, its own near-data and checkpointing logic", default=1,
+              minimum=1, maximum=MAX_FABRIC_DEVICES),
+        Param("fanout_count", int, "devices (or child switches) under each switch of the tree; 0 = the switch "
+              "preset's ports less its upstream port", default=0, minimum=0, maximum=1024),
+        Param("attach_policy", str, "where devices hang on the leaf switches: 'packed' (GPUs, then CXL-MEMs, left "
+              "to right) or 'interleaved' (GPU, CXL-MEM, GPU, ...)", default="packed", choices=("packed", "interleaved")),
+        Param("tables_policy", str, "where tables live: 'whole' (each table on one CXL-MEM, spread to balance "
+              "bytes) or 'row_sharded' (every table's rows split over all CXL-MEMs)", default="whole",
+              choices=("whole", "row_sharded")),
+    ),
+)
 
 PIPELINE = Schema(
     "pipeline",
@@ -113,6 +137,8 @@ class SystemConfig:
     document: dict[str, Any] = field(default_factory=dict)
     model: str = "dataflow"
     tpu_ps: ParamSet | None = None  # model tpu_ps: the step model's parameters
+    topology: ParamSet = field(default_factory=lambda: TOPOLOGY.validate({}, {}, "default"))
+    platform: str = DEFAULT_PLATFORM  # the apparatus that filled the roles (configs/platforms/)
 
     def role(self, name: str) -> DeviceRole:
         if name not in self.devices:
@@ -126,6 +152,7 @@ class SystemConfig:
         """The fully resolved configuration (embedded in result files)."""
         out: dict[str, Any] = {
             "name": self.name,
+            "platform": self.platform,
             "model": self.model,
             "workload": self.workload,
             "seed": self.seed,
@@ -138,6 +165,7 @@ class SystemConfig:
                 for r, d in self.devices.items()
             },
             "workload_overrides": dict(self.workload_overrides),
+            "topology": self.topology.as_dict(),
         }
         if self.tpu_ps is not None:
             out["tpu_ps"] = self.tpu_ps.as_dict()
@@ -168,31 +196,36 @@ def system_path(name_or_path: str) -> Path:
 
 
 def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) -> SystemConfig:
-    """Load ``configs/<name>.yaml`` (or a path), apply ``sets`` and validate."""
+    """Load ``configs/<name>.yaml`` (or a path) on its platform, apply ``sets`` and validate.
+
+    Devices: the platform (``platform:`` of the file or ``--set platform=NAME``, default
+    :data:`~cxlsim.systems.platform.DEFAULT_PLATFORM`) fills every role the pipeline needs; the
+    file's own ``devices:`` entries are merged over the platform's; ``--set devices.*`` last. A role
+    the pipeline does not use is refused (it would be accepted and change nothing).
+    """
     path = system_path(name_or_path)
     where = str(path)
     doc = _read_with_parents(path, ())
-    if sets:
-        if isinstance(doc.get("devices"), dict):  # `role: family/name` is short for {preset: ...}
-            doc["devices"] = {r: {"preset": d} if isinstance(d, str) else d for r, d in doc["devices"].items()}
-        doc = apply_sets(doc, sets)
-        where_sets = "--set"
-    else:
-        where_sets = where
+    if isinstance(doc.get("devices"), dict):  # `role: family/name` is short for {preset: ...}
+        doc["devices"] = {r: {"preset": d} if isinstance(d, str) else d for r, d in doc["devices"].items()}
+    sets = list(sets or [])
+    set_keys = {k for k, _ in sets}
+    doc = apply_sets(doc, [(k, v) for k, v in sets if not k.startswith("devices.")]) if sets else doc
+    where_sets = "--set" if sets else where
+
+    def at(key: str) -> str:  # where a top-level key came from
+        return "--set" if any(k == key or k.startswith(key + ".") for k in set_keys) else where
+
     for key in doc:
         if key not in TOP_KEYS:
-            raise ConfigError(where_sets if sets and key in dict(sets) else where, key, unknown_key_message(key, TOP_KEYS))
+            raise ConfigError(at(key), key, unknown_key_message(key, TOP_KEYS))
     ints = {}
     for key, default, minimum in (("seed", 0, 0), ("batches", 20, 1), ("warmup_batches", 2, 0)):
         value = doc.get(key, default)
-        ints[key] = Param(key, int, key, minimum=minimum).coerce(value, where_sets, key)
-    devices_doc = doc.get("devices") or {}
-    if not isinstance(devices_doc, dict):
-        raise ConfigError(where, "devices", "expected a mapping role: {preset: ...}")
-    devices = {role: _device(role, spec, where, where_sets) for role, spec in devices_doc.items()}
+        ints[key] = Param(key, int, key, minimum=minimum).coerce(value, at(key), key)
     model = str(doc.get("model", "dataflow"))
     if model not in MODELS:
-        raise ConfigError(where_sets, "model", f"unknown model {model!r} (models: {', '.join(MODELS)})")
+        raise ConfigError(at("model"), "model", f"unknown model {model!r} (models: {', '.join(MODELS)})")
     pipeline_doc = doc.get("pipeline") or {}
     if not isinstance(pipeline_doc, dict):
         raise ConfigError(where, "pipeline", "expected a mapping")
@@ -205,16 +238,27 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
             raise ConfigError(where, "tpu_ps", "expected a mapping of parameter: value")
         tpu_doc = tpu_doc or {}
         sources = {k: str(v["source"]) for k, v in tpu_doc.items() if isinstance(v, dict) and "source" in v}
-        tpu = TPU_PS_SCHEMA.validate({k: _value(v) for k, v in tpu_doc.items()}, sources, where_sets, "tpu_ps.")
+        tpu = TPU_PS_SCHEMA.validate({k: _value(v) for k, v in tpu_doc.items()}, sources, at("tpu_ps"), "tpu_ps.")
     else:
         if tpu_doc is not None:
             raise ConfigError(where, "tpu_ps", "tpu_ps: parameters need model: tpu_ps")
-        pipeline = PIPELINE.validate(pipeline_doc, {}, where_sets, "pipeline.")
+        pipeline = PIPELINE.validate(pipeline_doc, {}, at("pipeline"), "pipeline.")
+    topology_doc = doc.get("topology") or {}
+    if not isinstance(topology_doc, dict):
+        raise ConfigError(at("topology"), "topology", "expected a mapping of parameter: value")
+    topology = TOPOLOGY.validate(topology_doc, {}, at("topology"), "topology.")
+    name = str(doc.get("name", path.stem))
+    platform_name = doc.get("platform", DEFAULT_PLATFORM)
+    try:
+        platform = load_platform(platform_name)
+    except ConfigError as exc:
+        raise ConfigError(at("platform"), "platform", exc.message) from None
+    devices = _devices(name, doc.get("devices") or {}, pipeline, platform, sets, where, where_sets)
     workload_overrides = doc.get("workload_overrides") or {}
     if not isinstance(workload_overrides, dict):
         raise ConfigError(where, "workload_overrides", "expected a mapping")
     cfg = SystemConfig(
-        name=str(doc.get("name", path.stem)),
+        name=name,
         description=str(doc.get("description", "")),
         workload=str(doc.get("workload", "rm1")),
         seed=ints["seed"],
@@ -227,10 +271,50 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
         document=doc,
         model=model,
         tpu_ps=tpu,
+        platform=platform.name,
+        topology=topology,
     )
     if model == "dataflow":
         _check_roles(cfg, where)
     return cfg
+
+
+def _devices(system: str, file_devices: Any, pipeline: ParamSet | None, platform: Any,
+             sets: list[tuple[str, Any]], where: str, where_sets: str) -> dict[str, DeviceRole]:
+    """The system's device roles: the platform's for the roles the pipeline needs, the file's
+    entries merged over them, then ``--set devices.*`` (see :func:`load_system`)."""
+    if not isinstance(file_devices, dict):
+        raise ConfigError(where, "devices", "expected a mapping role: {preset: ...}")
+    for role in file_devices:
+        if role not in ROLES:
+            raise ConfigError(where, f"devices.{role}", unknown_key_message(role, ROLES) + f" (roles: {', '.join(ROLES)})")
+    needed = needed_roles(pipeline) if pipeline is not None else []
+    specs: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for role in needed:
+        spec = platform.role_spec(system, role)
+        origin[role] = platform.path if spec is not None else where
+        if role in file_devices:
+            spec = merge(spec or {}, file_devices[role]) if isinstance(file_devices[role], dict) else file_devices[role]
+            origin[role] = where
+        if spec is not None:
+            specs[role] = spec
+    device_sets = [(k, v) for k, v in sets if k.startswith("devices.")]
+    for key, _ in device_sets:
+        role = key.split(".")[1]
+        if role not in ROLES:
+            raise ConfigError("--set", ".".join(key.split(".")[:2]), unknown_key_message(role, ROLES) + f" (roles: {', '.join(ROLES)})")
+    for role in list(file_devices) + [k.split(".")[1] for k, _ in device_sets]:
+        if role not in needed:
+            src = "--set" if role not in file_devices else where
+            why = "its pipeline" if pipeline is not None else "an analytic model (no device roles)"
+            raise ConfigError(src, f"devices.{role}", f"{system} does not use a {role} role ({why} needs "
+                              f"{', '.join(needed) or 'none'}): the entry would change nothing")
+    if device_sets:
+        specs = apply_sets({"devices": specs}, device_sets)["devices"]
+        for key, _ in device_sets:
+            origin[key.split(".")[1]] = where_sets
+    return {role: _device(role, spec, origin[role], where_sets) for role, spec in specs.items()}
 
 
 def _value(v: Any) -> Any:
@@ -251,17 +335,7 @@ def _read_with_parents(path: Path, stack: tuple[str, ...]) -> dict[str, Any]:
     base = _read_with_parents(system_path(str(parent)), stack + (where,))
     base.pop("name", None)
     base.pop("description", None)
-    return _merge(base, doc)
-
-
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
+    return merge(base, doc)
 
 
 def _device(role: str, spec: Any, where: str, where_sets: str) -> DeviceRole:
@@ -286,17 +360,23 @@ def _device(role: str, spec: Any, where: str, where_sets: str) -> DeviceRole:
         if exc.where == where_sets and overrides:  # a bad override: name its full key path
             raise ConfigError(where_sets, f"{kp}.{exc.key}", exc.message) from None
         raise
+    # structural keys take effect only where a model uses them: modules and interleaving for memory
+    # roles, switch levels for the switch; anywhere else they would be accepted and change nothing
+    family = preset.family
+    for key, applies, what in (("count", family in MEMORY_ROLE_FAMILIES, "memory modules (dram, pmem, ssd roles)"),
+                               ("interleave_B", family in MEMORY_ROLE_FAMILIES, "memory modules (dram, pmem, ssd roles)"),
+                               ("levels", role == "switch", "the switch role")):
+        if key in spec and not applies:
+            raise ConfigError(where_sets, f"{kp}.{key}",
+                              f"applies only to {what}; the {role} role ({preset.name}) has none")
     count = Param("count", int, "modules", minimum=1).coerce(spec.get("count", 1), where_sets, f"{kp}.count")
     inter = Param("interleave_B", int, "interleave", minimum=64).coerce(spec.get("interleave_B", 4096), where_sets, f"{kp}.interleave_B")
     levels = Param("levels", int, "switch levels", minimum=0).coerce(spec.get("levels", 1), where_sets, f"{kp}.levels")
     return DeviceRole(role, preset, count, inter, levels)
 
 
-def _check_roles(cfg: SystemConfig, where: str) -> None:
-    p = cfg.pipeline
-    if p.persistence == "none":
-        for key in ("checkpoint_on", "checkpoint_agent", "mlp_pull"):
-            p.skip(key, "persistence is none")
+def needed_roles(p: ParamSet) -> list[str]:
+    """The device roles a pipeline uses, in a stable order (no duplicates)."""
     need = ["gpu", "host_cpu", p.tables_on]
     need.append("ndp" if p.embedding_engine == "ndp" else "host_cpu")
     persists = p.persistence != "none"
@@ -310,12 +390,21 @@ def _check_roles(cfg: SystemConfig, where: str) -> None:
             need.append(p.checkpoint_agent)
     if p.vector_cache_GB > 0:
         need.append("host_dram")
+    return list(dict.fromkeys(need))
+
+
+def _check_roles(cfg: SystemConfig, where: str) -> None:
+    p = cfg.pipeline
+    if p.persistence == "none":
+        for key in ("checkpoint_on", "checkpoint_agent", "mlp_pull"):
+            p.skip(key, "persistence is none")
     if p.persistence == "undo" and p.checkpoint_agent != "ckpt_logic":
         raise ConfigError(where, "pipeline.checkpoint_agent", "undo logging runs on the checkpointing logic (ckpt_logic)")
     if (p.relaxed_lookup or p.relaxed_mlp_log) and p.persistence != "undo":
         raise ConfigError(where, "pipeline.relaxed_lookup", "relaxations need the batch-aware undo log (persistence: undo)")
     if p.relaxed_lookup and p.embedding_engine != "ndp":
         raise ConfigError(where, "pipeline.relaxed_lookup", "relaxed lookup runs on the near-data logic (embedding_engine: ndp)")
-    for role in need:
+    for role in needed_roles(p):
         if role not in cfg.devices:
-            raise ConfigError(where, f"devices.{role}", f"missing: this pipeline needs a {role} ({ROLES[role]})")
+            raise ConfigError(where, f"devices.{role}", f"missing: this pipeline needs a {role} ({ROLES[role]}) "
+                              f"and neither the system nor platform {cfg.platform!r} gives one")

@@ -165,6 +165,10 @@ class TrainingMachine:
         refusal of overrides read these reasons, :mod:`cxlsim.systems.reach`)."""
         p = self.pipe
         cpu = self.cpu.params
+        for key in self.cfg.topology:  # interim, until the machine trains on several devices (issue 18)
+            self.cfg.topology.skip(key, "this revision trains on one GPU and one memory device")
+        if not any(self._on_storage(m) for m in self.memories.values()):
+            cpu.skip("major_fault_us", "no table is memory-mapped from storage here")
         if p.embedding_engine == "ndp":
             why = "the embeddings run on the near-data logic (pipeline.embedding_engine: ndp)"
             for key in ("clock_GHz", "line_fill_buffers_count", "lookup_cycles_per_element",
@@ -207,6 +211,30 @@ class TrainingMachine:
             p = self.ndp.params
             return p.outstanding_per_mc_count * p.memory_controllers_count
         return self.cpu.rows_in_flight(self.row_B)
+
+    def _on_storage(self, mem: Memory) -> bool:
+        """Whether the host engine reaches ``mem`` as storage: an SSD holding the tables is memory
+        mapped, so a read of a row not in memory is a major page fault (named assumption,
+        docs/timing-model.md)."""
+        return self.pipe.embedding_engine == "host_cpu" and mem.model.family == "ssd"
+
+    def _host_read(self, mem: Memory, t: float, rows: np.ndarray, out: int):
+        """The host engine's reads of ``rows`` from ``mem``: a memory stream with ``out`` in flight,
+        or, from storage, synchronous page faults (one per worker thread in flight) whose handling
+        the threads pay on top of the device's time. Returns (result, done_ns)."""
+        if not self._on_storage(mem):
+            res = self._serve(mem, t, self._rows_addr(rows), self.row_B, False, out)
+            return res, res.done_ns
+        res = self._serve(mem, t, self._rows_addr(rows), self.row_B, False, self.cpu.storage_reads_in_flight())
+        return res, res.done_ns + self.cpu.fault_ns(rows.size)
+
+    def _write_back(self, mem: Memory, t: float, rows: np.ndarray, out: int) -> float:
+        """Write evicted (dirty) cached rows back to ``mem``; returns when acknowledged."""
+        if rows.size == 0:
+            return t
+        if self._on_storage(mem):
+            out = self.cpu.storage_reads_in_flight()
+        return self._serve(mem, t, self._rows_addr(rows), self.row_B, True, out).done_ns
 
     def _count_link(self, path: str, nbytes: float) -> None:
         """Accounting, no timing effect: ``nbytes`` on link ``path`` in the batch being served
@@ -266,13 +294,9 @@ class TrainingMachine:
         led = self._ledger
         if self.cache is not None:
             hit, evicted = cache_access(rows, False, *self.cache)
-            miss_rows = rows[~hit]
             r_hit = self._serve(self.host_dram, t, self._rows_addr(rows[hit]), self.row_B, False, out)
-            r_miss = self._serve(self.tables, t, self._rows_addr(miss_rows), self.row_B, False, out)
-            end = max(t, r_hit.done_ns, r_miss.done_ns)
-            if evicted.size:
-                wb = self._serve(self.tables, t, self._rows_addr(evicted), self.row_B, True, out)
-                end = max(end, wb.done_ns)
+            r_miss, miss_end = self._host_read(self.tables, t, rows[~hit], out)
+            end = max(t, r_hit.done_ns, miss_end, self._write_back(self.tables, t, evicted, out))
             led.cache_lookups += int(hit.size)
             led.cache_hits += int(np.count_nonzero(hit))
             led.cache_writebacks += int(evicted.size)
@@ -280,8 +304,7 @@ class TrainingMachine:
             led.raw_stall_count += int(r_miss.raw_stall_count)
             media_end = end
         else:
-            res = self._serve(self.tables, t, self._rows_addr(rows), self.row_B, False, out)
-            media_end = res.done_ns
+            res, media_end = self._host_read(self.tables, t, rows, out)
             led.raw_stall_ns += float(res.raw_stall_ns)
             led.raw_stall_count += int(res.raw_stall_count)
         if self.pipe.embedding_engine == "ndp":
@@ -309,22 +332,30 @@ class TrainingMachine:
         b = self._batch(n)
         rows = self.update_rows(n)
         out = self._engine_outstanding()
+        evicted_end = t
         if self.cache is not None:
             hit, evicted = cache_access(rows, True, *self.cache)
             mem = self.host_dram
+            evicted_end = self._write_back(self.tables, t, evicted, out)
+            self._ledger.cache_writebacks += int(evicted.size)
         else:
             mem = self.tables
         addr = self._rows_addr(rows)
         # read each distinct row, add its accumulated gradient, write it back (read, write, ...)
         wr = interleave(np.zeros(addr.size, bool), np.ones(addr.size, bool))
-        res = self._serve(mem, t, interleave(addr, addr), self.row_B, wr, out)
+        if self._on_storage(mem):  # the reads fault the pages in; the writes dirty them
+            res = self._serve(mem, t, interleave(addr, addr), self.row_B, wr, self.cpu.storage_reads_in_flight())
+            done = res.done_ns + self.cpu.fault_ns(rows.size)
+        else:
+            res = self._serve(mem, t, interleave(addr, addr), self.row_B, wr, out)
+            done = res.done_ns
         if self.pipe.embedding_engine == "ndp":
             compute = self.ndp.update_ns(b.n_unique, self.dim, b.n_indices)
             self._ledger.logic.updated_rows += b.n_unique
             self._ledger.logic.gradient_vectors += b.n_indices
         else:
             compute = self.cpu.update_compute_ns(b.n_unique, self.dim)
-        return OpOutcome(max(t, res.done_ns, t + compute))
+        return OpOutcome(max(t, done, evicted_end, t + compute))
 
     # -- data movement -------------------------------------------------------------------------
     def _move(self, nbytes: float, t: float, to_gpu: bool) -> OpOutcome:

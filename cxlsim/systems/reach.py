@@ -40,6 +40,8 @@ def unread(cfg: SystemConfig) -> dict[str, list[str]]:
         out["pipeline"] = cfg.pipeline.unread()
     if cfg.tpu_ps is not None and cfg.tpu_ps.unread():
         out["tpu_ps"] = cfg.tpu_ps.unread()
+    if cfg.topology.unread():
+        out["topology"] = cfg.topology.unread()
     return out
 
 
@@ -52,6 +54,8 @@ def _target(cfg: SystemConfig, key: str):
         return cfg.pipeline, parts[1]
     if len(parts) == 2 and parts[0] == "tpu_ps" and cfg.tpu_ps is not None:
         return cfg.tpu_ps, parts[1]
+    if len(parts) == 2 and parts[0] == "topology":
+        return cfg.topology, parts[1]
     return None
 
 

@@ -86,6 +86,7 @@ class RunResult:
         return {
             "system": cfg.name,
             "workload": self.workload.name,
+            "platform": cfg.platform,
             "batches": int(self.batch_times_ns.size),
             "batch_time_ms": bt,
             "breakdown_ms": self.breakdown_ms,

@@ -1,0 +1,137 @@
+"""Platforms: the apparatus a system runs on (SPEC §11).
+
+A run is a **system** (the architecture: ``configs/<name>.yaml``, its pipeline) on a **platform**
+(the apparatus: which device fills each role): ``configs/platforms/<name>.yaml``::
+
+    version: 1
+    name: prototype
+    description: the machine the paper measured
+    roles:                          # every system: role -> device (as a system's devices: entry)
+      gpu: gpu/rtx3090
+      table_memory: {preset: pmem/optane-100, count: 4, interleave_B: 4096}
+    groups:                         # systems built differently on this platform, applied in order
+      - systems: [pcie, cxl-d, cxl-b, cxl]
+        why: the Alveo U200 card
+        roles: {table_memory: {preset: ...}}   # merged over ``roles`` (and earlier groups)
+
+Contract: :func:`load_platform` validates a platform (unknown keys, shapes) and raises
+:class:`~cxlsim.errors.ConfigError` naming the file and key; :meth:`Platform.role_spec` gives the
+device entry of a role for a system (its groups', in file order, deep-merged over the defaults) or
+``None``. The system layer fills only the roles a system's pipeline
+needs, and a system file's own ``devices:`` entries are merged over the platform's.
+:data:`DEFAULT_PLATFORM` is the platform of a run that names none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cxlsim.config.catalog import catalog_roots
+from cxlsim.config.params import unknown_key_message
+from cxlsim.config.yamlio import check_version, read_yaml
+from cxlsim.errors import ConfigError
+
+#: The platform of a run that names none: every system on the same real devices, so systems differ
+#: only in architecture (``docs/validation.md`` says why; the paper's apparatus is ``prototype``).
+DEFAULT_PLATFORM = "physical"
+PLATFORM_KEYS = {"version", "name", "description", "source", "roles", "groups"}
+GROUP_KEYS = {"systems", "why", "roles"}
+FOLDER = "platforms"
+
+
+@dataclass(frozen=True)
+class Platform:
+    name: str
+    description: str
+    path: str
+    roles: dict[str, Any]  # role -> device entry, every system
+    groups: tuple[tuple[frozenset[str], dict[str, Any]], ...]  # (systems, role -> entry)
+
+    def role_spec(self, system: str, role: str) -> dict[str, Any] | None:
+        """The device entry of ``role`` for ``system`` (its group's over the defaults), or None."""
+        spec = _entry(self.roles.get(role))
+        for systems, roles in self.groups:
+            if system in systems and role in roles:
+                spec = merge(spec or {}, _entry(roles[role]))
+        return spec
+
+
+def _entry(spec: Any) -> dict[str, Any] | None:
+    """``family/name`` is short for ``{preset: family/name}``."""
+    if spec is None:
+        return None
+    return {"preset": spec} if isinstance(spec, str) else dict(spec)
+
+
+def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``over`` deep-merged over ``base`` (mappings merge, anything else replaces)."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def list_platforms() -> list[str]:
+    names: set[str] = set()
+    for root in catalog_roots("configs"):
+        folder = root / FOLDER
+        if folder.is_dir():
+            names.update(p.stem for p in folder.glob("*.yaml"))
+    return sorted(names)
+
+
+def platform_path(name_or_path: str) -> Path:
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml"):
+        return p
+    found = None
+    for root in catalog_roots("configs"):
+        cand = root / FOLDER / f"{name_or_path}.yaml"
+        if cand.is_file():
+            found = cand
+    if found is None:
+        hint = unknown_key_message(name_or_path, list_platforms())[len("unknown key"):]
+        raise ConfigError("--platform", "", f"no such platform {name_or_path!r}{hint} (known: {', '.join(list_platforms())})")
+    return found
+
+
+def load_platform(name_or_path: str) -> Platform:
+    """Read and validate ``configs/platforms/<name>.yaml`` (or a path)."""
+    if not isinstance(name_or_path, str) or not name_or_path:
+        raise ConfigError("--platform", "", f"expected a platform name, got {name_or_path!r}")
+    path = platform_path(name_or_path)
+    where = str(path)
+    doc = read_yaml(path)
+    check_version(doc, where)
+    for key in doc:
+        if key not in PLATFORM_KEYS:
+            raise ConfigError(where, key, unknown_key_message(key, PLATFORM_KEYS))
+    roles = _roles(doc.get("roles") or {}, where, "roles")
+    groups = []
+    for i, group in enumerate(doc.get("groups") or []):
+        kp = f"groups[{i}]"
+        if not isinstance(group, dict):
+            raise ConfigError(where, kp, "expected {systems: [...], roles: {...}}")
+        for key in group:
+            if key not in GROUP_KEYS:
+                raise ConfigError(where, f"{kp}.{key}", unknown_key_message(key, GROUP_KEYS))
+        systems = group.get("systems")
+        if not isinstance(systems, list) or not systems or not all(isinstance(s, str) for s in systems):
+            raise ConfigError(where, f"{kp}.systems", "expected a list of system names")
+        groups.append((frozenset(systems), _roles(group.get("roles") or {}, where, f"{kp}.roles")))
+    name = str(doc.get("name", path.stem))
+    return Platform(name, str(doc.get("description", "")), where, roles, tuple(groups))
+
+
+def _roles(doc: Any, where: str, kp: str) -> dict[str, Any]:
+    if not isinstance(doc, dict):
+        raise ConfigError(where, kp, "expected a mapping role: device")
+    for role, spec in doc.items():
+        if not isinstance(spec, (str, dict)):
+            raise ConfigError(where, f"{kp}.{role}", "expected family/name or {preset: family/name, ...}")
+    return dict(doc)
