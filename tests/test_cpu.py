@@ -97,3 +97,52 @@ def test_cli_medium_option(capsys):
     assert main(["microbench", "cpu/i5-9600k", "--medium", "cxl_link/cxl3-x16"]) == 2
     assert main(["microbench", "cpu/i5-9600k", "--link", "cxl_link/cxl3-x16"]) == 2
     assert main(["devices", "show", "cpu/i5-9600k"]) == 0
+
+
+SOFTWARE_US = {  # the published per-call µs the i5-9600K's instruction counts were derived from
+    "op_dispatch_python": 7.0, "op_dispatch_python_no_grad": 5.0, "op_dispatch_cpp": 1.0,
+    "kernel_launch": 4.0, "stream_sync": 5.5, "memcpy_call": 6.0, "mmio_write": 0.15, "python_element": 0.06,
+}
+
+
+def test_software_costs_are_instruction_counts_at_the_clock(cpu):
+    """count / (IPC × clock): the i5 reproduces the published µs exactly."""
+    from cxlsim.devices.cpu import SOFTWARE_CALLS
+
+    assert set(SOFTWARE_CALLS) == set(SOFTWARE_US)
+    p = cpu.params
+    for call, us in SOFTWARE_US.items():
+        assert cpu.software_ns(call) == us * 1e3  # exact, not approximate
+        assert cpu.software_ns(call, 3) == pytest.approx(3 * p[f"{call}_instructions"] / (p.software_ipc * p.clock_GHz))
+    assert (cpu.op_dispatch_ns("python"), cpu.op_dispatch_ns("python_no_grad"), cpu.op_dispatch_ns("cpp")) == (7e3, 5e3, 1e3)
+    assert (cpu.launch_call_ns(), cpu.sync_call_ns(), cpu.memcpy_call_ns()) == (4e3, 5.5e3, 6e3)
+    assert cpu.mmio_write_ns(4) == pytest.approx(600) and cpu.python_elements_ns(100) == pytest.approx(6e3)
+    # a faster clock or a higher IPC runs the same instructions in less time
+    fast = build_device("cpu/i5-9600k", {"clock_GHz": 7.4})
+    assert fast.launch_call_ns() == pytest.approx(2e3)
+    with pytest.raises(ValueError, match="unknown software call"):
+        cpu.software_ns("teleport")
+    with pytest.raises(ValueError, match="caller"):
+        cpu.op_dispatch_ns("java")
+
+
+def test_the_i5_reproduces_the_software_path_the_pcie_preset_carried(cpu):
+    """Goldens stay put when the machine passes the i5 host: host-derived == transitional µs."""
+    pcie = build_device("pcie/gen4-x16")
+    assert pcie.launch_ns(host=cpu) == pcie.launch_ns() == 4e3
+    assert pcie.sync_ns(host=cpu) == pcie.sync_ns() == 5.5e3
+    for size, bounce in ((0, False), (1 << 20, False), (4096, True)):
+        assert pcie.memcpy_ns(size, bounce, host=cpu) == pcie.memcpy_ns(size, bounce)
+
+
+def test_the_riscv_soft_core_runs_the_same_instructions_slower(cpu):
+    rv = build_device("cpu/riscv-u200")
+    p = rv.params
+    ratio = (3.7 * 1.0) / (p.clock_GHz * p.software_ipc)  # (clock × IPC) of the i5 over the soft core's
+    assert ratio == pytest.approx(52.857, rel=1e-4)
+    for call in SOFTWARE_US:
+        assert p[f"{call}_instructions"] == cpu.params[f"{call}_instructions"]  # the same software
+        assert rv.software_ns(call) == pytest.approx(ratio * cpu.software_ns(call))
+    assert rv.launch_call_ns() == pytest.approx(211.4e3, rel=1e-3)  # a 4 µs launch takes ≈0.21 ms
+    # no transitional op_dispatch_us: the machine's embedding-op dispatch is a Python op with autograd
+    assert p.op_dispatch_us is None and rv.dispatch_ns(2) == pytest.approx(2 * rv.op_dispatch_ns("python"))

@@ -43,13 +43,27 @@ batch_st = st.integers(1, 100_000)
 direction_st = st.sampled_from(["forward", "backward"])
 
 
-def test_bounds_are_rooflines_plus_launches(gpu):
+def test_kernel_times_hold_no_launch(gpu):
+    """Kernel times only: the launch latency is the stream's (gpu_step), not the kernel's."""
+    assert gpu.launch_ns == 4000.0  # kernel_launch_us, the stream's launch latency
     ks = gpu.layer_kernels(13, 8192, 512, "forward")
-    assert gpu.bound_ns("layer", 13, 8192, 512, "forward") == roofline_total_ns(ks) + 2 * gpu.launch_ns
+    assert gpu.layer_formula_ns(13, 8192, 512, "forward") == sum(k.time_ns for k in ks)
+    assert gpu.interaction_ns(512, 21, 32, "backward") == sum(
+        k.time_ns for k in gpu.interaction_kernels(512, 21, 32, "backward"))
+    assert gpu.optimizer_ns(10**6, 4) == pytest.approx(12e6 / (936 * 0.85))
+
+
+def test_bounds_are_rooflines_with_the_latency_a_kernel_cannot_avoid(gpu):
+    ks = gpu.layer_kernels(13, 8192, 512, "forward")
+    gemm, act = ks
+    assert gemm.bound_ns == max(gemm.flops / gpu.peak_flops_per_ns + 500, gemm.size_B / gpu.bw)  # one tile's overhead
+    assert act.bound_ns == act.roofline_ns  # streaming kernels: the roofline
+    assert gpu.bound_ns("layer", 13, 8192, 512, "forward") == gemm.bound_ns + act.bound_ns
     assert roofline_total_ns(ks) == sum(max(k.flops / gpu.peak_flops_per_ns, k.size_B / gpu.bw) for k in ks)
-    assert gpu.bound_ns("optimizer", 10**6, 4) == pytest.approx(12e6 / 936 + 4 * gpu.launch_ns)
-    assert gpu.optimizer_ns(10**6, 4) == pytest.approx(12e6 / (936 * 0.85) + 4 * gpu.launch_ns)
+    assert gpu.bound_ns("optimizer", 10**6, 4) == pytest.approx(12e6 / 936)
     assert gpu.bound_factor("optimizer") == pytest.approx(1 / 0.85)
+    # a tiny GEMM is its tile overhead, not its (padded) FLOPs: the bound keeps the layer within its factor
+    assert gpu.layer_ns(18873, 1, 2, "forward") <= gpu.bound_factor("layer") * gpu.bound_ns("layer", 18873, 1, 2, "forward")
 
 
 @settings(max_examples=100, deadline=None)
@@ -86,10 +100,13 @@ def test_batch_for_forward_time(gpu):
 
 
 def test_override_invalidates_generated_table():
-    g = build_device("gpu/rtx3090", {"kernel_launch_us": 5.0})
+    g = build_device("gpu/rtx3090", {"gemm_tile_overhead_ns": 1000.0})
     assert g.table_kind == "formula"
     base = build_device("gpu/rtx3090")
-    assert g.layer_ns(13, 8192, 512, "forward") > base.layer_ns(13, 8192, 512, "forward")
+    assert g.layer_ns(8192, 2048, 512, "forward") > base.layer_ns(8192, 2048, 512, "forward")
+    # the launch latency is no formula input (model version 3): the generated table stays valid
+    launch = build_device("gpu/rtx3090", {"kernel_launch_us": 5.0})
+    assert launch.table_kind == "generated" and launch.launch_ns == 5000.0
 
 
 def _write_measured(path, rows):

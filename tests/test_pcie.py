@@ -37,8 +37,10 @@ def test_bounce_slower_than_direct(size_B, model):
 
 def test_bound_factor_closed_form():
     assert PCIE.bound_factor("dma") == pytest.approx(1 / 0.81)
-    assert PCIE.bound_factor("memcpy") == pytest.approx((6e3 + 1e3) / 1e3)  # small copies: the call overhead
-    assert PCIE.bound_ns("memcpy", 1 << 20, True) == pytest.approx(2 * (1e3 + (1 << 20) / PCIE.raw_bw_GBps))
+    assert PCIE.bound_factor("memcpy") == pytest.approx(1 / 0.81)  # the call is in the bound: the link's loss
+    assert BOUNCE_COPY.bound_factor("memcpy") == pytest.approx(1 / 0.81 + PCIE.raw_bw_GBps / (2 * 10.0))
+    # per leg: the memcpy call (software the copy cannot avoid) + DMA latency + size / raw bandwidth
+    assert PCIE.bound_ns("memcpy", 1 << 20, True) == pytest.approx(2 * (6e3 + 1e3 + (1 << 20) / PCIE.raw_bw_GBps))
 
 
 def test_cost_counts_every_leg():
@@ -59,10 +61,34 @@ def test_microbench_is_the_software_path():
     assert out["bw_GBps"]["up"] == pytest.approx((64 << 20) / PCIE.memcpy_ns(64 << 20))
 
 
+def test_software_path_costs_are_the_hosts():
+    """The per-call costs are host software: the host passed decides them; the link keeps its own."""
+    i5, rv = build_device("cpu/i5-9600k"), build_device("cpu/riscv-u200")
+    n = 1 << 20
+    assert PCIE.memcpy_ns(n, host=rv) - PCIE.memcpy_ns(n, host=i5) == pytest.approx(rv.memcpy_call_ns() - 6e3)
+    assert PCIE.memcpy_ns(n, host=rv) == rv.memcpy_call_ns() + PCIE.dma_ns(n)
+    assert PCIE.launch_ns(rv) == rv.launch_call_ns() and PCIE.sync_ns(rv) == rv.sync_call_ns()
+    assert PCIE.memcpy_cost(n, True, rv).time_ns == PCIE.memcpy_ns(n, True, rv)
+    assert PCIE.bound_ns("memcpy", n, False, rv) <= PCIE.memcpy_ns(n, False, rv)
+
+
+def test_the_u200_link_leaves_the_software_path_to_the_host():
+    u200, rv = build_device("pcie/u200-gen3-x16"), build_device("cpu/riscv-u200")
+    assert u200.raw_bw_GBps == pytest.approx(15.75, abs=0.01)  # Gen3 x16: 16 × 8 GT/s × 128/130 / 8
+    assert u200.effective_bw_GBps == pytest.approx(0.8 * u200.raw_bw_GBps)
+    assert u200.dma_ns(0) == 2000.0
+    with pytest.raises(ValueError, match="pass host="):
+        u200.memcpy_ns(4096)
+    assert u200.memcpy_ns(4096, host=rv) == rv.memcpy_call_ns() + u200.dma_ns(4096)
+    out = microbench(u200, {})  # without a host: the link alone
+    assert out["latency_ns"]["up"] == u200.dma_ns(0) and "software_path" in out
+    assert microbench(u200, {"host": rv})["launch_us"] == pytest.approx(rv.launch_call_ns() / 1e3)
+
+
 FABRIC_PRESETS = [
     "cxl_link/cxl2-x16", "cxl_link/cxl3-x16", "cxl_link/cxl3-x16-lopt",
     "cxl_switch/cxl2-x16", "cxl_switch/cxl3-x16",
-    "cxl_protocol/asic", "cxl_protocol/fpga", "pcie/gen4-x16",
+    "cxl_protocol/asic", "cxl_protocol/fpga", "pcie/gen4-x16", "pcie/u200-gen3-x16",
 ]
 
 

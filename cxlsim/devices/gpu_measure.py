@@ -1,14 +1,17 @@
 """Measure an MLP timing table on a CUDA GPU with PyTorch (optional; needs torch with CUDA).
 
-    python -m cxlsim.devices.gpu_measure --name rtx3090 --out devices/gpu/rtx3090_mlp_measured.csv
+    python -m cxlsim.devices.gpu_measure --preset gpu/rtx3090 --out devices/gpu/rtx3090_mlp_measured.csv
 
 Times one ``nn.Linear`` + ReLU per (shape, batch) of the generator's grid (or ``--batches``), fp32,
-TF32 disabled: forward = the two kernels; backward = ``autograd.backward`` of their output with the
-input requiring grad (dX, dW, bias grad, activation grad). Each point is the median of ``--repeat``
-CUDA-event timings after ``--warmup`` runs, in ns, with launch overhead included (as the generated
-table). Roofline columns come from the preset's model. Drop the CSV into ``devices/gpu/`` (or a
+TF32 disabled: forward = the layer's kernels; backward = ``autograd.backward`` of their output with
+the input requiring grad (dX, dW, bias grad, activation grad). A point is the **sum of the kernels'
+GPU times** (torch.profiler, CUDA activity) -- kernel times only, as the generated table since model
+version 3: the launch latency and the host's dispatch are the step model's
+(:mod:`cxlsim.devices.gpu_step`) -- the median of ``--repeat`` runs after ``--warmup``, in ns.
+Roofline columns come from the preset's model. Drop the CSV into ``devices/gpu/`` (or a
 ``$CXLSIM_PATH`` catalog's ``devices/gpu/``) as ``<mlp_table_name>_mlp_measured.csv``; it then takes
 precedence over the generated table. Not imported by the simulator; torch is imported in main().
+Not yet run on hardware in this repository.
 """
 
 from __future__ import annotations
@@ -43,19 +46,28 @@ def main(argv: list[str] | None = None) -> int:
     model = build_device(args.preset)
     batches = [int(b) for b in args.batches.split(",")] if args.batches else list(BATCH_GRID)
 
+    def kernel_ns(prof) -> float:
+        """Sum of the GPU kernels' self times of one profiled run, ns (profiler times are in us;
+        the attribute is ``self_device_time_total`` in recent torch, ``self_cuda_time_total`` before)."""
+        total = 0.0
+        for e in prof.key_averages():
+            t = getattr(e, "self_device_time_total", None)
+            total += t if t is not None else e.self_cuda_time_total
+        return total * 1e3
+
     def timed(fn, setup=None) -> float:
-        """Median CUDA-event time (ns) of ``fn(setup())``; ``setup`` runs untimed before each sample."""
+        """Median kernel time (ns) of ``fn(setup())``; ``setup`` runs unprofiled before each sample."""
+        from torch.profiler import ProfilerActivity, profile
+
         samples = []
         for i in range(args.warmup + args.repeat):
             state = setup() if setup else None
             torch.cuda.synchronize()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn(state)
-            end.record()
-            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                fn(state)
+                torch.cuda.synchronize()
             if i >= args.warmup:
-                samples.append(start.elapsed_time(end) * 1e6)  # ms -> ns
+                samples.append(kernel_ns(prof))
         return statistics.median(samples)
 
     rows = []
@@ -75,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"measured {n_in}x{n_out}", flush=True)
     header = [
         f"MLP timing table measured on {torch.cuda.get_device_name(0)} by: python -m cxlsim.devices.gpu_measure",
-        f"cxlsim {__version__}, torch {torch.__version__}, fp32 (TF32 off), median of {args.repeat} CUDA-event timings",
+        f"cxlsim {__version__}, torch {torch.__version__}, fp32 (TF32 off), kernel times only (torch.profiler), median of {args.repeat} runs",
         "roofline columns from " + args.preset,
     ]
     write_table(args.out, rows, header)

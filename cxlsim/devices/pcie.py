@@ -2,23 +2,32 @@
 
 The conventional systems (``ssd``, ``pmem``, ``pcie``, ``dram``) move data by software: the host waits
 for a device (stream synchronisation), copies (a memcpy call that programs a DMA), and launches the
-next kernel. This family charges those per-call overheads and the DMA transfer over a PCIe link.
+next kernel. The link's own properties (lanes, rate, encoding, DMA efficiency and latency, energy)
+are this family's; the per-call costs are **host software**: they belong to the host CPU that runs
+them (:class:`~cxlsim.devices.cpu.CpuModel`: instruction counts at its clock and IPC), which the
+caller passes as ``host=``.
 
 Contract (units: time ns, data B, rate B/ns == GB/s, energy J; the API of
 :mod:`cxlsim.devices.base`):
 
-* ``raw_bw_GBps`` = lanes × GT/s × 128/130 / 8 per direction (PCIe 4.0 x16: 31.5 GB/s);
-  ``effective_bw_GBps`` = raw × ``link_efficiency_fraction`` (TLP/DLLP overheads and DMA engine
-  behaviour, calibrated to measured host↔device copies).
+* ``raw_bw_GBps`` = lanes × GT/s × 128/130 / 8 per direction (PCIe 4.0 x16: 31.5 GB/s; 3.0 x16:
+  15.75 GB/s); ``effective_bw_GBps`` = raw × ``link_efficiency_fraction`` (TLP/DLLP overheads and
+  DMA engine behaviour).
 * ``dma_ns(size_B)`` = ``dma_latency_ns`` + size / effective bandwidth (one DMA transfer, no call).
-* ``memcpy_ns(size_B, bounce_through_host)``: a direct copy is one memcpy call (overhead + DMA).
-  A bounce (device → host DRAM, then host DRAM → device, as software without peer-to-peer DMA
-  does) is two sequential memcpy calls, plus a CPU copy between staging buffers at
-  ``host_copy_bw_GBps`` when ``bounce_host_copy`` is set. ``memcpy_cost`` adds the bytes moved over
-  the link (per leg) and their energy.
-* ``launch_ns()`` and ``sync_ns()``: kernel launch and stream synchronisation overheads.
-* Bounds (ops ``"dma"``, ``"memcpy"``): per leg, DMA latency + size / raw bandwidth, without
-  software overheads; ``bound_factor`` from the parameters (see :meth:`PcieLink._bound_factor`).
+* ``memcpy_ns(size_B, bounce_through_host=False, host=None)``: a direct copy is one memcpy call
+  (the host's ``memcpy_call_ns()``) + one DMA. A bounce (device → host DRAM, then host DRAM →
+  device, as software without peer-to-peer DMA does) is two sequential memcpy calls, plus a CPU
+  copy between staging buffers at ``host_copy_bw_GBps`` when ``bounce_host_copy`` is set.
+  ``memcpy_cost`` adds the bytes moved over the link (per leg) and their energy.
+* ``launch_ns(host=None)`` and ``sync_ns(host=None)``: the host's kernel-launch and stream
+  synchronisation calls (``host.launch_call_ns()``, ``host.sync_call_ns()``).
+* **Transitional**: without ``host``, the per-call costs come from the preset's
+  ``memcpy_overhead_us``, ``launch_us`` and ``sync_us`` (the machine reads them so until it passes
+  its host model; the i5-9600K's instruction counts reproduce them exactly, so the switch changes no
+  timing). A preset without them (``pcie/u200-gen3-x16``) needs ``host=``.
+* Bounds (ops ``"dma"``, ``"memcpy"``): per leg, the call cost it cannot avoid + DMA latency +
+  size / raw bandwidth; ``bound_factor`` = ``1 / link_efficiency_fraction`` (+ raw / (2 × host copy
+  bandwidth) when a bounce also copies on the CPU), whatever the host.
 * Energy: ``energy_J(moved_B)``, ``energy_pJ_per_bit`` per transferred bit per leg;
   ``static_energy_J(wall_ns, count=1)``, ``idle_power_W`` while the link is up.
 """
@@ -42,9 +51,12 @@ SCHEMA = Schema(
         Param("encoding_block_bits", int, "line-encoding block bits", default=130, minimum=1),
         Param("link_efficiency_fraction", float, "measured DMA copy bandwidth / raw bandwidth", minimum=0, maximum=1, exclusive_minimum=True),
         Param("dma_latency_ns", float, "latency of one DMA transfer before data streams (descriptor, first read round trip)", minimum=0),
-        Param("memcpy_overhead_us", float, "software cost of one memcpy call (cudaMemcpy-like)", minimum=0),
-        Param("launch_us", float, "software cost of one kernel launch", minimum=0),
-        Param("sync_us", float, "software cost of one stream synchronisation", minimum=0),
+        Param("memcpy_overhead_us", float, "transitional: host cost of one memcpy call when no host model is passed "
+              "(the host's memcpy_call_instructions replace it)", default=None, minimum=0),
+        Param("launch_us", float, "transitional: host cost of one kernel launch when no host model is passed "
+              "(the host's kernel_launch_instructions replace it)", default=None, minimum=0),
+        Param("sync_us", float, "transitional: host cost of one stream synchronisation when no host model is "
+              "passed (the host's stream_sync_instructions replace it)", default=None, minimum=0),
         Param("bounce_host_copy", bool, "a bounce also copies between two host staging buffers on the CPU", default=False),
         Param("host_copy_bw_GBps", float, "CPU memcpy bandwidth between host buffers", minimum=0, exclusive_minimum=True),
         Param("energy_pJ_per_bit", float, "dynamic energy per transferred bit (both PHYs + controllers)", minimum=0),
@@ -54,8 +66,14 @@ SCHEMA = Schema(
 )
 
 
+#: Host calls of the software path: the transitional per-call parameter (µs) and the host method.
+_CALLS = {"memcpy": ("memcpy_overhead_us", "memcpy_call_ns"), "launch": ("launch_us", "launch_call_ns"),
+          "sync": ("sync_us", "sync_call_ns")}
+
+
 class PcieLink(DeviceModel):
-    """Pure model of a PCIe link plus the software data path's per-call overheads."""
+    """Pure model of a PCIe link; the software data path's calls cost what the ``host`` passed
+    to each method says (see the module docstring)."""
 
     BOUNDED_OPS = ("dma", "memcpy")
 
@@ -65,52 +83,60 @@ class PcieLink(DeviceModel):
         self.effective_bw_GBps: float = self.raw_bw_GBps * p["link_efficiency_fraction"]
         self.latency_ns: float = p["dma_latency_ns"]
 
+    def call_ns(self, call: str, host: Any = None) -> float:
+        """Host time (ns) of one software-path call (``"memcpy"``, ``"launch"`` or ``"sync"``): the
+        ``host`` model's (:class:`~cxlsim.devices.cpu.CpuModel`), else the preset's transitional µs."""
+        param, method = _CALLS[call]
+        if host is not None:
+            return getattr(host, method)()
+        us = self.params[param]
+        if us is None:
+            raise ValueError(f"this pcie preset leaves the software path's {call} cost to the host: pass host= "
+                             "(a cpu model)")
+        return us * US
+
     def dma_ns(self, size_B: float) -> float:
         """One DMA transfer of ``size_B`` bytes (no software call), ns."""
         check_non_negative(size_B=size_B)
         return self.latency_ns + size_B / self.effective_bw_GBps
 
-    def launch_ns(self) -> float:
-        """One kernel launch, ns."""
-        return self.params["launch_us"] * US
+    def launch_ns(self, host: Any = None) -> float:
+        """One kernel launch call on ``host``, ns."""
+        return self.call_ns("launch", host)
 
-    def sync_ns(self) -> float:
-        """One stream synchronisation, ns."""
-        return self.params["sync_us"] * US
+    def sync_ns(self, host: Any = None) -> float:
+        """One stream synchronisation call on ``host`` (beyond waiting for the device), ns."""
+        return self.call_ns("sync", host)
 
     def legs(self, bounce_through_host: bool) -> int:
         return 2 if bounce_through_host else 1
 
-    def memcpy_ns(self, size_B: float, bounce_through_host: bool = False) -> float:
-        """A software copy of ``size_B`` bytes: one memcpy call, or two plus an optional CPU copy
-        for a bounce through host memory, ns."""
-        one = self.params["memcpy_overhead_us"] * US + self.dma_ns(size_B)
+    def memcpy_ns(self, size_B: float, bounce_through_host: bool = False, host: Any = None) -> float:
+        """A software copy of ``size_B`` bytes: one memcpy call on ``host`` + one DMA, or two plus
+        an optional CPU copy for a bounce through host memory, ns."""
+        one = self.call_ns("memcpy", host) + self.dma_ns(size_B)
         if not bounce_through_host:
             return one
-        host = size_B / self.params["host_copy_bw_GBps"] if self.params["bounce_host_copy"] else 0.0
-        return 2 * one + host
+        host_copy = size_B / self.params["host_copy_bw_GBps"] if self.params["bounce_host_copy"] else 0.0
+        return 2 * one + host_copy
 
     def _bound_dma(self, size_B: float) -> float:
         """Bound of :meth:`dma_ns`: DMA latency + size / raw bandwidth."""
         return self.latency_ns + size_B / self.raw_bw_GBps
 
-    def _bound_memcpy(self, size_B: float, bounce_through_host: bool = False) -> float:
-        """Bound of :meth:`memcpy_ns`: per leg, DMA latency + size / raw bandwidth (no software
-        overheads)."""
-        return self.legs(bounce_through_host) * self._bound_dma(size_B)
+    def _bound_memcpy(self, size_B: float, bounce_through_host: bool = False, host: Any = None) -> float:
+        """Bound of :meth:`memcpy_ns`: per leg, the memcpy call (software the copy cannot avoid) +
+        DMA latency + size / raw bandwidth."""
+        return self.legs(bounce_through_host) * (self.call_ns("memcpy", host) + self._bound_dma(size_B))
 
     def _bound_factor(self, op: str) -> float:
-        """dma: ``1 / link_efficiency_fraction``; memcpy (direct or bounced, every size): the
-        larger of the small-copy ratio (call overhead + DMA latency) / DMA latency and the
-        large-copy ratio ``1 / efficiency`` (+ raw / (2 × host copy bandwidth) with the CPU copy)."""
+        """``1 / link_efficiency_fraction`` (dma; memcpy direct), + raw / (2 × host copy bandwidth)
+        for a memcpy whose bounce also copies on the CPU; independent of the host."""
         p = self.params
-        large = 1 / p["link_efficiency_fraction"]
-        if op == "dma":
-            return large
-        small = (p["memcpy_overhead_us"] * US + self.latency_ns) / self.latency_ns if self.latency_ns > 0 else float("inf")
-        if p["bounce_host_copy"]:
-            large += self.raw_bw_GBps / p["host_copy_bw_GBps"] / 2
-        return max(small, large)
+        factor = 1 / p["link_efficiency_fraction"]
+        if op == "memcpy" and p["bounce_host_copy"]:
+            factor += self.raw_bw_GBps / p["host_copy_bw_GBps"] / 2
+        return factor
 
     def energy_J(self, moved_B: float) -> float:
         """Dynamic energy of ``moved_B`` bytes over the link (count each leg), J."""
@@ -120,30 +146,36 @@ class PcieLink(DeviceModel):
         """Idle energy (J) of ``count`` links up over ``wall_ns`` (``idle_power_W`` each)."""
         return static_energy_J(self.params["idle_power_W"], wall_ns, count)
 
-    def memcpy_cost(self, size_B: float, bounce_through_host: bool = False) -> Cost:
+    def memcpy_cost(self, size_B: float, bounce_through_host: bool = False, host: Any = None) -> Cost:
         """:meth:`memcpy_ns` with the bytes moved over the link (per leg) and their energy."""
         moved = self.legs(bounce_through_host) * size_B
-        return Cost(self.memcpy_ns(size_B, bounce_through_host), moved, self.energy_J(moved))
+        return Cost(self.memcpy_ns(size_B, bounce_through_host, host), moved, self.energy_J(moved))
 
 
 SIZES_B = (64, 4 * KiB, 64 * KiB, 1 * MiB, 64 * MiB)
 
 
 def microbench(link: PcieLink, options: Mapping[str, Any]) -> dict[str, Any]:
-    """Latency (a 0 B copy: the software path) and bandwidth (one 64 MiB copy) per direction (the
-    directions are identical and independent); memcpy time vs size, direct and bounced; launch and
-    sync overheads."""
+    """Latency (a 0 B copy) and bandwidth (one 64 MiB copy) per direction (the directions are
+    identical and independent); memcpy time vs size, direct and bounced; launch and sync calls.
+    The software path runs on ``options["host"]`` (a cpu model) if given, else on the preset's
+    transitional per-call µs; a preset with neither reports the link alone (DMA only)."""
+    host = options.get("host")
     big = 64 * MiB
-    return {
-        "latency_ns": dict.fromkeys(("down", "up"), link.memcpy_ns(0)),
-        "bw_GBps": dict.fromkeys(("down", "up"), big / link.memcpy_ns(big)),
-        "raw_bw_GBps": link.raw_bw_GBps,
-        "dma_bw_GBps": link.effective_bw_GBps,
-        "memcpy_us": {_size(s): link.memcpy_ns(s) / US for s in SIZES_B},
-        "memcpy_bounce_us": {_size(s): link.memcpy_ns(s, True) / US for s in SIZES_B},
-        "launch_us": link.launch_ns() / US,
-        "sync_us": link.sync_ns() / US,
-    }
+    out: dict[str, Any] = {"raw_bw_GBps": link.raw_bw_GBps, "dma_bw_GBps": link.effective_bw_GBps}
+    if host is None and link.params["memcpy_overhead_us"] is None:
+        out["latency_ns"] = dict.fromkeys(("down", "up"), link.dma_ns(0))
+        out["bw_GBps"] = dict.fromkeys(("down", "up"), big / link.dma_ns(big))
+        out["dma_us"] = {_size(s): link.dma_ns(s) / US for s in SIZES_B}
+        out["software_path"] = "costs of the host that runs it (options['host'])"
+        return out
+    out["latency_ns"] = dict.fromkeys(("down", "up"), link.memcpy_ns(0, host=host))
+    out["bw_GBps"] = dict.fromkeys(("down", "up"), big / link.memcpy_ns(big, host=host))
+    out["memcpy_us"] = {_size(s): link.memcpy_ns(s, host=host) / US for s in SIZES_B}
+    out["memcpy_bounce_us"] = {_size(s): link.memcpy_ns(s, True, host) / US for s in SIZES_B}
+    out["launch_us"] = link.launch_ns(host) / US
+    out["sync_us"] = link.sync_ns(host) / US
+    return out
 
 
 def _size(n: int) -> str:
