@@ -144,14 +144,16 @@ def build_protocol(cfg: SystemConfig, ref: Reference, tl: Timeline, bug: str | N
 
 def _timed(log: im.WriteLog, wb: im.WriteBatch, span: tuple[float, float], lat: float, kind: int,
            label: str, batch: int, flag: im.WriteBatch | None = None, flag_label: str = "",
-           early_flag: bool = False) -> float:
-    """Spread ``wb`` over ``span`` then (after a fence) ``flag``; returns the flag's ack (or the
-    last data ack). ``early_flag`` issues the flag at the span's start instead (a bug)."""
+           early_flag: bool = False, flag_after: float = float("-inf")) -> float:
+    """Spread ``wb`` over ``span`` then (after a fence) ``flag``, not before ``flag_after``;
+    returns the flag's ack (or the last data ack). ``early_flag`` issues the flag at the span's
+    start instead (a bug)."""
     s, e = span
     issue, ack, flag_issue = spread_writes(s, e, len(wb), lat, flag is not None)
     log.add(wb, issue, ack, kind, label, batch)
     if flag is None:
         return float(ack.max()) if len(wb) else s
+    flag_issue = max(flag_issue, flag_after)
     if early_flag:
         flag_issue = s
     log.add(flag, flag_issue, flag_issue + lat, im.FLAG, flag_label, batch)
@@ -248,8 +250,10 @@ def _build_undo(cfg: SystemConfig, ref: Reference, tl: Timeline, bug: str | None
         if c1 == n_chunks:
             parts.append(im.contiguous(chunks[s].base, pool.put(chunk_state.copy()), n_chunks * 8))
             flag = im.line(proto.mlp_flag_addr(s), pool.put(flag_words(seq, int(chunk_state.min()), int(chunk_state.max()))))
+        # a log completed at batch n is flagged only once batch n's embedding log is: an MLP log newer
+        # than every flagged embedding log would pair with older tables at recovery
         ack = _timed(log, im.WriteBatch.concat(parts), ml, lat_log, im.LOG, f"mlp_log {n} (log {seq})", n, flag,
-                     f"mlp_log {n} flag (log {seq})", early_flag)
+                     f"mlp_log {n} flag (log {seq})", early_flag, flag_after=emb_ack)
         if flag is not None:
             if not early_delete:
                 _delete(log, proto.mlp_flag_addr(1 - s), zero, ack, lat_log, f"delete mlp_log {seq - 1}", n)
