@@ -12,7 +12,8 @@ from cxlsim.systems.config import list_systems
 from cxlsim.systems.reach import unread
 
 SMALL = {"batch_size": 16}
-CASES = [(s, ()) for s in list_systems()] + [("tpu-ps", (("tpu_ps.placement_policy", "ps"),))]
+CASES = ([(s, ()) for s in list_systems()] + [("tpu-ps", (("tpu_ps.placement_policy", "ps"),))]
+         + [(s, (("platform", "prototype"),)) for s in list_systems() if s != "tpu-ps"])
 
 
 @pytest.mark.parametrize("system,sets", CASES)

@@ -70,10 +70,6 @@ DIRECTIONS = ("forward", "backward")
 #: workloads' 21-81 vectors of dim 16-32). The optimizer's factor is 1 / mem_bw_efficiency_fraction.
 BOUND_FACTORS = {"layer": 7.5, "mlp": 7.5, "interaction": 100.0}
 
-#: Why ``kernel_launch_us`` does not reach a run yet: the machine times GPU phases as kernel sums;
-#: the step model's stream schedule reads it. Remove the mark once the machine schedules the step.
-LAUNCH_NOT_YET_IN_RUNS = ("the stream's launch latency, read by the GPU step model (cxlsim.devices.gpu_step); "
-                          "the machine times GPU phases as kernel sums without launches until it schedules the step")
 
 
 @dataclass(frozen=True)
@@ -112,7 +108,7 @@ SCHEMA = Schema(
         Param("gemm_peak_fraction", float, "fraction of the issue-model FP32 peak a large SGEMM sustains (clock, register banks, stalls)", default=0.8, minimum=0, maximum=1, exclusive_minimum=True),
         Param("gemm_tile_overhead_ns", float, "fixed cost per thread-block tile (prologue load latency, epilogue store)", default=500.0, minimum=0),
         Param("kernel_launch_us", float, "launch latency: from the end of the host's launch call to the kernel's "
-              "earliest start on the stream", minimum=0, descriptive=LAUNCH_NOT_YET_IN_RUNS),
+              "earliest start on the stream", minimum=0),
         Param("active_power_W", float, "board power while a kernel runs", minimum=0),
         Param("idle_power_W", float, "board power while idle", minimum=0),
         Param("mlp_table_name", str, "stem of the MLP timing tables devices/gpu/<name>_mlp[_measured].csv ('' = formula only)", default=""),
