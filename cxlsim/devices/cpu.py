@@ -32,12 +32,13 @@ that many rows only when a row is one line; overlapped with its compute:
   :meth:`CpuModel.op_dispatch_ns` ``(caller)`` (a framework operator called from Python with
   autograd recording, from Python without it, or from C++: the autograd engine and nested ops),
   :meth:`CpuModel.launch_call_ns`, :meth:`CpuModel.sync_call_ns`, :meth:`CpuModel.memcpy_call_ns`
-  (the CUDA-like runtime calls of the software data path) and :meth:`CpuModel.python_elements_ns`
+  (the CUDA-like runtime calls of the software data path), :meth:`CpuModel.mmio_write_ns` ``(n)``
+  (issuing ``n`` MMIO register writes) and :meth:`CpuModel.python_elements_ns`
   ``(n)`` (``n`` elements of a Python list built and converted to a tensor). The GPU step
   (:mod:`cxlsim.devices.gpu_step`) and the software path (:mod:`cxlsim.devices.pcie`) take the host
   model and read these; the machine's embedding operators (the host engine's one call per batch)
-  cost :meth:`op_dispatch_ns` ``("python")``. MMIO register writes are the CXL protocol preset's
-  (``mmio_write_ns``: an uncached store stalls on the bus rather than executing instructions);
+  cost :meth:`op_dispatch_ns` ``("python")``; the CXL protocol takes the host for its register
+  writes;
 * energy: ``static_energy_J(wall_ns, count=1)`` (``idle_power_W``) and
   ``active_energy_J(core_busy_ns)`` (``tdp_W − idle_power_W`` over busy time weighted by the
   share of cores busy).
@@ -71,6 +72,8 @@ SOFTWARE_CALLS: dict[str, str] = {
     "kernel_launch": "instructions of one kernel-launch call of the software data path (CUDA-like runtime + driver)",
     "stream_sync": "instructions of one stream synchronisation call (after the wait for the device)",
     "memcpy_call": "instructions of one memcpy call (set-up of one DMA copy: runtime, driver, descriptor)",
+    "mmio_write": "instruction-equivalents of one posted MMIO register write issued by the host (the driver's "
+                  "instructions and the cycles the core stalls on the uncached store)",
     "python_element": "instructions per element of a Python list built in a comprehension and converted by "
                       "torch.tensor (interpreter loop + per-item conversion)",
 }
@@ -215,6 +218,10 @@ class CpuModel(DeviceModel):
     def memcpy_call_ns(self) -> float:
         """Host time (ns) of one memcpy call (setting up one DMA copy; the transfer is the link's)."""
         return self.software_ns("memcpy_call")
+
+    def mmio_write_ns(self, n_writes: int = 1) -> float:
+        """Host time (ns) to issue ``n_writes`` posted MMIO register writes."""
+        return self.software_ns("mmio_write", n_writes)
 
     def python_elements_ns(self, n_elements: int) -> float:
         """Host time (ns) to build a Python list of ``n_elements`` and convert it to a tensor."""

@@ -246,6 +246,9 @@ class TrainingMachine:
                 cpu.skip(key, why)
             if p.persistence == "none" or p.checkpoint_agent != "host_cpu":
                 cpu.skip("cache_line_B", "the host neither streams rows nor writes the persistent flags here")
+        if p.embedding_engine == "host_cpu" or p.data_movement != "cxl_cache":
+            cpu.skip("mmio_write_instructions", "the host configures no CXL device's registers here (it dispatches the "
+                     "embedding operator itself, or copies the indices over PCIe)")
         if self.pcie is None:
             cpu.skip("kernel_launch_instructions", "no software data path here (no pcie role): the GPU's kernels are "
                      "launched inside the framework's operators (op_dispatch_*_instructions)")
@@ -273,6 +276,7 @@ class TrainingMachine:
             cxl = self.cxl.params
             cxl.skip("dcoh_snoop_ns", "no step of this dataflow snoops a DCOH (flushes push the lines to their home)")
             cxl.skip("mmio_read_ns", "the host only writes device registers (posted MMIO writes); no step reads one")
+            cxl.skip("mmio_write_ns", "the system's host issues the register writes (its cpu mmio_write_instructions)")
 
     # -- helpers -----------------------------------------------------------------------------
     def _round(self, nbytes: float) -> int:
@@ -365,7 +369,7 @@ class TrainingMachine:
         if self.pipe.data_movement == "cxl_cache":
             path = self._path("host", ("mem", m))
             self._count_link(cxl_path_key("host", ("mem", m)), self.cxl.read_cost(idx_B, 0.0, path).size_B)  # index DMA
-            return OpOutcome(t + self.cxl.configure_batch_ns(CONFIG_REGISTERS, idx_B, path))
+            return OpOutcome(t + self.cxl.configure_batch_ns(CONFIG_REGISTERS, idx_B, path, self.cpu))
         self._count_link("pcie", self.pcie.memcpy_cost(idx_B, False, self.cpu).size_B)
         return OpOutcome(t + self.pcie.launch_ns(self.cpu) + self.pcie.memcpy_ns(idx_B, False, self.cpu))
 
