@@ -126,7 +126,7 @@ ENERGY_PARAMS = ("chip_idle_W", "tensorcores_W", "sparsecores_W", "hbm_backgroun
 #: Parameters of one placement only: the other placement's go unused (and are declared so).
 HBM_ONLY = ("partitioning_policy", "column_shards_count", "sparsecores_per_chip_count", "hbm_bw_GBps",
             "hbm_gather_efficiency_fraction", "a2a_GBps", "a2a_latency_us", "sparsecores_W")
-PS_ONLY = ("ps_servers_count", "ps_cores_count", "rpc_coalescing", "rpc_cpu_us", "rpc_latency_us", "ps_row_ns",
+PS_ONLY = ("tensorcores_per_chip_count", "ps_servers_count", "ps_cores_count", "rpc_coalescing", "rpc_cpu_us", "rpc_latency_us", "ps_row_ns",
            "ps_nic_GBps", "host_nic_GBps", "ps_idle_W", "ps_busy_W", "nic_pJ_per_bit")
 #: Parameters of the chip-to-chip interconnect: unused on one chip.
 INTERCONNECT = ("a2a_GBps", "a2a_latency_us", "allreduce_GBps", "allreduce_latency_us", "ici_links_per_chip_count",
