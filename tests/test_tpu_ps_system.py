@@ -115,3 +115,16 @@ def test_cli_json():
     assert d["accelerators"] == 2 and d["throughput_samples_per_s_per_accelerator"] == pytest.approx(
         d["throughput_samples_per_s"] / 2)
     assert d["samples_per_J"] == pytest.approx(2 * 384 / d["energy_J_per_batch"]["total"])
+
+
+def test_every_parameter_of_the_shipped_config_has_a_source():
+    from cxlsim.config.yamlio import read_yaml
+    from cxlsim.systems.config import system_path
+    from cxlsim.systems.tpu_ps import TPU_PS_SCHEMA
+
+    doc = read_yaml(system_path("tpu-ps"))
+    assert doc["topology"] == {"gpus_count": 1}
+    given = doc["tpu_ps"]
+    assert set(given) == {p.name for p in TPU_PS_SCHEMA.params}
+    for name, entry in given.items():
+        assert isinstance(entry, dict) and str(entry.get("source", "")).strip(), name
