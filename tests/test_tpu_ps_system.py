@@ -65,7 +65,7 @@ def test_each_chip_dedups_its_own_samples():
     for c in range(4):
         assert per_chip[c] == [np.unique(rows[t, c * B * L:(c + 1) * B * L]).size for t in range(3)]
     assert unique_ids_per_chip(s, 0, 1) == [unique_ids_per_table(s, 0)]
-    assert all(sum(col) >= u for col, u in zip(zip(*per_chip), unique_ids_per_table(s, 0), strict=True))
+    assert all(sum(col) >= u for col, u in zip(zip(*per_chip, strict=True), unique_ids_per_table(s, 0), strict=True))
 
 
 def test_ps_without_coalescing_is_slower_than_with():
