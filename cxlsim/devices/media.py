@@ -389,7 +389,8 @@ class MediaModel(DeviceModel):
         * the busiest command processor's reads × the read command time;
         * per module, (its media reads × ``occ_read`` + its media writes beyond what may still be
           in flight × ``occ_write``) / banks — an access's acknowledgement waits for room in the
-          write queue, so all writes but a full queue, one started per bank and a full
+          write queue (with read priority, for an empty queue when the access alone posts more
+          than it holds), so all writes but a full queue, one started per bank and a full
           write-combining buffer have their media work done (with a buffer, only distinct units
           reach the media);
         * without a buffer or forwarding, the longest chain of one unit's media writes that one
@@ -425,9 +426,11 @@ class MediaModel(DeviceModel):
             commands = np.unique(access[media_read] * modules + module[media_read]) % modules
             bound = max(bound, float(np.bincount(commands, minlength=modules).max()) * self.cmd_read_ns)
         # in flight at the last acknowledgement: a full write queue (of accesses of up to k units
-        # each, or of posted units), a write started on every bank, a full buffer
+        # each, or of posted units: an access posting more than the queue holds waits only for an
+        # empty queue), a write started on every bank, a full buffer
         k = int(np.max((last - first + 1)[stream.is_write])) if stream.is_write.any() else 1
-        slack = p.write_queue_entries * (1 if p.read_priority else k) + banks + p.wcb_entries
+        queue = max(p.write_queue_entries, k) if p.read_priority else p.write_queue_entries * k
+        slack = queue + banks + p.wcb_entries
         if p.wcb_entries > 0:  # merged writes: only distinct units reach the media
             written = np.bincount(np.unique(g[wr] * modules + module[wr]) % modules, minlength=modules)
         else:
