@@ -114,7 +114,7 @@ def test_cli_json():
     assert d["system"] == "tpu-ps" and d["tpu_ps"]["placement"] == "hbm"  # 37.3 GiB fit 2 × 32 GiB
     assert d["accelerators"] == 2 and d["throughput_samples_per_s_per_accelerator"] == pytest.approx(
         d["throughput_samples_per_s"] / 2)
-    assert d["samples_per_J"] == pytest.approx(2 * 384 / d["energy_J_per_batch"]["total"])
+    assert d["samples_per_J"] == pytest.approx(2 * d["config"]["workload_params"]["batch_size"] / d["energy_J_per_batch"]["total"])
 
 
 def test_every_parameter_of_the_shipped_config_has_a_source():

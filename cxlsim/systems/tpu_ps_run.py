@@ -66,9 +66,10 @@ def unique_ids_per_chip(streams: StreamSet, n: int, chips: int) -> list[list[int
 
 
 def workload_params(wl: Workload) -> dict[str, Any]:
-    """The step model's view of a workload (per-chip batch, full-size tables, dense parameters)."""
+    """The step model's view of a workload (per-chip batch, full-size tables, dense parameters; the
+    top MLP as DLRM builds it, the interaction's outputs first: :attr:`Workload.top_network`)."""
     return {"batch_size": wl.params.batch_size, "tables": wl.params.tables, "dim": wl.params.dim,
-            "bottom_mlp": wl.bottom_widths, "top_mlp": wl.top_widths, "embedding_B": wl.embedding_bytes,
+            "bottom_mlp": wl.bottom_widths, "top_mlp": wl.top_network, "embedding_B": wl.embedding_bytes,
             "mlp_params_count": sum(wl.mlp_params.values())}
 
 
