@@ -12,8 +12,10 @@ from cxlsim.systems.config import list_systems
 from cxlsim.systems.reach import unread
 
 SMALL = {"batch_size": 16}
-CASES = ([(s, ()) for s in list_systems()] + [("tpu-ps", (("tpu_ps.placement_policy", "ps"),))]
-         + [(s, (("platform", "prototype"),)) for s in list_systems() if s != "tpu-ps"])
+CASES = ([(s, ()) for s in list_systems()] + [
+    ("tpu-ps", (("topology.gpus_count", 4),)),  # tables in HBM, an interconnect
+    ("tpu-ps", (("topology.gpus_count", 2), ("tpu_ps.placement_policy", "ps"), ("tpu_ps.pipelining", False))),
+] + [(s, (("platform", "prototype"),)) for s in list_systems() if s != "tpu-ps"])
 
 
 @pytest.mark.parametrize("system,sets", CASES)
