@@ -26,7 +26,7 @@ from cxlsim.crash.protocols import Protocol, build_protocol
 from cxlsim.crash.recovery import RecoveryCost
 from cxlsim.crash.reference import Reference, run_reference
 from cxlsim.crash.resume import input_stream, resume_to_end
-from cxlsim.crash.scale import mlp_elements, scaled_workload
+from cxlsim.crash.scale import global_batch, mlp_elements, scaled_workload
 from cxlsim.crash.timeline import Timeline, from_simulation
 from cxlsim.errors import InputError
 from cxlsim.systems.config import SystemConfig, load_system
@@ -38,7 +38,7 @@ class CrashRun:
     """Everything a campaign needs, built once by :func:`prepare`."""
 
     cfg: SystemConfig
-    workload: Workload  # scaled
+    workload: Workload  # scaled; one global batch (every GPU's samples)
     scale: float
     seed: int
     bug: str | None
@@ -85,10 +85,12 @@ def prepare(system: str | SystemConfig, workload: str | None = None, scale: floa
     if cfg.pipeline.persistence == "none":
         raise InputError(f"system {cfg.name!r} does not persist (pipeline.persistence: none); nothing to crash-test")
     wl, extra = scaled_workload(cfg.workload, cfg.workload_overrides, scale)
+    mems = cfg.topology.cxl_mems_count
+    wl = global_batch(cfg.workload, {**cfg.workload_overrides, **extra}, wl, cfg.topology.gpus_count)
     t0 = time.perf_counter()
     tl = timeline or from_simulation(cfg, extra, n_batches, cfg.seed)
     t1 = time.perf_counter()
-    ref = run_reference(wl, cfg.seed, n_batches, mlp_elements(wl, scale), cfg.pipeline.relaxed_lookup)
+    ref = run_reference(wl, cfg.seed, n_batches, mlp_elements(wl, scale, mems), cfg.pipeline.relaxed_lookup)
     t2 = time.perf_counter()
     proto = build_protocol(cfg, ref, tl, bug)
     checker = Checker(proto, ref, tl, RecoveryCost(cfg, proto), cfg.seed)
