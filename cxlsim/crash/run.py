@@ -84,8 +84,13 @@ def prepare(system: str | SystemConfig, workload: str | None = None, scale: floa
                          "crashtest runs the dataflow systems that persist (ssd, pmem, pcie, cxl-d, cxl-b, cxl)")
     if cfg.pipeline.persistence == "none":
         raise InputError(f"system {cfg.name!r} does not persist (pipeline.persistence: none); nothing to crash-test")
-    wl, extra = scaled_workload(cfg.workload, cfg.workload_overrides, scale)
     mems = cfg.topology.cxl_mems_count
+    if mems > 1 and cfg.pipeline.persistence != "undo":
+        raise InputError(f"system {cfg.name!r}: crashtest covers several CXL-MEMs (topology.cxl_mems_count {mems}) "
+                         "for undo persistence (cxl-b, cxl); redo persists through one device")
+    if bug == "local-persistence" and mems < 2:
+        raise InputError("--inject-bug local-persistence needs several CXL-MEMs (topology.cxl_mems_count >= 2)")
+    wl, extra = scaled_workload(cfg.workload, cfg.workload_overrides, scale)
     wl = global_batch(cfg.workload, {**cfg.workload_overrides, **extra}, wl, cfg.topology.gpus_count)
     t0 = time.perf_counter()
     tl = timeline or from_simulation(cfg, extra, n_batches, cfg.seed)
@@ -100,7 +105,7 @@ def prepare(system: str | SystemConfig, workload: str | None = None, scale: floa
 
 
 def instants(cr: CrashRun, n_points: int) -> np.ndarray:
-    return crash_instants(cr.timeline, cr.protocol.events, n_points, cr.seed)
+    return crash_instants(cr.timeline, cr.protocol.events, n_points, cr.seed, cr.protocol)
 
 
 def run_points(cr: CrashRun, n_points: int, resume: int = 0) -> CrashReport:
