@@ -21,7 +21,7 @@ import numpy as np
 
 from cxlsim.crash.checker import Checker, PointResult
 from cxlsim.crash.options import DEFAULT_BATCHES, DEFAULT_SCALE
-from cxlsim.crash.points import crash_instants
+from cxlsim.crash.points import crash_instants, split_windows
 from cxlsim.crash.protocols import Protocol, build_protocol
 from cxlsim.crash.recovery import RecoveryCost
 from cxlsim.crash.reference import Reference, run_reference
@@ -144,6 +144,16 @@ def _resume_sample(cr: CrashRun, results: list[PointResult], k: int) -> int:
         elif r.gap == 0 and not same_mlp:
             r.violation = "the resumed run's MLP ends different from the reference"
     return len(pick)
+
+
+def topology_note(cr: CrashRun) -> str | None:
+    """Several CXL-MEMs: one line on the devices, the rule and the split crash instants (None for one)."""
+    mems = len(cr.protocol.mems)
+    if mems < 2:
+        return None
+    rule = "global persistence rule" if cr.protocol.global_rule else "each CXL-MEM trusting its own flags"
+    return (f"{cr.cfg.topology.gpus_count} GPUs x {mems} CXL-MEMs: undo logs per CXL-MEM, {rule}; "
+            f"{2 * len(split_windows(cr.protocol))} crash points where the CXL-MEMs' flags of a batch disagree")
 
 
 def summarise(cr: CrashRun, results: list[PointResult], first: dict | None) -> dict[str, Any]:
