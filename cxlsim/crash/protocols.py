@@ -41,7 +41,7 @@ import numpy as np
 
 from cxlsim.crash import image as im
 from cxlsim.crash.options import BUGS
-from cxlsim.crash.reference import ALIGN_B, Reference
+from cxlsim.crash.reference import ALIGN_B, MISC_POOL_B, Reference
 from cxlsim.crash.timeline import Timeline, spread_writes
 from cxlsim.devices.registry import get_family
 from cxlsim.errors import InputError
@@ -258,7 +258,7 @@ def _build_undo(cfg: SystemConfig, ref: Reference, tl: Timeline, bug: str | None
     lay.add("data", ref.table_B)
     mems = _mem_logs(lay, ref, M, placement)
     if M > 1:  # each device's row ids per batch, written into its embedding logs
-        pool.reserve(sum(int(r.size) * 8 + ALIGN_B for d in mems for r in d.rows))
+        pool.reserve(sum(int(r.size) * 8 + ALIGN_B for d in mems for r in d.rows) + MISC_POOL_B)
     lat_log = write_latency(cfg, p.checkpoint_on)
     lat_data = write_latency(cfg, p.tables_on)
     proto = Protocol("undo", p.relaxed_lookup, p.relaxed_mlp_log, bug, lay, np.zeros(0, np.uint8), None,
