@@ -134,6 +134,17 @@ def test_fast_check_agrees_with_materialised_tables(system, bug):
         assert (f.violation is None) == (slow.violation is None) and (f.m, f.gap) == (slow.m, slow.gap), (i, f, slow)
 
 
+@pytest.mark.parametrize("system", SYSTEMS)
+@pytest.mark.parametrize("topology", [[("topology.tables_policy", "row_sharded")], [("topology.cxl_mems_count", 4)],
+                                      [("topology.gpus_count", 4), ("topology.cxl_mems_count", 3),
+                                       ("topology.attach_policy", "interleaved")]])
+def test_other_topologies_recover(system, topology):
+    cr = prepare(system, "rm1", SCALE, BATCHES, SEED, None, TWO_BY_TWO + topology)
+    assert len(cr.protocol.mems) == cr.cfg.topology.cxl_mems_count
+    s = run_points(cr, 200).summary
+    assert s["violations"] == 0, s["first_violation"]
+
+
 @pytest.mark.parametrize("bug", ["flag-before-data", "delete-old-log-early"])
 def test_single_device_bugs_are_caught_on_two_cxl_mems(bug):
     assert run_points(campaign("cxl-b", bug), POINTS).summary["violations"] > 0
