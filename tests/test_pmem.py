@@ -7,7 +7,8 @@ from functools import cache
 import pytest
 
 from cxlsim.devices import build_device
-from cxlsim.devices.media import AccessStream, microbench
+from cxlsim.devices.media import AccessStream
+from cxlsim.devices.media_bench import microbench
 
 BIG = ("256", "512", "4096")
 
