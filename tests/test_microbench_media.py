@@ -38,6 +38,7 @@ def test_outstanding_per_thread_is_its_fill_buffers():
     m = build_device("dram/ddr4-2666")
     assert outstanding_for(3, 64, m, 1) == 3 * THREAD_LINES
     assert outstanding_for(3, 256, m, 1) == 3 * THREAD_LINES // 4
+    assert outstanding_for(1, 512, m, 1) == 2  # 12 lines = 1.5 accesses: the second is in flight
     assert outstanding_for(3, 4096, m, 1) == 3
 
 
@@ -78,3 +79,39 @@ def test_cli_options(capsys):
     assert (out["threads"], out["modules"], out["pattern"]) == (2, 2, "sequential")
     assert main(["microbench", "gpu/rtx3090", "--threads", "2"]) == 2
     assert main(["microbench", "dram/ddr4-2666", "--threads", "0"]) == 2
+
+
+# --- mechanisms (issue 19 item 2) -----------------------------------------------------------------
+def test_controller_outstanding_bounds_the_stream_by_littles_law():
+    m = build_device("pmem/optane-100", {"read_contention_ratio": 0.0, "write_contention_ratio": 0.0})
+    c = m.params.controller_outstanding_count
+    fp, admitted = m.loaded(1000, 3)
+    assert admitted == 3 * c and list(fp) == list(m._fp)  # no contention ratio: unchanged occupancies
+    assert m.loaded(5, 1)[1] == 5
+
+
+def test_contention_grows_occupancy_with_the_requests_waiting_beyond_the_controller():
+    m = build_device("pmem/optane-100")
+    p = m.params
+    c, q = p.controller_outstanding_count, p.host_queue_entries
+    fp, _ = m.loaded(c + 6, 1)
+    assert fp[0] == pytest.approx(m.occ_read_ns * (1 + p.read_contention_ratio * 6 / c))
+    assert fp[1] == pytest.approx(m.occ_write_ns * (1 + p.write_contention_ratio * 6 / c))
+    # at most host_queue_entries per module wait in the host controller
+    assert m.loaded(10 * q, 1)[0][1] == pytest.approx(m.occ_write_ns * (1 + p.write_contention_ratio * (q - c) / c))
+    # spread over six modules the same requests do not contend
+    assert m.loaded(6 * c, 6)[0] is m._fp
+
+
+def test_optane_bandwidth_falls_with_threads_on_one_dimm_not_on_six():
+    one_few, one_many = bench("pmem/optane-100", threads=4), bench("pmem/optane-100", threads=24)
+    assert one_many["write_bw_GBps"]["256"] < 0.5 * one_few["write_bw_GBps"]["256"]
+    assert one_many["read_bw_GBps"]["256"] < 0.75 * one_few["read_bw_GBps"]["256"]
+    six = bench("pmem/optane-100", threads=24, modules=6)
+    assert six["read_bw_GBps"]["256"] > 4 * one_many["read_bw_GBps"]["256"]
+
+
+def test_contention_parameters_do_not_apply_without_a_controller_limit():
+    m = build_device("dram/ddr4-2666")
+    assert m.controller_outstanding == 0
+    assert "read_contention_ratio" in m.params.skipped and "controller_outstanding_count" in m.params.reads

@@ -21,8 +21,10 @@ media preset (DRAM, PMEM, SSD) on ``modules`` interleaved modules (``options["mo
   idle random latency`` (absent when the preset has no controller limit).
 
 Threads: each thread keeps ``THREAD_LINES`` 64 B lines in flight (its L1 fill buffers), i.e.
-``max(1, THREAD_LINES × 64 / size)`` accesses of ``size``; without ``threads`` the requester is
-saturating (:func:`saturating_outstanding`).
+``max(1, ceil(THREAD_LINES × 64 / size))`` accesses of ``size``; an access larger than the medium's
+unit is issued as its units, in address order (a thread's lines in flight cover a few units of it,
+not all); without ``threads`` the requester is saturating (:func:`saturating_outstanding`) and
+issues whole accesses.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ def outstanding_for(threads: int | None, size_B: int, model: MediaModel, modules
         return saturating_outstanding(model, modules)
     if threads < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
-    return int(threads) * max(1, THREAD_LINES * LINE_B // int(size_B))
+    return int(threads) * max(1, -(-THREAD_LINES * LINE_B // int(size_B)))
 
 
 def saturating_outstanding(model: MediaModel, modules: int) -> int:
@@ -140,14 +142,18 @@ def bandwidth(model: MediaModel, kind: str, size_B: int, region: int, rng: np.ra
     threads; writes include the final drain."""
     n = max(BW_MIN_ACCESSES, BW_MIN_BYTES // size_B)
     addr = _addresses(rng, region, size_B, n, pattern)
-    out = outstanding_for(threads, size_B, model, modules)
+    piece = size_B
+    if threads is not None and size_B > model.unit_B:  # a thread issues its lines, a unit at a time
+        piece = model.unit_B
+        addr = (addr[:, None] + np.arange(0, size_B, piece)[None, :]).ravel()
+    out = outstanding_for(threads, piece, model, modules)
     if kind == "store_flush":
         addr = np.repeat(addr, 2)
-        is_write = np.tile(np.array([False, True]), n)
+        is_write = np.tile(np.array([False, True]), addr.shape[0] // 2)
     else:
         is_write = kind == "write"
     state = model.new_state(modules, INTERLEAVE_B)
-    r = model.serve(AccessStream.of(0.0, addr, size_B, is_write), state, out, modules, INTERLEAVE_B,
+    r = model.serve(AccessStream.of(0.0, addr, piece, is_write), state, out, modules, INTERLEAVE_B,
                     per_access=False)
     end = model.drain(state, r.end_ns).end_ns if kind != "read" else r.end_ns
     return float(n * size_B / end)
