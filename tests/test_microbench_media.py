@@ -115,3 +115,30 @@ def test_contention_parameters_do_not_apply_without_a_controller_limit():
     m = build_device("dram/ddr4-2666")
     assert m.controller_outstanding == 0
     assert "read_contention_ratio" in m.params.skipped and "controller_outstanding_count" in m.params.reads
+
+
+# --- the emulated-PMEM preset (issue 17 item 2) -----------------------------------------------------
+def test_emulated_pmem_idle_latencies_are_table2s_ratios_of_dram():
+    em, dr = bench("pmem/u200-emulated"), bench("dram/ddr4-2666")
+    for pat in ("sequential", "random"):
+        assert em["read_latency_ns"][pat] == pytest.approx(3 * dr["read_latency_ns"][pat], rel=0.02)
+        assert em["write_latency_ns"][pat] == pytest.approx(7 * dr["write_latency_ns"][pat], rel=0.02)
+
+
+@pytest.mark.parametrize("size", ["64", "128", "256"])
+def test_emulated_pmem_bandwidth_is_the_littles_law_bound(size):
+    """Writes: the controller holds 16 requests, each until its delayed acknowledgement: bandwidth is
+    the bound. Reads: random lines also meet on the channel's banks, which adds bank queueing to
+    each request's time in the controller: within 20 % below the bound (docs/devices-media.md)."""
+    b = bench("pmem/u200-emulated")
+    bound = b["little_bound_GBps"]
+    assert b["write_bw_GBps"][size] == pytest.approx(bound["write"][size], rel=0.02)
+    assert 0.8 * bound["read"][size] <= b["read_bw_GBps"][size] <= bound["read"][size] * 1.001
+
+
+def test_emulated_pmem_bandwidth_follows_the_outstanding_count_not_a_ratio():
+    m2 = microbench(build_device("pmem/u200-emulated", {"controller_outstanding_count": 8}), {})
+    b = bench("pmem/u200-emulated")
+    assert m2["write_bw_GBps"]["256"] == pytest.approx(b["write_bw_GBps"]["256"] / 2, rel=0.02)
+    # large accesses reach the DDR4-2400 channel's rate instead
+    assert b["read_bw_GBps"]["4096"] == pytest.approx(build_device("pmem/u200-emulated").params.read_bw_GBps, rel=0.02)
