@@ -8,8 +8,9 @@ vector layout and sentinels live in the numba-free :mod:`cxlsim.devices.media_in
 
 Mechanism per access, in stream order (see ``docs/devices-media.md``):
 
-* closed loop: access ``i`` starts at ``max(issue[i], done[i - outstanding])`` where ``done`` is the
-  completion of a read or the acknowledgement of a write;
+* closed loop: the requester holds ``outstanding`` slots; access ``i`` starts at ``max(issue[i],
+  earliest free slot)``, a slot freeing at the completion of a read or the acknowledgement of a
+  write it held (out of order, as a core's fill buffers free; a sorted ring, as the write queue);
 * addresses map to modules by ``interleave_B`` chunks, to internal units (``unit_B``) and to
   ``banks`` parallel units per module (local unit index modulo ``banks``);
 * a unit served by the media holds its bank for ``occ`` ns (``banks * unit / bandwidth``); a read
@@ -564,7 +565,7 @@ def flush_posted(fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head
 def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                  bank_free, cmd_free, last_line, wq_ring, wq_head, wcb_tag, wcb_filt, wcb_stamp, stamp,
                  wcb_prev, wcb_next, wcb_lru,
-                 keys, times, used, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, loop_ring,
+                 keys, times, used, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, loop_ring, loop_head,
                  start_out, complete_out, ack_out, counters, need, ready, mod_end):
     """Serve accesses ``first..n-1`` in order; returns the index reached (n when done).
 
@@ -587,7 +588,6 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     unit = ip[I_UNIT]
     modules = ip[I_MODULES]
     wcb = ip[I_WCB]
-    outstanding = ip[I_OUTSTANDING]
     limit = keys.shape[0] * MAX_LOAD_FRACTION
     pow2 = ip[I_POW2] > 0  # the unit size is a power of two
     ush = ip[I_UNIT_SH]
@@ -600,7 +600,6 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         qcap = pq_g.shape[2]
     mask = keys.shape[0] - 1
     big = keys.shape[0] > PREFETCH_MIN_SLOTS  # a table that outgrows the L1/L2 caches
-    slot = first % outstanding
     reached = n
     for i in range(first, n):
         o = i if per_access else 0
@@ -619,7 +618,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             reached = i  # the pending table needs a rebuild first
             break
         now = issue[i]
-        t = max(now, loop_ring[slot])
+        t = max(now, loop_ring[0, loop_head[0]])  # the requester's earliest free slot
         start_out[o] = t
         if g0 == g1 and not is_write[i]:  # the common case, one unit read: no per-module loops
             m, loc, b = _where(g0, ip)
@@ -797,12 +796,9 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         # reads: data back (done = acked); writes: acknowledged (acked) and in place (done)
         complete_out[o] = done
         ack_out[o] = acked
-        loop_ring[slot] = acked
+        _queue_replace_min(loop_ring, loop_head, 0, acked)
         c_ack = max(c_ack, acked)
         c_end = max(c_end, done)
-        slot += 1
-        if slot == outstanding:
-            slot = 0
     counters[C_MEDIA_R] = c_mr
     counters[C_MEDIA_W] = c_mw
     counters[C_RMW] = c_rmw
@@ -885,7 +881,8 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
     for i in range(n):
         a0, a1 = int(addr[i]), int(addr[i]) + int(size[i])
         units = range(a0 // unit, (a1 - 1) // unit + 1)
-        t = max(float(issue[i]), done_ring[i % outstanding])
+        j = min(range(outstanding), key=done_ring.__getitem__)  # the earliest free slot (first on a tie)
+        t = max(float(issue[i]), done_ring[j])
         start[i] = t
         misses = {}  # module -> units the write-combining buffer misses
         for g in units:
@@ -924,7 +921,7 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                     u = s + occ_r + (d_seq if seq else d_rand)
                     c[C_MEDIA_R] += unit
                 done = max(done, u)
-            complete[i] = ack_out[i] = done_ring[i % outstanding] = done
+            complete[i] = ack_out[i] = done_ring[j] = done
             c[C_ACK_MAX] = max(c[C_ACK_MAX], done)
             c[C_END_MAX] = max(c[C_END_MAX], done)
         else:
@@ -1002,7 +999,7 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
             for m in need if not rp else ():
                 wq_ring[m, wq_head[m]] = mod_end[m]
             complete[i] = done
-            ack_out[i] = done_ring[i % outstanding] = ack
+            ack_out[i] = done_ring[j] = ack
             c[C_ACK_MAX] = max(c[C_ACK_MAX], ack)
             c[C_END_MAX] = max(c[C_END_MAX], done)
     return start, complete, ack_out, np.array(c)
