@@ -10,7 +10,7 @@ Mechanism per access, in stream order (see ``docs/devices-media.md``):
 
 * closed loop: the requester holds ``outstanding`` slots; access ``i`` starts at ``max(issue[i],
   earliest free slot)``, a slot freeing at the completion of a read or the acknowledgement of a
-  write it held (out of order, as a core's fill buffers free; a sorted ring, as the write queue);
+  write it held (out of order, as a core's fill buffers free; a 4-ary min-heap of free times);
 * addresses map to modules by ``interleave_B`` chunks, to internal units (``unit_B``) and to
   ``banks`` parallel units per module (local unit index modulo ``banks``);
 * a unit served by the media holds its bank for ``occ`` ns (``banks * unit / bandwidth``); a read
@@ -384,6 +384,39 @@ def _queue_replace_min(ring, head, m, value):
     ring[m, j] = value
 
 
+#: Children per node of the requester's slot heap (4: half the levels of a binary heap, and a
+#: node's children share a cache line).
+HEAP_ARITY = 4
+
+
+@refcount_free_jit(inline="always")
+def _heap_replace_min(heap, n, value):
+    """Replace the smallest entry of the 4-ary min-heap ``heap[:n]`` (its root) by ``value`` and
+    restore the heap, in O(log n) with few mispredicted branches (Floyd's bottom-up variant: the
+    hole left by the root goes down to a leaf along the smallest children, then ``value`` rises
+    from there, usually not at all, since a slot's new free time is mostly among the latest).
+    ``heap`` holds +inf from ``n`` on (at least ``n + HEAP_ARITY`` entries), so the smallest child
+    is chosen without bounds tests. Only the multiset matters to the kernel (the earliest free
+    slot), so this gives the same times as replacing the first minimum of a plain list (the
+    reference)."""
+    i = 0
+    c = 1
+    while c < n:
+        a = c + (heap[c + 1] < heap[c])
+        b = c + 2 + (heap[c + 3] < heap[c + 2])
+        c = b if heap[b] < heap[a] else a
+        heap[i] = heap[c]
+        i = c
+        c = HEAP_ARITY * i + 1
+    while i > 0:
+        p = (i - 1) >> 2
+        if heap[p] <= value:
+            break
+        heap[i] = heap[p]
+        i = p
+    heap[i] = value
+
+
 @refcount_free_jit(inline="always")
 def _fill_read(m, b, ready, fp, bank_free):
     """A read-modify-write fill: one unit read on bank ``b`` no earlier than ``ready`` (random
@@ -565,7 +598,7 @@ def flush_posted(fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head
 def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                  bank_free, cmd_free, last_line, wq_ring, wq_head, wcb_tag, wcb_filt, wcb_stamp, stamp,
                  wcb_prev, wcb_next, wcb_lru,
-                 keys, times, used, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, loop_ring, loop_head,
+                 keys, times, used, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, loop_heap,
                  start_out, complete_out, ack_out, counters, need, ready, mod_end):
     """Serve accesses ``first..n-1`` in order; returns the index reached (n when done).
 
@@ -588,6 +621,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     unit = ip[I_UNIT]
     modules = ip[I_MODULES]
     wcb = ip[I_WCB]
+    outstanding = ip[I_OUTSTANDING]
     limit = keys.shape[0] * MAX_LOAD_FRACTION
     pow2 = ip[I_POW2] > 0  # the unit size is a power of two
     ush = ip[I_UNIT_SH]
@@ -618,7 +652,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             reached = i  # the pending table needs a rebuild first
             break
         now = issue[i]
-        t = max(now, loop_ring[0, loop_head[0]])  # the requester's earliest free slot
+        t = max(now, loop_heap[0])  # the requester's earliest free slot
         start_out[o] = t
         if g0 == g1 and not is_write[i]:  # the common case, one unit read: no per-module loops
             m, loc, b = _where(g0, ip)
@@ -796,7 +830,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         # reads: data back (done = acked); writes: acknowledged (acked) and in place (done)
         complete_out[o] = done
         ack_out[o] = acked
-        _queue_replace_min(loop_ring, loop_head, 0, acked)
+        _heap_replace_min(loop_heap, outstanding, acked)
         c_ack = max(c_ack, acked)
         c_end = max(c_end, done)
     counters[C_MEDIA_R] = c_mr
