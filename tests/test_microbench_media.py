@@ -28,9 +28,12 @@ def test_every_memory_preset_has_the_new_keys(preset):
         assert all(v > 0 for v in b[key].values()), key
     rows = b["loaded_latency"]
     assert rows and all(set(r) == {"offered_GBps", "bw_GBps", "latency_ns"} for r in rows)
-    # latency rises with load (bank and queue contention) and is never below the idle latency
+    # latency rises with load (bank and queue contention; not on ssd/paper's single unit, which
+    # evenly spaced requests never find busy) and is never below the idle latency
     lat = [r["latency_ns"] for r in rows]
-    assert lat[-1] > lat[0] >= 0.99 * build_device(preset).params.read_latency_random_ns
+    assert lat[-1] >= lat[0] >= 0.99 * build_device(preset).params.read_latency_random_ns
+    if build_device(preset).params.parallel_units_count > 1:
+        assert lat[-1] > 1.05 * lat[0]
     assert all(r["bw_GBps"] == pytest.approx(r["offered_GBps"], rel=0.1) for r in rows[:-1])
 
 

@@ -82,7 +82,7 @@ def test_a_copy_is_bank_bound_with_read_priority():
         took[rp] = r.done_ns
     media_ns = (k * 16 * 256 / m.params.read_bw_GBps + k * 4096 / m.params.write_bw_GBps) / modules
     assert took[True] <= 1.1 * media_ns
-    assert took[False] > 1.25 * took[True]  # ≈1.3× since the requester's slots free out of order
+    assert took[False] > 1.5 * took[True]
 
 
 def test_undo_logs_are_read_starved_without_read_priority():

@@ -575,9 +575,7 @@ class MediaModel(DeviceModel):
             start, complete, ack = np.empty(m), np.empty(m), np.empty(m)
             c = np.zeros(X.N_C)
             c[X.C_ACK_MAX] = c[X.C_END_MAX] = X.NO_TIME
-            # free times of the requester's slots: a min-heap, +inf beyond it (the kernel's sentinels)
-            loop_heap = np.full(outstanding + 4, np.inf)
-            loop_heap[:outstanding] = X.NO_TIME
+            loop_ring = np.full(outstanding, X.NO_TIME)
             scratch = [np.zeros(state.modules, np.int64), np.zeros(state.modules), np.zeros(state.modules)]
             room = 2 * max_units + 2
             # the kernel is compiled per policy: the other policy's state goes in as None
@@ -601,7 +599,7 @@ class MediaModel(DeviceModel):
                                    *fifo, state.wcb_tag, state.wcb_filt, state.wcb_stamp,
                                    state.stamp, state.wcb_prev, state.wcb_next, state.wcb_lru,
                                    state.keys, state.times, state.used, self._wear(state),
-                                   *posted, loop_heap, start, complete, ack, c, *scratch)
+                                   *posted, loop_ring, start, complete, ack, c, *scratch)
                 stopped = True
             if not per_access:
                 start = complete = ack = np.zeros(0)

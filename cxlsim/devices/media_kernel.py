@@ -8,9 +8,8 @@ vector layout and sentinels live in the numba-free :mod:`cxlsim.devices.media_in
 
 Mechanism per access, in stream order (see ``docs/devices-media.md``):
 
-* closed loop: the requester holds ``outstanding`` slots; access ``i`` starts at ``max(issue[i],
-  earliest free slot)``, a slot freeing at the completion of a read or the acknowledgement of a
-  write it held (out of order, as a core's fill buffers free; a 4-ary min-heap of free times);
+* closed loop: access ``i`` starts at ``max(issue[i], done[i - outstanding])`` where ``done`` is the
+  completion of a read or the acknowledgement of a write;
 * addresses map to modules by ``interleave_B`` chunks, to internal units (``unit_B``) and to
   ``banks`` parallel units per module (local unit index modulo ``banks``);
 * a unit served by the media holds its bank for ``occ`` ns (``banks * unit / bandwidth``); a read
@@ -384,39 +383,6 @@ def _queue_replace_min(ring, head, m, value):
     ring[m, j] = value
 
 
-#: Children per node of the requester's slot heap (4: half the levels of a binary heap, and a
-#: node's children share a cache line).
-HEAP_ARITY = 4
-
-
-@refcount_free_jit(inline="always")
-def _heap_replace_min(heap, n, value):
-    """Replace the smallest entry of the 4-ary min-heap ``heap[:n]`` (its root) by ``value`` and
-    restore the heap, in O(log n) with few mispredicted branches (Floyd's bottom-up variant: the
-    hole left by the root goes down to a leaf along the smallest children, then ``value`` rises
-    from there, usually not at all, since a slot's new free time is mostly among the latest).
-    ``heap`` holds +inf from ``n`` on (at least ``n + HEAP_ARITY`` entries), so the smallest child
-    is chosen without bounds tests. Only the multiset matters to the kernel (the earliest free
-    slot), so this gives the same times as replacing the first minimum of a plain list (the
-    reference)."""
-    i = 0
-    c = 1
-    while c < n:
-        a = c + (heap[c + 1] < heap[c])
-        b = c + 2 + (heap[c + 3] < heap[c + 2])
-        c = b if heap[b] < heap[a] else a
-        heap[i] = heap[c]
-        i = c
-        c = HEAP_ARITY * i + 1
-    while i > 0:
-        p = (i - 1) >> 2
-        if heap[p] <= value:
-            break
-        heap[i] = heap[p]
-        i = p
-    heap[i] = value
-
-
 @refcount_free_jit(inline="always")
 def _fill_read(m, b, ready, fp, bank_free):
     """A read-modify-write fill: one unit read on bank ``b`` no earlier than ``ready`` (random
@@ -598,7 +564,7 @@ def flush_posted(fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head
 def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                  bank_free, cmd_free, last_line, wq_ring, wq_head, wcb_tag, wcb_filt, wcb_stamp, stamp,
                  wcb_prev, wcb_next, wcb_lru,
-                 keys, times, used, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, loop_heap,
+                 keys, times, used, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, loop_ring,
                  start_out, complete_out, ack_out, counters, need, ready, mod_end):
     """Serve accesses ``first..n-1`` in order; returns the index reached (n when done).
 
@@ -634,6 +600,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         qcap = pq_g.shape[2]
     mask = keys.shape[0] - 1
     big = keys.shape[0] > PREFETCH_MIN_SLOTS  # a table that outgrows the L1/L2 caches
+    slot = first % outstanding
     reached = n
     for i in range(first, n):
         o = i if per_access else 0
@@ -652,7 +619,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             reached = i  # the pending table needs a rebuild first
             break
         now = issue[i]
-        t = max(now, loop_heap[0])  # the requester's earliest free slot
+        t = max(now, loop_ring[slot])
         start_out[o] = t
         if g0 == g1 and not is_write[i]:  # the common case, one unit read: no per-module loops
             m, loc, b = _where(g0, ip)
@@ -830,9 +797,12 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         # reads: data back (done = acked); writes: acknowledged (acked) and in place (done)
         complete_out[o] = done
         ack_out[o] = acked
-        _heap_replace_min(loop_heap, outstanding, acked)
+        loop_ring[slot] = acked
         c_ack = max(c_ack, acked)
         c_end = max(c_end, done)
+        slot += 1
+        if slot == outstanding:
+            slot = 0
     counters[C_MEDIA_R] = c_mr
     counters[C_MEDIA_W] = c_mw
     counters[C_RMW] = c_rmw
@@ -915,8 +885,7 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
     for i in range(n):
         a0, a1 = int(addr[i]), int(addr[i]) + int(size[i])
         units = range(a0 // unit, (a1 - 1) // unit + 1)
-        j = min(range(outstanding), key=done_ring.__getitem__)  # the earliest free slot (first on a tie)
-        t = max(float(issue[i]), done_ring[j])
+        t = max(float(issue[i]), done_ring[i % outstanding])
         start[i] = t
         misses = {}  # module -> units the write-combining buffer misses
         for g in units:
@@ -955,7 +924,7 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                     u = s + occ_r + (d_seq if seq else d_rand)
                     c[C_MEDIA_R] += unit
                 done = max(done, u)
-            complete[i] = ack_out[i] = done_ring[j] = done
+            complete[i] = ack_out[i] = done_ring[i % outstanding] = done
             c[C_ACK_MAX] = max(c[C_ACK_MAX], done)
             c[C_END_MAX] = max(c[C_END_MAX], done)
         else:
@@ -1033,7 +1002,7 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
             for m in need if not rp else ():
                 wq_ring[m, wq_head[m]] = mod_end[m]
             complete[i] = done
-            ack_out[i] = done_ring[j] = ack
+            ack_out[i] = done_ring[i % outstanding] = ack
             c[C_ACK_MAX] = max(c[C_ACK_MAX], ack)
             c[C_END_MAX] = max(c[C_END_MAX], done)
     return start, complete, ack_out, np.array(c)
