@@ -6,7 +6,7 @@
 The ``prototype`` platform (``configs/platforms/prototype.yaml``) fills what the paper leaves
 unknown about its apparatus with named assumptions (:data:`ASSUMPTIONS`: the RISC-V host's clock,
 IPC and MMIO cost, the U200 links' efficiency and latency, the FPGA logic's outstanding requests,
-the split of the 512 GB Optane into modules, the emulated PMEM's controller queue). Each is set to
+the split of the 512 GB Optane into modules, the emulated PMEM's requests in flight). Each is set to
 half and to twice its preset value, on every role of the prototype whose preset it belongs to (an
 efficiency is capped at 1), and every system it reaches is simulated again; systems it does not
 reach keep their base runs. For each variant the study reports the paper's conclusions
@@ -83,6 +83,8 @@ ASSUMPTIONS = (
                "checkpointing logic: outstanding DMA requests (32)"),
     Assumption("dcoh_occupancy", "cxl_protocol/fpga", "dcoh_occupancy_ns", "the FPGA DCOH's time per line (4 ns)"),
     Assumption("optane_modules", "pmem/optane-100", "count", "the 512 GB Optane split into modules (4)", count=True),
+    Assumption("emulated_outstanding", "pmem/u200-emulated", "controller_outstanding_count",
+               "the emulating DDR4 controller's requests in flight (16)"),
 )
 
 
