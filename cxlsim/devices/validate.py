@@ -28,7 +28,7 @@ from cxlsim.errors import ConfigError
 CATALOG_DIR = "validation"
 VERSION = 1
 #: Microbenchmark options whose value is a preset name (built into a model before the run).
-PRESET_OPTIONS = ("link", "switch", "medium")
+PRESET_OPTIONS = ("link", "switch", "medium", "host")
 REQUIRED = ("id", "device", "title", "metric", "x_label", "unit", "tolerance_rel", "source", "figure", "points")
 OPTIONAL = ("options", "relative_to", "baseline_x", "note")
 
