@@ -24,6 +24,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from cxlsim.cli._args import whole
+from cxlsim.config.bounds import MAX_MODULES_PER_ROLE
 from cxlsim.config.yamlio import parse_set
 from cxlsim.devices.registry import build_device, get_family, load_preset
 from cxlsim.errors import ConfigError, InputError
@@ -47,9 +49,9 @@ PRESET_OPTIONS: dict[str, dict[str, tuple[str, ...]]] = {
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("preset", nargs="?", help="preset name family/name (or use --config FILE)")
     p.add_argument("--mlp", help="GPU presets: layer widths, e.g. 13-8192-2048-32")
-    p.add_argument("--batch", type=int, help="GPU presets: batch size; CPU and near-data logic: batch of 20 × 80 lookups")
+    p.add_argument("--batch", type=whole(1), help="GPU presets: batch size; CPU and near-data logic: batch of 20 × 80 lookups")
     p.add_argument("--medium", help=f"CPU presets: media preset the rows are read from (default {DEFAULT_MEDIUM})")
-    p.add_argument("--modules", type=int, help=f"CPU presets: interleaved modules of the medium (default {DEFAULT_MODULES})")
+    p.add_argument("--modules", type=whole(1, MAX_MODULES_PER_ROLE), help=f"CPU presets: interleaved modules of the medium (default {DEFAULT_MODULES})")
     p.add_argument("--link", help=f"CXL protocol and switch presets: link preset of every link (default {DEFAULT_LINK})")
     p.add_argument("--switch", help=f"CXL protocol presets: switch preset of every switch (default {DEFAULT_SWITCH})")
 

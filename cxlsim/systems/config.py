@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cxlsim.config.bounds import MAX_MODULES_PER_ROLE
 from cxlsim.config.catalog import Preset, catalog_roots
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
@@ -62,6 +63,15 @@ ROLES = {
     "switch": "the CXL switch (per-hop latency; `levels` switch levels between devices)",
     "cxl_protocol": "CXL.cache/DCOH, CXL.mem and CXL.io protocol costs",
     "pcie": "PCIe link and CUDA-like software path (launch, sync, memcpy)",
+}
+
+#: Device families each role takes (the models the pipeline calls on the role implement their API).
+ROLE_FAMILIES = {
+    "gpu": ("gpu",), "host_cpu": ("cpu",), "host_dram": ("dram",),
+    "table_memory": MEMORY_ROLE_FAMILIES, "checkpoint_storage": MEMORY_ROLE_FAMILIES,
+    "ndp": ("ndp",), "ckpt_logic": ("ckpt_logic",),
+    "fabric_link": ("cxl_link",), "gpu_link": ("cxl_link",), "host_link": ("cxl_link",),
+    "switch": ("cxl_switch",), "cxl_protocol": ("cxl_protocol",), "pcie": ("pcie",),
 }
 
 #: CXL 3.0: at most 4095 devices in the fabric of one root port (12-bit port-based routing ids).
@@ -216,6 +226,8 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
     def at(key: str) -> str:  # where a top-level key came from
         return "--set" if any(k == key or k.startswith(key + ".") for k in set_keys) else where
 
+    check_version(doc, at("version"))  # a --set version= is checked like the file's
+
     for key in doc:
         if key not in TOP_KEYS:
             raise ConfigError(at(key), key, unknown_key_message(key, TOP_KEYS))
@@ -360,17 +372,25 @@ def _device(role: str, spec: Any, where: str, where_sets: str) -> DeviceRole:
         if exc.where == where_sets and overrides:  # a bad override: name its full key path
             raise ConfigError(where_sets, f"{kp}.{exc.key}", exc.message) from None
         raise
+    family = preset.family
+    if family not in ROLE_FAMILIES[role]:
+        raise ConfigError(where, f"{kp}.preset", f"{preset.name} is a {family} device; the {role} role takes "
+                          f"{', '.join(ROLE_FAMILIES[role])} ({ROLES[role]})")
     # structural keys take effect only where a model uses them: modules and interleaving for memory
     # roles, switch levels for the switch; anywhere else they would be accepted and change nothing
-    family = preset.family
     for key, applies, what in (("count", family in MEMORY_ROLE_FAMILIES, "memory modules (dram, pmem, ssd roles)"),
                                ("interleave_B", family in MEMORY_ROLE_FAMILIES, "memory modules (dram, pmem, ssd roles)"),
                                ("levels", role == "switch", "the switch role")):
         if key in spec and not applies:
             raise ConfigError(where_sets, f"{kp}.{key}",
                               f"applies only to {what}; the {role} role ({preset.name}) has none")
-    count = Param("count", int, "modules", minimum=1).coerce(spec.get("count", 1), where_sets, f"{kp}.count")
+    count = Param("count", int, "modules", minimum=1, maximum=MAX_MODULES_PER_ROLE).coerce(
+        spec.get("count", 1), where_sets, f"{kp}.count")
     inter = Param("interleave_B", int, "interleave", minimum=64).coerce(spec.get("interleave_B", 4096), where_sets, f"{kp}.interleave_B")
+    unit_B = preset.params.as_dict().get("access_unit_B")  # unrecorded: a check, not a model's read
+    if family in MEMORY_ROLE_FAMILIES and unit_B and (inter < unit_B or inter % unit_B):
+        raise ConfigError(where_sets, f"{kp}.interleave_B", f"{inter} is not a multiple of the module's "
+                          f"access_unit_B ({unit_B} B, {preset.name}): modules interleave whole units")
     levels = Param("levels", int, "switch levels", minimum=0).coerce(spec.get("levels", 1), where_sets, f"{kp}.levels")
     return DeviceRole(role, preset, count, inter, levels)
 
