@@ -7,6 +7,7 @@ the key path, never a traceback.
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,18 @@ import yaml
 from cxlsim.errors import ConfigError
 
 SUPPORTED_VERSIONS = (1,)
+
+
+class Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, with YAML 1.2's floats: ``1e-6`` and ``1e9`` are numbers (YAML 1.1,
+    PyYAML's default, reads them as text because they lack a dot)."""
+
+
+Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
@@ -38,7 +51,7 @@ def parse_yaml(data: bytes | str, where: str) -> dict[str, Any]:
     """Decode (UTF-8) and parse one YAML document that must be a mapping (see :func:`read_yaml`)."""
     text = decode_text(data, where) if isinstance(data, bytes) else data
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -86,7 +99,7 @@ def parse_set(assignments: list[str] | None) -> list[tuple[str, Any]]:
         if not key or any(not part for part in key.split(".")):
             raise ConfigError("--set", item, "empty key; expected dotted.key=value")
         try:
-            value = yaml.safe_load(raw) if raw.strip() else ""
+            value = yaml.load(raw, Loader=Loader) if raw.strip() else ""
         except (yaml.YAMLError, RecursionError):
             value = raw
         out.append((key, value))
