@@ -40,11 +40,8 @@ EPS_S = 1e-6
 
 
 class WorkBoundError(Exception):
-    """A run went past its bound on interruptions plus checkpoints (see :meth:`FtRun._count`)."""
-
-    def __init__(self, failures: int, checkpoints: int, now_s: float) -> None:
-        self.failures, self.checkpoints, self.now_s = failures, checkpoints, now_s
-        super().__init__(f"{failures} interruptions and {checkpoints} checkpoints by {now_s / HOUR_S:.3g} h")
+    """A run went past its bound on interruptions plus checkpoints (see :meth:`FtRun._count`);
+    the message says how far it got (one argument: simpy re-raises a copy made from ``args``)."""
 
 
 @dataclass(frozen=True)
@@ -224,7 +221,8 @@ class FtRun:
         refused instead of running for hours)."""
         st = self.state
         if st.failures + st.checkpoints > self.max_events:
-            raise WorkBoundError(st.failures, st.checkpoints, self.env.now)
+            raise WorkBoundError(f"{st.failures} interruptions and {st.checkpoints} checkpoints by "
+                                 f"{self.env.now / HOUR_S:.3g} h")
 
     def _handle(self, ev: Event) -> Generator[Any, Any, None]:
         """Handle ``ev`` and every failure-like event that interrupts its recovery, in turn (a loop,
