@@ -37,6 +37,7 @@ from cxlsim.devices.registry import load_preset
 from cxlsim.errors import ConfigError
 from cxlsim.systems.platform import DEFAULT_PLATFORM, load_platform, merge
 from cxlsim.systems.tpu_ps import TPU_PS_SCHEMA
+from cxlsim.workloads.catalog import workload_path
 
 TOP_KEYS = {"version", "inherits", "name", "description", "model", "platform", "workload", "seed", "batches",
             "warmup_batches", "devices", "pipeline", "workload_overrides", "tpu_ps", "topology"}
@@ -269,10 +270,11 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
     workload_overrides = doc.get("workload_overrides") or {}
     if not isinstance(workload_overrides, dict):
         raise ConfigError(where, "workload_overrides", "expected a mapping")
+    workload = _workload_name(doc.get("workload", "rm1"), at("workload"))
     cfg = SystemConfig(
         name=name,
         description=str(doc.get("description", "")),
-        workload=str(doc.get("workload", "rm1")),
+        workload=workload,
         seed=ints["seed"],
         batches=ints["batches"],
         warmup_batches=ints["warmup_batches"],
@@ -287,7 +289,7 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
         topology=topology,
     )
     if model == "dataflow":
-        _check_roles(cfg, where)
+        _check_roles(cfg, where, platform.path)
     return cfg
 
 
@@ -329,6 +331,21 @@ def _devices(system: str, file_devices: Any, pipeline: ParamSet | None, platform
     return {role: _device(role, spec, origin[role], where_sets) for role, spec in specs.items()}
 
 
+def _workload_name(value: Any, where: str) -> str:
+    """The system's default workload: a catalog name or an existing YAML file."""
+    if not isinstance(value, str) or not value:
+        raise ConfigError(where, "workload", f"expected a workload name (rm1..rm4) or YAML path, got {value!r}")
+    if Path(value).suffix in (".yaml", ".yml"):
+        if not Path(value).is_file():
+            raise ConfigError(where, "workload", f"{value}: file not found")
+        return value
+    try:
+        workload_path(value)
+    except ConfigError as exc:
+        raise ConfigError(where, "workload", f"{value}: {exc.message}") from None
+    return value
+
+
 def _value(v: Any) -> Any:
     """``{value: x, source: ...}`` → ``x`` (system files may annotate values with sources)."""
     return v["value"] if isinstance(v, dict) and "value" in v else v
@@ -344,7 +361,13 @@ def _read_with_parents(path: Path, stack: tuple[str, ...]) -> dict[str, Any]:
     parent = doc.pop("inherits", None)
     if parent is None:
         return doc
-    base = _read_with_parents(system_path(str(parent)), stack + (where,))
+    if not isinstance(parent, str) or not parent:
+        raise ConfigError(where, "inherits", f"expected a system name or YAML path, got {parent!r}")
+    try:
+        parent_path = system_path(parent)
+    except ConfigError as exc:
+        raise ConfigError(where, "inherits", exc.message) from None
+    base = _read_with_parents(parent_path, stack + (where,))
     base.pop("name", None)
     base.pop("description", None)
     return merge(base, doc)
@@ -413,7 +436,7 @@ def needed_roles(p: ParamSet) -> list[str]:
     return list(dict.fromkeys(need))
 
 
-def _check_roles(cfg: SystemConfig, where: str) -> None:
+def _check_roles(cfg: SystemConfig, where: str, platform_file: str = "") -> None:
     p = cfg.pipeline
     if p.persistence == "none":
         for key in ("checkpoint_on", "checkpoint_agent", "mlp_pull"):
@@ -427,4 +450,4 @@ def _check_roles(cfg: SystemConfig, where: str) -> None:
     for role in needed_roles(p):
         if role not in cfg.devices:
             raise ConfigError(where, f"devices.{role}", f"missing: this pipeline needs a {role} ({ROLES[role]}) "
-                              f"and neither the system nor platform {cfg.platform!r} gives one")
+                              f"and neither the system nor platform {cfg.platform!r} ({platform_file}) gives one")
