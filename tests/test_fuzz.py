@@ -127,6 +127,7 @@ def read_system(path: Path) -> None:
 
 
 def read_platform(path: Path) -> None:
+    load_platform(str(path))
     for system in ("cxl", "dram"):
         build_devices(load_system(system, [("platform", str(path))]))
 
