@@ -330,7 +330,7 @@ def parse_scenario(doc: dict[str, Any], where: str) -> Scenario:
             raise ConfigError(where, key, "expected a mapping {name, kind, ...}")
         sch = dict(sch)
         kind = sch.pop("kind", None)
-        if kind not in SCHEME_SCHEMAS:
+        if not isinstance(kind, str) or kind not in SCHEME_SCHEMAS:
             raise ConfigError(where, f"{key}.kind", f"must be one of {', '.join(SCHEME_SCHEMAS)}; got {kind!r}")
         label = sch.pop("name", kind)
         if not isinstance(label, str) or label in labels:
