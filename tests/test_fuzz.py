@@ -206,3 +206,43 @@ def test_fuzz_set_overrides(key, value):
         build_devices(load_system("cxl", [(key, value)]))
     except InputError as exc:
         assert "\n" not in str(exc) and str(exc).startswith(("--set", str(CONFIGS / "cxl.yaml"))), str(exc)
+
+
+CLI_READERS = {  # commands that read a file and simulate nothing: (command line, reader whose files it mutates)
+    "devices show": (lambda p: ["devices", "show", p], "preset"),
+    "workload": (lambda p: ["workload", p, "--batches", "1"], "workload"),
+    "sweep --dry-run": (lambda p: ["sweep", p, "--dry-run"], "sweep"),
+}
+
+
+@pytest.mark.parametrize("command", sorted(CLI_READERS))
+def test_fuzz_cli_exit_2(tmp_path, capsys, command):
+    """Through the command line: exit 0, or exit 2 with one line on stderr naming the file."""
+    from cxlsim.cli import main
+
+    argv_of, reader = CLI_READERS[command]
+    _, sources = READERS[reader]
+    docs = [(p, yaml.safe_load(p.read_text(encoding="utf-8"))) for p in sources]
+
+    @settings(max_examples=FUZZ_FAST_EXAMPLES // 2, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @given(data=st.data())
+    def check(data):
+        src, doc = data.draw(st.sampled_from(docs))
+        target = tmp_path / src.parent.name / src.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if data.draw(st.booleans()):
+            target.write_bytes(data.draw(mutated_bytes(src.read_bytes())))
+        else:
+            target.write_bytes(dump(data.draw(mutated(doc))))
+        capsys.readouterr()
+        try:
+            rc = main(argv_of(str(target)))
+        except SystemExit as exc:
+            rc = exc.code
+        err = capsys.readouterr().err.strip()
+        assert rc in (0, 2), err
+        if rc == 2:
+            assert len(err.splitlines()) == 1 and str(target) in err, err
+
+    check()

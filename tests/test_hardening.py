@@ -82,6 +82,9 @@ def test_semantic_checks_refuse_at_load(capsys, sets, key):
     (RUN[:-4] + ["--batches", "0"], "--batches"),
     (["workload", "rm1", "--seed", "-1"], "--seed"),
     (["workload", "rm1", "--batches", "x"], "--batches"),
+    (["workload", "rm1", "--batches", "100000000"], "--batches"),                # work beyond a bound
+    (["workload", "rm1", "--set", "tables=1000000000"], "tables"),
+    (["workload", "rm1", "--set", "batch_size=1000000000000"], "batch_size"),
     (["timeline", "--system", "cxl", "--width", "-5"], "--width"),
     (["crashtest", "--system", "cxl", "--points", "-1"], "--points"),
     (["microbench", "pmem/optane-100", "--batch", "0"], "--batch"),

@@ -18,7 +18,7 @@ import argparse
 from typing import Any
 
 from cxlsim.cli._args import number, whole
-from cxlsim.config.bounds import MAX_SEED
+from cxlsim.config.bounds import MAX_RUN_LOOKUPS, MAX_SEED, check_bound
 from cxlsim.config.yamlio import parse_set
 from cxlsim.errors import InputError
 from cxlsim.reports.output import emit, format_table
@@ -49,6 +49,9 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.row_scale <= 1:
         raise InputError("workload: --row-scale must be in (0, 1]")
     w = load_workload(target, dict(parse_set(args.set)))
+    p = w.params
+    check_bound("--batches", "", args.batches * p.batch_size * p.tables * p.lookups_per_table, MAX_RUN_LOOKUPS,
+                f"embedding lookups in {args.batches} batches of {w.name}", "lookups one run generates")
     emit(args, describe(w, args.batches, args.seed, args.row_scale), render)
     return 0
 

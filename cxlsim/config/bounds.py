@@ -16,6 +16,11 @@ from cxlsim.errors import ConfigError
 #: paper's largest run, RM2 over 23 batches (20 measured, 2 warm-up, 1 closing), is 5.7e7.
 MAX_RUN_LOOKUPS = 250_000_000
 
+#: assumption (named): at most 1e5 embedding tables in one workload: production recommendation
+#: models have hundreds to about a thousand (Meta's DLRM papers), and the table layout holds a few
+#: arrays per table.
+MAX_TABLES = 100_000
+
 #: assumption (named): at most 256 modules in one memory role of one device, configured or
 #: provisioned by capacity: above any one server (a two-socket host has 32 DIMM slots, a 2U NVMe
 #: chassis 24 bays) or memory device; more data needs more devices (``topology.cxl_mems_count``).
