@@ -68,7 +68,8 @@ def test_deeply_nested_yaml_is_bad_input(tmp_path, capsys):
     (["devices.table_memory.count=1e9"], "devices.table_memory.count"),
     (["devices.table_memory.params.capacity_GB=0.001"], "capacity_GB"),              # too small for the tables
     (["workload_overrides.rows_per_table=1000000000000"], "capacity_GB"),
-    (["workload_overrides.batch_size=10000000"], "batches"),                          # work beyond a bound
+    (["workload_overrides.batch_size=10000000"], "batch_size"),                       # work beyond a bound
+    (["batches=1000000"], "batches"),
 ])
 def test_semantic_checks_refuse_at_load(capsys, sets, key):
     argv = list(RUN)
