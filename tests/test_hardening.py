@@ -69,7 +69,6 @@ def test_deeply_nested_yaml_is_bad_input(tmp_path, capsys):
     (["devices.table_memory.params.capacity_GB=0.001"], "capacity_GB"),              # too small for the tables
     (["workload_overrides.rows_per_table=1000000000000"], "capacity_GB"),
     (["workload_overrides.batch_size=10000000"], "batch_size"),                       # work beyond a bound
-    (["batches=1000000"], "batches"),
 ])
 def test_semantic_checks_refuse_at_load(capsys, sets, key):
     argv = list(RUN)
@@ -84,6 +83,7 @@ def test_semantic_checks_refuse_at_load(capsys, sets, key):
     (["workload", "rm1", "--seed", "-1"], "--seed"),
     (["workload", "rm1", "--batches", "x"], "--batches"),
     (["workload", "rm1", "--batches", "100000000"], "--batches"),                # work beyond a bound
+    (["run", "--system", "cxl", "--workload", "rm1", "--batches", "1000000"], "batches"),
     (["workload", "rm1", "--set", "tables=1000000000"], "tables"),
     (["workload", "rm1", "--set", "batch_size=1000000000000"], "batch_size"),
     (["timeline", "--system", "cxl", "--width", "-5"], "--width"),
