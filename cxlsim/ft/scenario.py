@@ -22,7 +22,10 @@ A scenario file::
 Every section has a :class:`~cxlsim.config.params.Schema`; unknown keys and bad values raise a
 one-line :class:`~cxlsim.errors.ConfigError` naming the file and the key path
 (``schemes[2].interval_h``). Scheme kinds' parameters are declared here (:data:`SCHEME_SCHEMAS`);
-their behaviour is in :mod:`cxlsim.ft.schemes`.
+their behaviour is in :mod:`cxlsim.ft.schemes`. A scenario whose expected interruptions plus
+checkpoints (:func:`expected_events`) exceed :data:`~cxlsim.config.bounds.MAX_FT_EVENTS` is refused
+at load, naming the key that contributes most (a tiny ``mtbf_h`` or ``interval_h``), instead of
+running for hours; the simulator counts the same events as it runs and stops at the bound too.
 """
 
 from __future__ import annotations
