@@ -7,7 +7,7 @@
 
 Contract: the same (configuration, workload, seed, batch count) gives the same numbers.
 :func:`simulate` is :func:`cxlsim.systems.run.simulate` plus the energy per measured batch
-(``result.energy``; ``None`` for the analytic ``tpu-ps`` model); an override of a parameter that
+(``result.energy``; the analytic ``tpu-ps`` model's from its steps, :mod:`cxlsim.energy.tpu_ps`); an override of a parameter that
 neither the timing nor the energy read is refused with :class:`~cxlsim.errors.InputError`
 (:mod:`cxlsim.systems.reach`).
 """
@@ -44,8 +44,7 @@ def simulate(
     """Simulate ``system`` on ``workload`` (default: the system's); the result carries its energy."""
     result = _run.simulate(system, workload=workload, batches=batches, seed=seed, warmup=warmup, sets=sets,
                            workload_sets=workload_sets, trace=trace)
-    if result.machine is not None:
-        result.energy = energy_per_batch(result)
+    result.energy = energy_per_batch(result)  # device models' energy, or the tpu-ps steps
     items = list(sets.items()) if isinstance(sets, Mapping) else list(sets or [])
     check_overrides(result.config, items)
     return result

@@ -71,7 +71,8 @@ CASES = [
     *[(f"pcie/gen4-x16{'-copy' if c else ''}:{op}", lambda c=c: model("pcie/gen4-x16", bounce_host_copy=c), op, args)
       for c in (False, True)
       for op, args in (("dma", st.tuples(st.integers(0, 1 << 30))),
-                       ("memcpy", st.tuples(st.integers(0, 1 << 30), st.booleans())))],
+                       ("memcpy", st.tuples(st.integers(0, 1 << 30), st.booleans(),
+                                            st.sampled_from(["cpu/i5-9600k", "cpu/riscv-u200"]).map(model))))],
     ("gpu/rtx3090:layer", lambda: model("gpu/rtx3090"), "layer",
      st.tuples(WIDTH, WIDTH, st.integers(1, 100_000), DIRECTION)),
     ("gpu/rtx3090:mlp", lambda: model("gpu/rtx3090"), "mlp",

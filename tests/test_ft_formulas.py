@@ -91,18 +91,22 @@ def test_tpu_ps_step_breakdown_and_pipelining():
     pb = piped["breakdown"]
     assert piped["step_ns"] - pb["checkpoint"] == pytest.approx(
         max(pb["b_mlp"] + pb["t_mlp"], pb["transfer"] + pb["embedding"]))
-    # dedup all-to-all: traffic follows unique ids, not chips
-    half = tpu_ps_step(WL, {"chips_count": 64}, uniq)
-    assert half["transfer_bytes_per_chip"] == pytest.approx(2 * piped["transfer_bytes_per_chip"])
-    more = tpu_ps_step(WL, {}, [60_000] * 20)
-    assert more["transfer_bytes_per_chip"] == pytest.approx(2 * piped["transfer_bytes_per_chip"])
+    # dedup all-to-all: a chip's traffic follows its unique ids; the share it owns stays local
+    wide = tpu_ps_step(WL, {}, uniq, chips=128)
+    two = tpu_ps_step(WL, {}, uniq, chips=2)
+    assert wide["transfer_bytes_per_chip"] == pytest.approx(2 * 20 * 30_000 * (4 + 32 * 4) * 127 / 128)
+    assert two["transfer_bytes_per_chip"] == pytest.approx(wide["transfer_bytes_per_chip"] * (1 / 2) / (127 / 128))
+    more = tpu_ps_step(WL, {}, [60_000] * 20, chips=128)
+    assert more["transfer_bytes_per_chip"] == pytest.approx(2 * wide["transfer_bytes_per_chip"])
+    assert piped["transfer_bytes_per_chip"] == 0 and piped["allreduce_ns"] == 0  # one chip: no interconnect
 
 
 def test_tpu_ps_parameter_servers_coalescing():
     uniq = [30_000] * 20
-    per_table = tpu_ps_step(WL, {"placement_policy": "ps", "accelerator_cores_count": 8}, uniq)
-    coalesced = tpu_ps_step(WL, {"placement_policy": "ps", "accelerator_cores_count": 8, "rpc_coalescing": True}, uniq)
-    assert per_table["rpc_pairs_per_server"] == 8 * 20 and coalesced["rpc_pairs_per_server"] == 1
+    per_table = tpu_ps_step(WL, {"placement_policy": "ps", "tensorcores_per_chip_count": 2}, uniq, chips=4)
+    coalesced = tpu_ps_step(WL, {"placement_policy": "ps", "tensorcores_per_chip_count": 2, "rpc_coalescing": True},
+                            uniq, chips=4)
+    assert per_table["rpc_pairs_per_server"] == 4 * 2 * 20 and coalesced["rpc_pairs_per_server"] == 1
     assert coalesced["breakdown"]["embedding"] < per_table["breakdown"]["embedding"]
     with pytest.raises(ConfigError, match="placement_polcy: unknown key"):
         tpu_ps_step(WL, {"placement_polcy": "ps"}, uniq)

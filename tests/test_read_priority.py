@@ -10,7 +10,8 @@ from cxlsim.devices import build_device
 from cxlsim.devices.media import AccessStream
 
 # one Optane module without a write-combining buffer: every write is one posted media write
-PLAIN = {"wcb_entries": 0, "read_modify_write": False, "parallel_units_count": 1}
+PLAIN = {"wcb_entries": 0, "read_modify_write": False, "parallel_units_count": 1,
+         "controller_outstanding_count": 0}  # the read-priority mechanism alone: no controller limit
 
 
 def _model(read_priority: bool, **extra):

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from cxlsim.devices import build_device
-from cxlsim.devices.media import AccessStream, microbench
+from cxlsim.devices.media import AccessStream
+from cxlsim.devices.media_bench import microbench
 
 
 @cache

@@ -19,7 +19,7 @@ TABLE3 = {  # dim, dense, tables, lookups, bottom, top
     "rm3": (32, 13, 20, 20, "13-10240-4096-32", "512-128-1"),
     "rm4": (16, 13, 52, 1, "13-16384-2048-512-16", "512-128-1"),
 }
-BATCH_SIZE = 384
+BATCH_SIZE = 367  # SPEC §4 with framework time (test_batch_size_gives_rm1_bottom_forward_near_0_6_ms)
 
 
 @pytest.mark.parametrize("name", sorted(TABLE3))
@@ -47,18 +47,22 @@ def test_rm4_keeps_criteo_kaggle_proportions():
 def test_mlp_params_count_weights_and_biases():
     w = load_workload("rm1")
     bottom = 13 * 8192 + 8192 + 8192 * 2048 + 2048 + 2048 * 32 + 32
-    assert w.mlp_params == {"bottom": bottom, "top": 256 * 64 + 64 + 64 + 1}
-    assert w.interaction_width == 21 * 20 // 2 + 32
+    # the top MLP as DLRM builds it: the interaction's 242 outputs, then Table 3's 256-64-1
+    assert w.interaction_width == 21 * 20 // 2 + 32 == 242
+    assert w.top_network == (242, 256, 64, 1)
+    assert w.mlp_params == {"bottom": bottom, "top": 242 * 256 + 256 + 256 * 64 + 64 + 64 + 1}
 
 
 def test_batch_size_gives_rm1_bottom_forward_near_0_6_ms():
-    gpu = pytest.importorskip("cxlsim.devices.gpu")
+    """SPEC §4's rule on the b_fwd phase as PyTorch eager runs it (docs/workloads.md)."""
     from cxlsim.devices import build_device
+    from cxlsim.devices.gpu_step import StepModel, StepShapes
 
-    model = build_device("gpu/rtx3090")
-    assert isinstance(model, gpu.GpuModel)
     w = load_workload("rm1")
-    assert model.mlp_ns(w.bottom_widths, w.batch_size, "forward") == pytest.approx(0.6e6, rel=0.05)
+    step = StepModel(build_device("gpu/rtx3090"), build_device("cpu/i5-9600k"), build_device("pcie/gen4-x16"))
+    shapes = StepShapes.from_workload(w)
+    assert step.phase_ns(shapes, "b_fwd") == pytest.approx(0.6e6, rel=0.01)
+    assert step.batch_for_phase_time(shapes, "b_fwd", 0.6e6) == w.params.batch_size
 
 
 def run_cli(capsys, *argv):

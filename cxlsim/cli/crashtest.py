@@ -76,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def render(d: dict, cr, rep) -> str:
+    from cxlsim.crash.run import topology_note
+
     ref = cr.reference
     lines = [
         f"{d['system']} on {d['workload']}: {cr.protocol.kind} protocol"
@@ -84,6 +86,8 @@ def render(d: dict, cr, rep) -> str:
         f"{ref.mlp_n:,} MLP parameters), {cr.n_batches} batches, seed {cr.seed}",
         "",
     ]
+    if note := topology_note(cr):
+        lines[1:1] = [note]
     lost, rec = d["lost_batches"], d["recovery_time_us"]
     rows = [
         ["crash points", d["points"]],

@@ -11,8 +11,11 @@ Each is static power of what the system provisions (memory modules by capacity) 
 plus active power x busy time (GPU, CPU), plus energy per byte or operation; docs/energy.md.
 A --set of devices.<role>.params.<key> also applies to the baseline when its <role> uses the same
 preset. JSON (--json):
-  {"system", "workload", "baseline", "energy_J_per_batch": {"total", "by_component": {...}},
-   "normalized_to_baseline", "batch_time_ms"}
+  {"system", "workload", "platform", "baseline", "energy_J_per_batch": {"total", "by_component": {...}},
+   "normalized_to_baseline", "batch_time_ms", "accelerators", "samples_per_J", "not_normalized"}
+tpu-ps has its own components (tpu_chips, hbm, ici, ps_cpus, nics, host_cpus). When the system and
+the baseline run different accelerator counts (topology.gpus_count), normalized_to_baseline is
+null and not_normalized says why: compare samples_per_J.
 """
 
 from __future__ import annotations
@@ -58,6 +61,9 @@ def render(d: dict) -> str:
     total = e["total"]
     rows = [[k, v, 100 * v / total if total else 0.0] for k, v in e["by_component"].items()]
     rows.append(["total", total, 100.0 if total else 0.0])
-    head = (f"{d['system']} on {d['workload']}: {total:.4g} J per batch ({d['batch_time_ms']:.3f} ms), "
-            f"{d['normalized_to_baseline']:.3f} x {d['baseline']}")
+    norm = d["normalized_to_baseline"]
+    versus = f"{norm:.3f} x {d['baseline']}" if norm is not None else f"not normalised: {d['not_normalized']}"
+    per_J = f", {d['samples_per_J']:.4g} samples/J" if d.get("samples_per_J") else ""
+    head = (f"{d['system']} on {d['workload']}, {d['accelerators']} accelerator(s): {total:.4g} J per batch "
+            f"({d['batch_time_ms']:.3f} ms{per_J}), {versus}")
     return "\n".join([head, "", format_table(["component", "J/batch", "%"], rows)])

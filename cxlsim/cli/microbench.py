@@ -1,8 +1,11 @@
 """Characterise one device preset as a LENS/OptaneStudy-style probe would.
 
-Memory and storage presets (one module, idle for latencies, saturated for bandwidths):
-  read/write latency (sequential, random), random read/write bandwidth per access size
-  (64 B ... 4 KiB), and write amplification of 64 B writes rotating over regions of 4-64 KiB.
+Memory and storage presets (dram, pmem, ssd) on --modules M interleaved modules (default 1,
+4 KiB interleaving): idle read/write latency (sequential, random); read, non-temporal write and
+store + flush bandwidth per access size (64 B ... 4 KiB) from --threads N threads (12 lines in
+flight each; default: a saturating requester), --pattern random|sequential; write amplification;
+loaded latency (latency vs offered bandwidth, as Intel MLC) and persist latency (stores + fence)
+by size; the Little's-law bound of presets with a controller limit. Keys: docs/devices-media.md.
 Links and switches: latency_ns and bw_GBps per direction (a saturated direction is a long stream).
 GPUs: forward/backward time of an MLP from the timing table, e.g.
   cxlsim microbench gpu/rtx3090 --mlp 13-8192-2048-32 --batch 2048
@@ -14,6 +17,7 @@ and switches of --switch PRESET (default cxl_switch/cxl3-x16).
 Examples:
   cxlsim microbench pmem/optane-100
   cxlsim microbench pmem/paper --json
+  cxlsim microbench pmem/optane-100 --threads 8 --modules 6 --pattern random --json
   cxlsim microbench pmem/paper --set write_bw_GBps=2.0
   cxlsim microbench cpu/i5-9600k --medium pmem/optane-100 --modules 6
   cxlsim microbench cxl_protocol/fpga --link cxl_link/cxl2-x16 --switch cxl_switch/cxl2-x16
@@ -38,6 +42,8 @@ DEFAULT_MEDIUM = "dram/ddr4-2666"
 DEFAULT_MODULES = 2
 DEFAULT_LINK = "cxl_link/cxl3-x16"
 DEFAULT_SWITCH = "cxl_switch/cxl3-x16"
+#: Families whose microbenchmark takes --threads, --modules (of the preset itself) and --pattern.
+MEDIA_FAMILIES = ("dram", "pmem", "ssd")
 #: Which preset options each family's microbenchmark takes, with the family each must be of.
 PRESET_OPTIONS: dict[str, dict[str, tuple[str, ...]]] = {
     "cpu": {"medium": ("dram", "pmem", "ssd")},
@@ -51,7 +57,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mlp", help="GPU presets: layer widths, e.g. 13-8192-2048-32")
     p.add_argument("--batch", type=whole(1), help="GPU presets: batch size; CPU and near-data logic: batch of 20 × 80 lookups")
     p.add_argument("--medium", help=f"CPU presets: media preset the rows are read from (default {DEFAULT_MEDIUM})")
-    p.add_argument("--modules", type=whole(1, MAX_MODULES_PER_ROLE), help=f"CPU presets: interleaved modules of the medium (default {DEFAULT_MODULES})")
+    p.add_argument("--modules", type=whole(1, MAX_MODULES_PER_ROLE), help=f"media presets: interleaved modules "
+                   f"(default 1); CPU presets: interleaved modules of the medium (default {DEFAULT_MODULES})")
+    p.add_argument("--threads", type=whole(1), help="media presets: requester threads, 12 lines in flight each "
+                   "(default: a saturating requester)")
+    p.add_argument("--pattern", choices=("random", "sequential"), help="media presets: address pattern of the "
+                   "bandwidth sweeps (default random)")
     p.add_argument("--link", help=f"CXL protocol and switch presets: link preset of every link (default {DEFAULT_LINK})")
     p.add_argument("--switch", help=f"CXL protocol presets: switch preset of every switch (default {DEFAULT_SWITCH})")
 
@@ -75,8 +86,18 @@ def options_for(family: str, args: argparse.Namespace) -> dict[str, Any]:
     for key in given:
         if key not in wanted:
             raise InputError(f"--{key}: family {family} takes no such option")
-    if args.modules is not None and "medium" not in wanted:
+    media = family in MEDIA_FAMILIES
+    if args.modules is not None and "medium" not in wanted and not media:
         raise InputError(f"--modules: family {family} takes no such option")
+    for key in ("threads", "pattern"):
+        if getattr(args, key, None) is not None and not media:
+            raise InputError(f"--{key}: family {family} takes no such option")
+    if media:
+        for key in ("threads", "modules"):
+            value = getattr(args, key, None)
+            if value is not None and value < 1:
+                raise InputError(f"--{key}: must be >= 1, got {value}")
+        opts.update(threads=args.threads, modules=args.modules or 1, pattern=args.pattern or "random")
     defaults = {"medium": DEFAULT_MEDIUM, "link": DEFAULT_LINK, "switch": DEFAULT_SWITCH}
     for key, families in wanted.items():
         opts[key] = _model(key, given.get(key, defaults[key]), families)
@@ -111,7 +132,12 @@ def render_result(d: dict) -> str:
     for key, value in d.items():
         if key == "device":
             continue
-        if isinstance(value, dict):
+        if isinstance(value, list):
+            lines.append(f"  {key}")
+            lines.extend("    " + ", ".join(f"{k}: {fmt_num(v)}" for k, v in row.items()) for row in value)
+        elif value is None:
+            lines.append(f"  {key:<22} -")
+        elif isinstance(value, dict):
             inner = ", ".join(f"{k}: {fmt_num(v) if not isinstance(v, dict) else v}" for k, v in value.items())
             lines.append(f"  {key:<22} {inner}")
         else:

@@ -1,7 +1,11 @@
 """Draw per-lane busy intervals of a system's batches, like the paper's Figure 12.
 
-Lanes: gpu, host_cpu, ndp (computing logic), ckpt_logic (checkpointing logic), cxl.link (CXL.cache
-transfers) and one lane per memory controller. Formats:
+Lanes: the dataflow's steps on gpu, host_cpu, ndp (computing logic), ckpt_logic (checkpointing
+logic), cxl.link / cxl.io (CXL.cache transfers, configuration); inside each GPU phase, the host's
+dispatch of PyTorch's operators (host_cpu.dispatch; replay_host.dispatch where the GPU replays a
+measured step) and the kernels and copies on the GPU's stream (gpu.stream); with several devices,
+one lane each (gpu.1, ndp.2, ...) and every link direction of the switch tree (link.<node>.<up|down>);
+tpu-ps: tensorcore, sparsecore or ps.cpu/network, ici.*, checkpoint.*. Formats:
   ascii   a Gantt chart in the terminal (default)
   chrome  trace-event JSON: open it at https://ui.perfetto.dev or chrome://tracing; it holds
           every simulated interval: the warm-up batches, the drawn ones, and the ops of the

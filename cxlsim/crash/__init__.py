@@ -4,7 +4,9 @@ A functional twin of each persisting system (``ssd``, ``pmem``, ``pcie``, ``cxl-
 ``cxl``) runs real embedding tables and a flat MLP at a row scale, writes its persistence protocol
 byte by byte as timed write events, is crashed at chosen instants (torn 64 B writes, fence-ordered
 flags, volatile state lost), recovers from the durable image alone, and is checked bit-exactly
-against the fault-free reference. See docs/crash.md.
+against the fault-free reference. With several CXL-MEMs (``topology.cxl_mems_count``, undo systems)
+each device logs its own rows and MLP shard, and a batch is persistent only once every device's
+logs are flagged (SPEC §12). See docs/crash.md.
 
 Modules, one job each:
 

@@ -202,8 +202,7 @@ class Checker:
                 res.violation = "recovered tables differ from the reference after batch " + str(m)
             if bad_row is not None and bad_row >= 0:
                 res.row = self._table_row(bad_row)
-        states = K.mlp_chunk_states(self.img, rp.mlp_addr, pr.mlp_n, MLP_CHUNK, self.pool, self.ref.mlp_off,
-                                    max(m, -1), rp.claimed_mlp)
+        states = self._mlp_states(rp, m)
         if np.any(states < -1):
             res.violation = res.violation or (f"MLP chunk {int(np.argmax(states < -1))} equals no reference "
                                               f"state at or before batch {m}")
@@ -212,6 +211,12 @@ class Checker:
             if res.gap > pr.mlp_gap_bound and res.violation is None:
                 res.violation = f"MLP log gap {res.gap} exceeds the configured {pr.mlp_gap_bound}"
         return res
+
+    def _mlp_states(self, rp: RecoveryPlan, m: int) -> np.ndarray:
+        """Per MLP chunk (every device's shard in order): the reference batch it equals (−2: none)."""
+        return np.concatenate([
+            K.mlp_chunk_states(self.img, addr, hi - lo, MLP_CHUNK, self.pool, self.ref.mlp_off + 4 * lo, max(m, -1),
+                               claimed) for addr, lo, hi, claimed in rp.mlp_parts])
 
     def _table_row(self, g: int) -> tuple[int, int]:
         lay = self.ref.layout
@@ -303,7 +308,7 @@ class Checker:
                 return None, np.zeros(0, np.float32)
             vals = self.img[vals_at:vals_at + nrows * self.row_B].view(np.float32).reshape(nrows, dim)
             undo_log_restore(table, ids, vals)
-        mlp = self.img[rp.mlp_addr:rp.mlp_addr + 4 * pr.mlp_n].view(np.float32).copy()
+        mlp = np.concatenate([self.img[a:a + 4 * (hi - lo)].view(np.float32) for a, lo, hi, _ in rp.mlp_parts])
         return table, mlp
 
     def _tables_slow(self, rp: RecoveryPlan, m: int) -> int | None:

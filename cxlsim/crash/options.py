@@ -14,4 +14,7 @@ DEFAULT_RESUME = 2
 BUGS = {
     "flag-before-data": "flags written at the start of their step, before the data they cover",
     "delete-old-log-early": "the previous log is deleted when the new one starts, before it is durable",
+    "local-persistence": "several CXL-MEMs: each trusts its own flags (deletes its old logs once they are "
+                         "set; relaxed: flags its MLP log after its own embedding log) and recovery takes the "
+                         "persistent batch from CXL-MEM 0's flags alone",
 }

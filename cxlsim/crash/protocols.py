@@ -21,7 +21,16 @@ Injected bugs (``--inject-bug``) break one rule each, so the checker must find v
 
 - ``flag-before-data``: every flag is written when its step starts, without the fence;
 - ``delete-old-log-early``: the previous log (undo: embedding and MLP log; redo: the previous
-  record's commit flag) is deleted when the new one starts, before the new one is durable.
+  record's commit flag) is deleted when the new one starts, before the new one is durable;
+- ``local-persistence`` (several CXL-MEMs): each device treats a batch as persistent once its own
+  logs are flagged, and recovery trusts CXL-MEM 0's flags.
+
+Several CXL-MEMs (SPEC §12, undo only): each device logs the rows it holds
+(:class:`~cxlsim.systems.topology.Placement`) and a shard of the MLP (whole chunks) in its own
+:class:`MemLog`, on its own steps' spans (``emb_log.<d>``, ``update.<d>``, ``mlp_log.<d>``). The
+global persistence rule: batch ``n`` is persistent only once every device's logs of ``n`` are
+flagged; deletions of older logs, and the flag of a relaxed MLP log completed at ``n``, wait for
+the last device's flag.
 """
 
 from __future__ import annotations
@@ -32,11 +41,13 @@ import numpy as np
 
 from cxlsim.crash import image as im
 from cxlsim.crash.options import BUGS
-from cxlsim.crash.reference import Reference
+from cxlsim.crash.reference import ALIGN_B, MISC_POOL_B, Reference
 from cxlsim.crash.timeline import Timeline, spread_writes
 from cxlsim.devices.registry import get_family
 from cxlsim.errors import InputError
 from cxlsim.systems.config import SystemConfig
+from cxlsim.systems.dataflow import sfx
+from cxlsim.systems.topology import Placement
 
 MAGIC = 0x21474F4C4C584321  # b"!CXLLOG!" little-endian
 #: Parameters per MLP chunk: one log burst.
@@ -67,6 +78,43 @@ def line_align(n: int) -> int:
 
 
 @dataclass
+class MemLog:
+    """One CXL-MEM's undo logs (SPEC §3.2, §12): two embedding-log slots for the rows it holds, two
+    MLP-log slots for its shard of the parameters (``mlp_lo … mlp_hi``, whole chunks) with their
+    chunk tables, and its flag lines (embedding slot 0, 1; MLP slot 0, 1)."""
+
+    index: int
+    emb_slot: tuple[im.Region, ...]
+    mlp_slot: tuple[im.Region, ...]
+    chunk_table: tuple[im.Region, ...]
+    flags: im.Region
+    cap: int  # rows per embedding-log slot
+    mlp_lo: int  # first parameter of its MLP shard
+    mlp_hi: int  # one past its last parameter
+    rows: list[np.ndarray]  # per batch: the ascending global rows it holds that the batch updates
+
+    @property
+    def n_chunks(self) -> int:
+        return -(-(self.mlp_hi - self.mlp_lo) // MLP_CHUNK)
+
+    @property
+    def region_ids(self) -> tuple[int, ...]:
+        return tuple(r.rid for r in (*self.emb_slot, *self.mlp_slot, *self.chunk_table, self.flags))
+
+    def emb_ids_addr(self, slot: int) -> int:
+        return self.emb_slot[slot].base
+
+    def emb_vals_addr(self, slot: int) -> int:
+        return self.emb_slot[slot].base + line_align(self.cap * 8)
+
+    def emb_flag_addr(self, slot: int) -> int:
+        return self.flags.base + slot * im.LINE_B
+
+    def mlp_flag_addr(self, slot: int) -> int:
+        return self.flags.base + (2 + slot) * im.LINE_B
+
+
+@dataclass
 class Protocol:
     """A system's persistent layout, initial durable image and timed write events."""
 
@@ -81,16 +129,14 @@ class Protocol:
     rows: int
     row_B: int
     mlp_n: int
-    cap: int  # rows per embedding-log slot (undo)
+    cap: int  # rows per embedding-log slot (undo: the largest device's)
     mlp_gap_bound: int
     log_latency_ns: float
     data_latency_ns: float
     data_events: bool  # False when updates stay in a volatile cache (ssd)
-    # region handles: undo uses emb_slot/mlp_slot/chunk_table; redo uses snapshot/records
+    # undo: one MemLog per CXL-MEM; redo: the commit flags, the snapshot and the records
     flags: im.Region
-    emb_slot: tuple[im.Region, ...] = ()
-    mlp_slot: tuple[im.Region, ...] = ()
-    chunk_table: tuple[im.Region, ...] = ()
+    mems: tuple[MemLog, ...] = ()
     snapshot: im.Region | None = None
     records: tuple[im.Region, ...] = ()
 
@@ -102,18 +148,15 @@ class Protocol:
     def data_B(self) -> int:
         return self.rows * self.row_B
 
-    # undo slot geometry
-    def emb_ids_addr(self, slot: int) -> int:
-        return self.emb_slot[slot].base
+    @property
+    def global_rule(self) -> bool:
+        """Undo with several CXL-MEMs: is a batch persistent only once every device's logs are
+        flagged (False: the ``local-persistence`` bug trusts each device's, and recovery CXL-MEM 0's)?"""
+        return self.bug != "local-persistence"
 
-    def emb_vals_addr(self, slot: int) -> int:
-        return self.emb_slot[slot].base + line_align(self.cap * 8)
-
-    def emb_flag_addr(self, slot: int) -> int:
-        return self.flags.base + slot * im.LINE_B
-
-    def mlp_flag_addr(self, slot: int) -> int:
-        return self.flags.base + (2 + slot) * im.LINE_B
+    def mem_of_region(self, rid: int) -> int:
+        """The CXL-MEM whose logs region ``rid`` belongs to (0 for the data region and redo)."""
+        return next((d.index for d in self.mems if rid in d.region_ids), 0)
 
     # redo record geometry
     def record_parts(self, j: int, nrows: int) -> tuple[int, int, int]:
@@ -138,6 +181,11 @@ def build_protocol(cfg: SystemConfig, ref: Reference, tl: Timeline, bug: str | N
         raise InputError(f"system {cfg.name!r} does not persist (pipeline.persistence: none); nothing to crash-test")
     if bug is not None and bug not in BUGS:
         raise InputError(f"--inject-bug: unknown bug {bug!r}; choose from {', '.join(BUGS)}")
+    if tl.mems > 1 and p.persistence != "undo":
+        raise InputError(f"system {cfg.name!r}: crashtest covers several CXL-MEMs (topology.cxl_mems_count "
+                         f"{tl.mems}) for undo persistence (cxl-b, cxl); redo persists through one device")
+    if bug == "local-persistence" and tl.mems < 2:
+        raise InputError("--inject-bug local-persistence needs several CXL-MEMs (topology.cxl_mems_count >= 2)")
     build = _build_undo if p.persistence == "undo" else _build_redo
     return build(cfg, ref, tl, bug)
 
@@ -164,101 +212,153 @@ def _delete(log: im.WriteLog, addr: int, zero_off: int, at: float, lat: float, l
     log.add(im.line(addr, zero_off), at, at + lat, im.DELETE, label, batch)
 
 
-def _update_events(log, cfg, ref: Reference, tl: Timeline, n: int, lat: float) -> None:
-    rows = ref.unique_rows[n]
+def _update_events(log, cfg, ref: Reference, tl: Timeline, n: int, lat: float, rows: np.ndarray | None = None,
+                   d: int = 0) -> None:
+    """Batch ``n``'s in-place update of ``rows`` (default: all it updates) on device ``d``."""
+    rows = ref.unique_rows[n] if rows is None else rows
     row_B = ref.layout.row_B
     wb = im.in_place(rows * row_B, ref.table_offset(n) + rows * row_B, row_B)
-    _timed(log, wb, tl.span("update", n), lat, im.DATA, f"update {n}", n)
+    _timed(log, wb, tl.span("update", n, d), lat, im.DATA, f"update{sfx(d)} {n}", n)
+
+
+def _mem_logs(lay: im.Layout, ref: Reference, mems: int, placement: Placement | None) -> tuple[MemLog, ...]:
+    """Each CXL-MEM's log regions, in address order after the data region (CXL-MEM 0 keeps the
+    one-device names); MLP shards are whole chunks, split as evenly as chunks allow."""
+    n_chunks = -(-ref.mlp_n // MLP_CHUNK)
+    if n_chunks < mems:
+        raise InputError(f"the functional MLP has {n_chunks} log chunks, fewer than {mems} CXL-MEMs")
+    out = []
+    for d in range(mems):
+        pre = "" if d == 0 else f"mem{d}."
+        if placement is None:
+            rows = list(ref.unique_rows)
+        else:
+            rows = [r[placement.mem_of(r) == d] for r in ref.unique_rows]
+        cap = max(int(r.size) for r in rows)
+        c_lo, c_hi = n_chunks * d // mems, n_chunks * (d + 1) // mems
+        lo, hi = c_lo * MLP_CHUNK, min(c_hi * MLP_CHUNK, ref.mlp_n)
+        emb = tuple(lay.add(f"{pre}emb_log.{s}", line_align(cap * 8) + cap * ref.layout.row_B) for s in (0, 1))
+        mlp = tuple(lay.add(f"{pre}mlp_log.{s}", (hi - lo) * 4) for s in (0, 1))
+        chunks = tuple(lay.add(f"{pre}mlp_chunks.{s}", (c_hi - c_lo) * 8) for s in (0, 1))
+        flags = lay.add(f"{pre}flags", 4 * im.LINE_B)
+        out.append(MemLog(d, emb, mlp, chunks, flags, cap, lo, hi, rows))
+    return tuple(out)
 
 
 def _build_undo(cfg: SystemConfig, ref: Reference, tl: Timeline, bug: str | None) -> Protocol:
+    """Undo logs per CXL-MEM. Global persistence rule (SPEC §12): batch ``n`` is persistent once
+    every device's logs of ``n`` are flagged; only then does any device delete its logs of ``n − 1``
+    (relaxed: its embedding log of ``n − 1``), and an MLP log completed at batch ``n`` is flagged only
+    once every device's embedding log of ``n`` is. One device: the single-device protocol."""
     p = cfg.pipeline
     N, row_B, pool = ref.n_batches, ref.layout.row_B, ref.pool
-    cap = max(int(r.size) for r in ref.unique_rows)
-    n_chunks = -(-ref.mlp_n // MLP_CHUNK)
+    M = tl.mems
+    placement = Placement.of(ref.layout, M, cfg.topology.tables_policy) if M > 1 else None
     lay = im.Layout()
     lay.add("data", ref.table_B)
-    emb = tuple(lay.add(f"emb_log.{s}", line_align(cap * 8) + cap * row_B) for s in (0, 1))
-    mlp = tuple(lay.add(f"mlp_log.{s}", ref.mlp_n * 4) for s in (0, 1))
-    chunks = tuple(lay.add(f"mlp_chunks.{s}", n_chunks * 8) for s in (0, 1))
-    flags = lay.add("flags", 4 * im.LINE_B)
+    mems = _mem_logs(lay, ref, M, placement)
+    if M > 1:  # each device's row ids per batch, written into its embedding logs
+        pool.reserve(sum(int(r.size) * 8 + ALIGN_B for d in mems for r in d.rows) + MISC_POOL_B)
     lat_log = write_latency(cfg, p.checkpoint_on)
     lat_data = write_latency(cfg, p.tables_on)
     proto = Protocol("undo", p.relaxed_lookup, p.relaxed_mlp_log, bug, lay, np.zeros(0, np.uint8), None,
-                     N, ref.rows, row_B, ref.mlp_n, cap, tl.mlp_gap_bound, lat_log, lat_data, True, flags,
-                     emb, mlp, chunks)
+                     N, ref.rows, row_B, ref.mlp_n, max(d.cap for d in mems), tl.mlp_gap_bound, lat_log, lat_data,
+                     True, mems[0].flags, mems)
     img = np.zeros(lay.total_B, np.uint8)
     img[:ref.table_B] = ref.table(-1).view(np.uint8).ravel()
-    img[mlp[0].base:mlp[0].end] = ref.mlp(-1).view(np.uint8)
-    img[chunks[0].base:chunks[0].end] = np.full(n_chunks, -1, np.int64).view(np.uint8)
-    img[proto.mlp_flag_addr(0):proto.mlp_flag_addr(0) + im.LINE_B] = flag_words(0, -1, -1).view(np.uint8)
+    for d in mems:  # MLP log 0 of every device: its shard of the initial parameters
+        img[d.mlp_slot[0].base:d.mlp_slot[0].end] = ref.mlp(-1)[d.mlp_lo:d.mlp_hi].view(np.uint8)
+        ct = d.chunk_table[0]
+        img[ct.base:ct.end] = np.full(d.n_chunks, -1, np.int64).view(np.uint8)
+        img[d.mlp_flag_addr(0):d.mlp_flag_addr(0) + im.LINE_B] = flag_words(0, -1, -1).view(np.uint8)
     proto.image0 = img
 
     log = im.WriteLog(lay)
     zero = pool.put(np.zeros(im.LINE_B, np.uint8))
     early_flag = bug == "flag-before-data"
     early_delete = bug == "delete-old-log-early"
-    seq = 1  # next MLP log
-    chunk_state = np.full(n_chunks, -1, np.int64)  # relaxed: state held by each chunk of the log in progress
+    seq = [1] * M  # next MLP log, per device
+    chunk_state = [np.full(d.n_chunks, -1, np.int64) for d in mems]  # relaxed: state of each chunk of the log in progress
+
+    def persistent(acks: list[float], d: int) -> float:
+        """When device ``d`` may treat a batch as persistent, given every device's flag acks."""
+        return max(acks) if proto.global_rule else acks[d]
+
     for n in range(N):
-        rows = ref.unique_rows[n]
-        nrows = int(rows.size)
-        slot = n % 2
-        el = tl.span("emb_log", n)
-        wb = im.WriteBatch.concat([
-            im.contiguous(proto.emb_ids_addr(slot), int(ref.ids_off[n]), nrows * 8),
-            im.gathered(proto.emb_vals_addr(slot), ref.table_offset(n - 1) + rows * row_B, row_B),
-        ])
-        flag = im.line(proto.emb_flag_addr(slot), pool.put(flag_words(n, nrows)))
-        emb_ack = _timed(log, wb, el, lat_log, im.LOG, f"emb_log {n}", n, flag, f"emb_log {n} flag", early_flag)
-        if early_delete and n >= 1:
-            _delete(log, proto.emb_flag_addr(1 - slot), zero, el[0], lat_log, f"delete emb_log {n - 1}", n)
-        _update_events(log, cfg, ref, tl, n, lat_data)
-        ml = tl.span("mlp_log", n)
-        if not p.relaxed_mlp_log:
-            s = seq % 2
+        emb_ack, mlp_ack = [0.0] * M, [0.0] * M
+        for d in mems:
+            i, c = d.index, sfx(d.index)
+            rows = d.rows[n]
+            nrows = int(rows.size)
+            slot = n % 2
+            el = tl.span("emb_log", n, i)
             wb = im.WriteBatch.concat([
-                im.contiguous(mlp[s].base, ref.mlp_offset(n - 1), ref.mlp_n * 4),
-                im.contiguous(chunks[s].base, pool.put(np.full(n_chunks, n - 1, np.int64)), n_chunks * 8),
+                im.contiguous(d.emb_ids_addr(slot), pool.put(rows) if M > 1 else int(ref.ids_off[n]), nrows * 8),
+                im.gathered(d.emb_vals_addr(slot), ref.table_offset(n - 1) + rows * row_B, row_B),
             ])
-            flag = im.line(proto.mlp_flag_addr(s), pool.put(flag_words(seq, n - 1, n - 1)))
+            flag = im.line(d.emb_flag_addr(slot), pool.put(flag_words(n, nrows)))
+            emb_ack[i] = _timed(log, wb, el, lat_log, im.LOG, f"emb_log{c} {n}", n, flag, f"emb_log{c} {n} flag",
+                                early_flag)
+            if early_delete and n >= 1:
+                _delete(log, d.emb_flag_addr(1 - slot), zero, el[0], lat_log, f"delete emb_log{c} {n - 1}", n)
+            _update_events(log, cfg, ref, tl, n, lat_data, rows if M > 1 else None, i)
+            if p.relaxed_mlp_log:
+                continue
+            ml = tl.span("mlp_log", n, i)
+            s = seq[i] % 2
+            wb = im.WriteBatch.concat([
+                im.contiguous(d.mlp_slot[s].base, ref.mlp_offset(n - 1) + 4 * d.mlp_lo, (d.mlp_hi - d.mlp_lo) * 4),
+                im.contiguous(d.chunk_table[s].base, pool.put(np.full(d.n_chunks, n - 1, np.int64)), d.n_chunks * 8),
+            ])
+            flag = im.line(d.mlp_flag_addr(s), pool.put(flag_words(seq[i], n - 1, n - 1)))
             if early_delete:
-                _delete(log, proto.mlp_flag_addr(1 - s), zero, el[0], lat_log, f"delete mlp_log {seq - 1}", n)
-            mlp_ack = _timed(log, wb, ml, lat_log, im.LOG, f"mlp_log {n}", n, flag, f"mlp_log {n} flag", early_flag)
-            if not early_delete:
-                at = max(emb_ack, mlp_ack)
-                if n >= 1:
-                    _delete(log, proto.emb_flag_addr(1 - slot), zero, at, lat_log, f"delete emb_log {n - 1}", n)
-                _delete(log, proto.mlp_flag_addr(1 - s), zero, at, lat_log, f"delete mlp_log {seq - 1}", n)
-            seq += 1
-            continue
-        # relaxed: the embedding log of n-1 goes once log n is flagged; MLP logs advance in chunks
-        if not early_delete and n >= 1:
-            _delete(log, proto.emb_flag_addr(1 - slot), zero, emb_ack, lat_log, f"delete emb_log {n - 1}", n)
-        f0, f1 = tl.mlp_fraction[n]
-        c0 = int(np.floor(f0 * n_chunks + 1e-9))
-        c1 = n_chunks if f1 >= 1.0 else int(np.floor(f1 * n_chunks + 1e-9))
-        if c1 <= c0 and f1 < 1.0:
-            continue
-        s = seq % 2
-        lo, hi = c0 * MLP_CHUNK * 4, min(c1 * MLP_CHUNK, ref.mlp_n) * 4
-        chunk_state[c0:c1] = n - 1
-        parts = [im.contiguous(mlp[s].base + lo, ref.mlp_offset(n - 1) + lo, hi - lo)]
-        flag = None
-        if early_delete and c0 == 0:
-            _delete(log, proto.mlp_flag_addr(1 - s), zero, ml[0], lat_log, f"delete mlp_log {seq - 1}", n)
-        if c1 == n_chunks:
-            parts.append(im.contiguous(chunks[s].base, pool.put(chunk_state.copy()), n_chunks * 8))
-            flag = im.line(proto.mlp_flag_addr(s), pool.put(flag_words(seq, int(chunk_state.min()), int(chunk_state.max()))))
-        # a log completed at batch n is flagged only once batch n's embedding log is: an MLP log newer
-        # than every flagged embedding log would pair with older tables at recovery
-        ack = _timed(log, im.WriteBatch.concat(parts), ml, lat_log, im.LOG, f"mlp_log {n} (log {seq})", n, flag,
-                     f"mlp_log {n} flag (log {seq})", early_flag, flag_after=emb_ack)
-        if flag is not None:
-            if not early_delete:
-                _delete(log, proto.mlp_flag_addr(1 - s), zero, ack, lat_log, f"delete mlp_log {seq - 1}", n)
-            seq += 1
-            chunk_state[:] = -1
+                _delete(log, d.mlp_flag_addr(1 - s), zero, el[0], lat_log, f"delete mlp_log{c} {seq[i] - 1}", n)
+            mlp_ack[i] = _timed(log, wb, ml, lat_log, im.LOG, f"mlp_log{c} {n}", n, flag, f"mlp_log{c} {n} flag",
+                                early_flag)
+        for d in mems:
+            i, c = d.index, sfx(d.index)
+            slot = n % 2
+            if not p.relaxed_mlp_log:
+                s = seq[i] % 2
+                if not early_delete:
+                    at = persistent([max(a, b) for a, b in zip(emb_ack, mlp_ack, strict=True)], i)
+                    if n >= 1:
+                        _delete(log, d.emb_flag_addr(1 - slot), zero, at, lat_log, f"delete emb_log{c} {n - 1}", n)
+                    _delete(log, d.mlp_flag_addr(1 - s), zero, at, lat_log, f"delete mlp_log{c} {seq[i] - 1}", n)
+                seq[i] += 1
+                continue
+            # relaxed: the embedding log of n-1 goes once log n is flagged; MLP logs advance in chunks
+            if not early_delete and n >= 1:
+                _delete(log, d.emb_flag_addr(1 - slot), zero, persistent(emb_ack, i), lat_log,
+                        f"delete emb_log{c} {n - 1}", n)
+            ml = tl.span("mlp_log", n, i)
+            f0, f1 = tl.mlp_fractions(i)[n]
+            k = d.n_chunks
+            c0 = int(np.floor(f0 * k + 1e-9))
+            c1 = k if f1 >= 1.0 else int(np.floor(f1 * k + 1e-9))
+            if c1 <= c0 and f1 < 1.0:
+                continue
+            s = seq[i] % 2
+            state = chunk_state[i]
+            lo = c0 * MLP_CHUNK * 4
+            hi = min(c1 * MLP_CHUNK, d.mlp_hi - d.mlp_lo) * 4
+            state[c0:c1] = n - 1
+            parts = [im.contiguous(d.mlp_slot[s].base + lo, ref.mlp_offset(n - 1) + 4 * d.mlp_lo + lo, hi - lo)]
+            flag = None
+            if early_delete and c0 == 0:
+                _delete(log, d.mlp_flag_addr(1 - s), zero, ml[0], lat_log, f"delete mlp_log{c} {seq[i] - 1}", n)
+            if c1 == k:
+                parts.append(im.contiguous(d.chunk_table[s].base, pool.put(state.copy()), k * 8))
+                flag = im.line(d.mlp_flag_addr(s), pool.put(flag_words(seq[i], int(state.min()), int(state.max()))))
+            # a log completed at batch n is flagged only once batch n's embedding log is (on every
+            # device): an MLP log newer than every flagged embedding log would pair with older tables
+            ack = _timed(log, im.WriteBatch.concat(parts), ml, lat_log, im.LOG, f"mlp_log{c} {n} (log {seq[i]})", n,
+                         flag, f"mlp_log{c} {n} flag (log {seq[i]})", early_flag, flag_after=persistent(emb_ack, i))
+            if flag is not None:
+                if not early_delete:
+                    _delete(log, d.mlp_flag_addr(1 - s), zero, ack, lat_log, f"delete mlp_log{c} {seq[i] - 1}", n)
+                seq[i] += 1
+                state[:] = -1
     proto.events = log.finish()
     return proto
 

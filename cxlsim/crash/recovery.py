@@ -13,6 +13,9 @@ in order, and where the MLP parameters come from. Applying the plan is the check
   ``b − 1`` (still present: logs are deleted only after both flags of the next batch) is restored
   too, so ``m = b − 2`` with the matching MLP log. No flagged embedding log: the data region is
   the initial model (``m = −1``).
+- several CXL-MEMs (undo): the same, by the global rule — ``b`` is the newest batch whose logs are
+  flagged on every device, every device restores its logs of ``b`` and newer, and each device's
+  MLP shard comes from its own MLP log (:func:`plan_undo`).
 - redo: the committed records ``0 … k`` (consecutive valid commit flags) are replayed onto the
   snapshot, ``m = k``; the MLP parameters are record ``k``'s.
 
@@ -28,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cxlsim.crash import image as im
-from cxlsim.crash.protocols import Protocol, line_align, read_flag
+from cxlsim.crash.protocols import MemLog, Protocol, line_align, read_flag
 from cxlsim.devices.registry import get_family
 from cxlsim.systems.config import SystemConfig
 
@@ -37,8 +40,9 @@ from cxlsim.systems.config import SystemConfig
 class RecoveryPlan:
     m: int  # recovered batch (−1: initial state); meaningless when error is set
     restores: list[tuple[int, int, int, int]] = field(default_factory=list)  # (ids addr, vals addr, rows, region id)
-    mlp_addr: int = 0
-    claimed_mlp: np.ndarray | None = None  # per chunk: the batch after which recovery says it was copied
+    #: where the MLP parameters come from: (image address, first parameter, end parameter, per chunk
+    #: the batch after which recovery says it was copied), one part per device shard
+    mlp_parts: list[tuple[int, int, int, np.ndarray]] = field(default_factory=list)
     used: list[str] = field(default_factory=list)  # what recovery read, for reports
     error: str | None = None
 
@@ -51,49 +55,80 @@ def plan(img: np.ndarray, proto: Protocol) -> RecoveryPlan:
     return plan_undo(img, proto) if proto.kind == "undo" else plan_redo(img, proto)
 
 
-def plan_undo(img: np.ndarray, proto: Protocol) -> RecoveryPlan:
+def _read_mem(img: np.ndarray, proto: Protocol, d: MemLog) -> tuple[dict, dict, str | None]:
+    """Device ``d``'s flagged logs: embedding {batch: (slot, rows)}, MLP {seq: (slot, lo, hi)}."""
     N = proto.n_batches
-    emb: dict[int, tuple[int, int]] = {}  # batch -> (slot, rows)
+    on = "" if len(proto.mems) == 1 else f" of CXL-MEM {d.index}"
+    emb: dict[int, tuple[int, int]] = {}
     for s in (0, 1):
-        f = read_flag(img, proto.emb_flag_addr(s))
+        f = read_flag(img, d.emb_flag_addr(s))
         if f is None:
             continue
         b, nrows = f[0], f[1]
-        if not (0 <= b < N and 0 < nrows <= proto.cap) or b in emb:
-            return RecoveryPlan(-2, error=f"corrupt embedding-log flag in slot {s}: batch {b}, {nrows} rows")
+        if not (0 <= b < N and 0 <= nrows <= d.cap) or b in emb:
+            return emb, {}, f"corrupt embedding-log flag in slot {s}{on}: batch {b}, {nrows} rows"
         emb[b] = (s, nrows)
-    mlps: dict[int, tuple[int, int, int]] = {}  # seq -> (slot, lo, hi)
+    mlps: dict[int, tuple[int, int, int]] = {}
     for s in (0, 1):
-        f = read_flag(img, proto.mlp_flag_addr(s))
+        f = read_flag(img, d.mlp_flag_addr(s))
         if f is None:
             continue
         seq, lo, hi = f[0], f[1], f[2]
         if seq < 0 or seq % 2 != s or not (-1 <= lo <= hi < N) or seq in mlps:
-            return RecoveryPlan(-2, error=f"corrupt MLP-log flag in slot {s}: log {seq}, batches {lo}..{hi}")
+            return emb, mlps, f"corrupt MLP-log flag in slot {s}{on}: log {seq}, batches {lo}..{hi}"
         mlps[seq] = (s, lo, hi)
     if not mlps:
-        return RecoveryPlan(-2, error="no flagged MLP log: the MLP parameters are lost")
-    mlp_seq = max(mlps)
-    order: list[int] = []
-    m = -1
-    if emb:
-        b = max(emb)
-        order, m = [b], b - 1
-        if not proto.relaxed_mlp and mlps[mlp_seq][2] != m:
-            older = [q for q, v in mlps.items() if v[2] == b - 2]
-            if b - 1 in emb and older:
-                order, m, mlp_seq = [b, b - 1], b - 2, older[0]
-    restores = []
-    used = []
-    for b in order:
-        s, nrows = emb[b]
-        restores.append((proto.emb_ids_addr(s), proto.emb_vals_addr(s), nrows, proto.emb_slot[s].rid))
-        used.append(f"emb_log {b} (slot {s}, {nrows} rows)")
-    s = mlps[mlp_seq][0]
-    ct = proto.chunk_table[s]
-    claimed = img[ct.base:ct.base + proto.n_chunks * 8].view(np.int64).copy()
-    used.append(f"MLP log {mlp_seq} (slot {s})")
-    return RecoveryPlan(m, restores, proto.mlp_slot[s].base, claimed, used)
+        return emb, mlps, f"no flagged MLP log{on}: the MLP parameters are lost"
+    return emb, mlps, None
+
+
+def plan_undo(img: np.ndarray, proto: Protocol) -> RecoveryPlan:
+    """The global rule (SPEC §12; :mod:`cxlsim.crash.protocols`): ``P`` is the newest batch whose
+    embedding log is flagged on every CXL-MEM. Without relaxation every device's newest MLP log must
+    hold the parameters after ``P − 1``; if one does not, recovery goes one batch back (``P − 1``,
+    whose embedding logs are still flagged everywhere, with MLP logs of the parameters after
+    ``P − 2``). Every device restores its flagged embedding logs of ``P`` and newer, newest first
+    (undoing a possibly partial update ``P``): ``m = P − 1``. No such batch: the data region is the
+    initial model (``m = −1``). One device: the single-device rule of the module docstring. With the
+    ``local-persistence`` bug only CXL-MEM 0's flags decide ``P``."""
+    read = [_read_mem(img, proto, d) for d in proto.mems]
+    for _, _, err in read:
+        if err:
+            return RecoveryPlan(-2, error=err)
+    embs, mlps = [r[0] for r in read], [r[1] for r in read]
+    trusted = range(len(embs)) if proto.global_rule else range(1)
+    common = sorted(set.intersection(*(set(embs[i]) for i in trusted)), reverse=True)
+    P = common[0] if common else None
+    want = None  # without relaxation: the batch the MLP logs must hold (None: each device's newest)
+    if common and not proto.relaxed_mlp:
+        def newest_holds(h: int) -> bool:
+            return all(mlps[i][max(mlps[i])][2] == h for i in trusted)
+
+        def some_holds(h: int) -> bool:
+            return all(any(v[2] == h for v in mlps[i].values()) for i in trusted)
+
+        if newest_holds(P - 1):
+            want = P - 1
+        elif P - 1 in common and some_holds(P - 2):  # MLP logs of P not flagged everywhere: one batch back
+            P, want = P - 1, P - 2
+    m = -1 if P is None else P - 1
+    one = len(proto.mems) == 1
+    restores, used, parts = [], [], []
+    for d, emb, mlp in zip(proto.mems, embs, mlps, strict=True):
+        on = "" if one else f"CXL-MEM {d.index}: "
+        for b in sorted((b for b in emb if P is None or b >= P), reverse=True):
+            s, nrows = emb[b]
+            restores.append((d.emb_ids_addr(s), d.emb_vals_addr(s), nrows, d.emb_slot[s].rid))
+            used.append(f"{on}emb_log {b} (slot {s}, {nrows} rows)")
+        seq = max(mlp)
+        if want is not None and mlp[seq][2] != want:  # the log of the parameters after m, if any
+            seq = next((q for q, v in mlp.items() if v[2] == want), seq)
+        s = mlp[seq][0]
+        ct = d.chunk_table[s]
+        claimed = img[ct.base:ct.base + d.n_chunks * 8].view(np.int64).copy()
+        parts.append((d.mlp_slot[s].base, d.mlp_lo, d.mlp_hi, claimed))
+        used.append(f"{on}MLP log {seq} (slot {s})")
+    return RecoveryPlan(m, restores, parts, used)
 
 
 def plan_redo(img: np.ndarray, proto: Protocol) -> RecoveryPlan:
@@ -116,7 +151,7 @@ def plan_redo(img: np.ndarray, proto: Protocol) -> RecoveryPlan:
     else:
         mlp_addr = proto.snapshot.base + line_align(proto.data_B)
         used = ["snapshot"]
-    return RecoveryPlan(k, restores, mlp_addr, np.full(proto.n_chunks, k, np.int64), used)
+    return RecoveryPlan(k, restores, [(mlp_addr, 0, proto.mlp_n, np.full(proto.n_chunks, k, np.int64))], used)
 
 
 class RecoveryCost:
@@ -144,19 +179,26 @@ class RecoveryCost:
         return self._t(mem, op, full, im.BURST_B) + self._t(mem, op, 1 if rest else 0, rest)
 
     def time_ns(self, rp: RecoveryPlan) -> float:
-        key = (rp.m, tuple(r[2] for r in rp.restores))
+        key = (rp.m, tuple((r[2], r[3]) for r in rp.restores), tuple(p[1] for p in rp.mlp_parts))
         if key not in self._memo:
             self._memo[key] = self._compute(rp)
         return self._memo[key]
 
     def _compute(self, rp: RecoveryPlan) -> float:
+        """Phases in series on each device; several CXL-MEMs recover side by side (the slowest
+        one's time), each with its own modules."""
         pr = self.proto
-        row_B, mlp_B = pr.row_B, pr.mlp_n * 4
-        flags = pr.flags.size // im.LINE_B if pr.kind == "undo" else min(len(rp.restores) + 1, pr.n_batches)
+        if pr.kind == "redo":
+            return self._device(min(len(rp.restores) + 1, pr.n_batches), rp.restores, pr.mlp_n * 4, True)
+        return max(self._device(d.flags.size // im.LINE_B, [r for r in rp.restores if pr.mem_of_region(r[3]) == d.index],
+                                (part[2] - part[1]) * 4, False) for d, part in zip(pr.mems, rp.mlp_parts, strict=True))
+
+    def _device(self, flags: int, restores: list, mlp_B: int, rebuild: bool) -> float:
+        pr, row_B = self.proto, self.proto.row_B
         t = self._t(self.log, "read", flags, im.LINE_B)
-        if pr.kind == "redo":  # rebuild the data region from the snapshot
+        if rebuild:  # redo: rebuild the data region from the snapshot
             t += self._bursts(self.log, "read", pr.data_B) + self._bursts(self.data, "write", pr.data_B)
-        for _, _, nrows, _ in rp.restores:
-            t += self._bursts(self.log, "read", nrows * (8 + row_B))
-            t += self._t(self.data, "write", nrows, row_B)
+        for r in restores:
+            t += self._bursts(self.log, "read", r[2] * (8 + row_B))
+            t += self._t(self.data, "write", r[2], row_B)
         return t + self._bursts(self.log, "read", mlp_B)

@@ -45,6 +45,14 @@ class Pool:
         self.top = off + int(nbytes)
         return off
 
+    def reserve(self, nbytes: int) -> None:
+        """Make room for ``nbytes`` more (the buffer may move: take views after reserving)."""
+        need = -(-(self.top + int(nbytes) + ALIGN_B) // ALIGN_B) * ALIGN_B
+        if need > self.buf.size:
+            buf = np.zeros(need, np.uint8)
+            buf[:self.top] = self.buf[:self.top]
+            self.buf = buf
+
     def put(self, arr: np.ndarray) -> int:
         raw = np.ascontiguousarray(arr).view(np.uint8).ravel()
         off = self.alloc(raw.size)

@@ -21,12 +21,12 @@ import numpy as np
 
 from cxlsim.crash.checker import Checker, PointResult
 from cxlsim.crash.options import DEFAULT_BATCHES, DEFAULT_SCALE
-from cxlsim.crash.points import crash_instants
+from cxlsim.crash.points import crash_instants, split_windows
 from cxlsim.crash.protocols import Protocol, build_protocol
 from cxlsim.crash.recovery import RecoveryCost
 from cxlsim.crash.reference import Reference, run_reference
 from cxlsim.crash.resume import input_stream, resume_to_end
-from cxlsim.crash.scale import mlp_elements, scaled_workload
+from cxlsim.crash.scale import global_batch, mlp_elements, scaled_workload
 from cxlsim.crash.timeline import Timeline, from_simulation
 from cxlsim.errors import InputError
 from cxlsim.systems.config import SystemConfig, load_system
@@ -38,7 +38,7 @@ class CrashRun:
     """Everything a campaign needs, built once by :func:`prepare`."""
 
     cfg: SystemConfig
-    workload: Workload  # scaled
+    workload: Workload  # scaled; one global batch (every GPU's samples)
     scale: float
     seed: int
     bug: str | None
@@ -84,11 +84,18 @@ def prepare(system: str | SystemConfig, workload: str | None = None, scale: floa
                          "crashtest runs the dataflow systems that persist (ssd, pmem, pcie, cxl-d, cxl-b, cxl)")
     if cfg.pipeline.persistence == "none":
         raise InputError(f"system {cfg.name!r} does not persist (pipeline.persistence: none); nothing to crash-test")
+    mems = cfg.topology.cxl_mems_count
+    if mems > 1 and cfg.pipeline.persistence != "undo":
+        raise InputError(f"system {cfg.name!r}: crashtest covers several CXL-MEMs (topology.cxl_mems_count {mems}) "
+                         "for undo persistence (cxl-b, cxl); redo persists through one device")
+    if bug == "local-persistence" and mems < 2:
+        raise InputError("--inject-bug local-persistence needs several CXL-MEMs (topology.cxl_mems_count >= 2)")
     wl, extra = scaled_workload(cfg.workload, cfg.workload_overrides, scale)
+    wl = global_batch(cfg.workload, {**cfg.workload_overrides, **extra}, wl, cfg.topology.gpus_count)
     t0 = time.perf_counter()
     tl = timeline or from_simulation(cfg, extra, n_batches, cfg.seed)
     t1 = time.perf_counter()
-    ref = run_reference(wl, cfg.seed, n_batches, mlp_elements(wl, scale), cfg.pipeline.relaxed_lookup)
+    ref = run_reference(wl, cfg.seed, n_batches, mlp_elements(wl, scale, mems), cfg.pipeline.relaxed_lookup)
     t2 = time.perf_counter()
     proto = build_protocol(cfg, ref, tl, bug)
     checker = Checker(proto, ref, tl, RecoveryCost(cfg, proto), cfg.seed)
@@ -98,7 +105,7 @@ def prepare(system: str | SystemConfig, workload: str | None = None, scale: floa
 
 
 def instants(cr: CrashRun, n_points: int) -> np.ndarray:
-    return crash_instants(cr.timeline, cr.protocol.events, n_points, cr.seed)
+    return crash_instants(cr.timeline, cr.protocol.events, n_points, cr.seed, cr.protocol)
 
 
 def run_points(cr: CrashRun, n_points: int, resume: int = 0) -> CrashReport:
@@ -137,6 +144,16 @@ def _resume_sample(cr: CrashRun, results: list[PointResult], k: int) -> int:
         elif r.gap == 0 and not same_mlp:
             r.violation = "the resumed run's MLP ends different from the reference"
     return len(pick)
+
+
+def topology_note(cr: CrashRun) -> str | None:
+    """Several CXL-MEMs: one line on the devices, the rule and the split crash instants (None for one)."""
+    mems = len(cr.protocol.mems)
+    if mems < 2:
+        return None
+    rule = "global persistence rule" if cr.protocol.global_rule else "each CXL-MEM trusting its own flags"
+    return (f"{cr.cfg.topology.gpus_count} GPUs x {mems} CXL-MEMs: undo logs per CXL-MEM, {rule}; "
+            f"{2 * len(split_windows(cr.protocol))} crash points where the CXL-MEMs' flags of a batch disagree")
 
 
 def summarise(cr: CrashRun, results: list[PointResult], first: dict | None) -> dict[str, Any]:

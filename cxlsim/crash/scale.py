@@ -20,7 +20,7 @@ from typing import Any
 from cxlsim.crash.options import DEFAULT_SCALE
 from cxlsim.workloads.catalog import Workload, load_workload
 
-__all__ = ["DEFAULT_SCALE", "MLP_MIN_ELEMENTS", "mlp_elements", "scale_overrides", "scaled_workload"]
+__all__ = ["DEFAULT_SCALE", "MLP_MIN_ELEMENTS", "global_batch", "mlp_elements", "scale_overrides", "scaled_workload"]
 #: The scaled MLP keeps at least one 4 KiB log burst of parameters.
 MLP_MIN_ELEMENTS = 1024
 
@@ -43,7 +43,17 @@ def scaled_workload(name: str, overrides: dict[str, Any], scale: float) -> tuple
     return load_workload(name, {**(overrides or {}), **extra}), extra
 
 
-def mlp_elements(workload: Workload, scale: float) -> int:
-    """Parameters of the functional (flat float32) MLP: the model's count times ``scale``."""
+def global_batch(name: str, overrides: dict[str, Any], scaled: Workload, gpus: int) -> Workload:
+    """The workload of one global batch on ``gpus`` data-parallel GPUs (SPEC §12: the workload's
+    batch size is each GPU's; the timing model streams ``gpus × batch_size`` samples per batch, and
+    the functional run trains on the same samples)."""
+    if gpus == 1:
+        return scaled
+    return load_workload(name, {**(overrides or {}), "batch_size": scaled.params.batch_size * gpus})
+
+
+def mlp_elements(workload: Workload, scale: float, shards: int = 1) -> int:
+    """Parameters of the functional (flat float32) MLP: the model's count times ``scale``, at least
+    :data:`MLP_MIN_ELEMENTS` per shard (each CXL-MEM logs a shard of whole log bursts)."""
     mp = workload.mlp_params
-    return max(MLP_MIN_ELEMENTS, round((mp["bottom"] + mp["top"]) * scale))
+    return max(MLP_MIN_ELEMENTS * shards, round((mp["bottom"] + mp["top"]) * scale))

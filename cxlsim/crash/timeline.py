@@ -2,7 +2,9 @@
 
 The spans come from :func:`cxlsim.simulate` on the same system configuration and the same scaled
 workload and seed (so the timing model serves exactly the index streams the functional run uses),
-without warm-up. A step's writes are spread over its span in issue order
+without warm-up. With several CXL-MEMs (SPEC §12) the spans keep the executor's names (device ``d``'s
+steps are ``<step>.<d>``, device 0 keeps the plain name) and a batch's update is complete when every
+device's update has ended. A step's writes are spread over its span in issue order
 (:func:`spread_writes`): data writes first, each acknowledged ``write_latency_ns`` after issue;
 then, after a fence (every data write acknowledged), the flag that covers them, acknowledged at the
 step's end.
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cxlsim.systems.config import SystemConfig
+from cxlsim.systems.dataflow import sfx
 from cxlsim.systems.run import simulate
 
 #: The timing model reports the relaxed MLP log gap once per batch, at the end of the batch's MLP
@@ -38,15 +41,24 @@ class Timeline:
     redo_end: np.ndarray | None  # (N,) end of each redo record (commit flag acknowledged)
     mlp_fraction: list[tuple[float, float]] | None  # relaxed MLP log: (done before, done after) per batch
     mlp_gap_bound: int  # allowed MLP log gap, in batches (0 unless relaxed; see from_simulation)
+    mems: int = 1  # CXL-MEMs (memory devices), each with its own steps and logs
+    #: relaxed MLP log of CXL-MEMs 1 … mems−1 (device 0's is ``mlp_fraction``)
+    more_mlp_fraction: tuple[list[tuple[float, float]], ...] = ()
 
-    def span(self, name: str, n: int) -> tuple[float, float]:
-        return self.spans[(name, n)]
+    def span(self, name: str, n: int, d: int = 0) -> tuple[float, float]:
+        """Span of step ``name`` of batch ``n`` on memory device ``d``."""
+        return self.spans[(name + sfx(d), n)]
+
+    def mlp_fractions(self, d: int) -> list[tuple[float, float]] | None:
+        """Relaxed MLP log of device ``d``: (fraction done before, after) its logging, per batch."""
+        return self.mlp_fraction if d == 0 else self.more_mlp_fraction[d - 1]
 
     def has(self, name: str, n: int) -> bool:
         return (name, n) in self.spans
 
     def completed_updates(self, t: float) -> int:
-        """The last batch whose update ended by ``t`` (all its writes durable; −1 if none)."""
+        """The last batch whose update ended by ``t`` on every device (all its writes durable; −1
+        if none)."""
         return int(np.searchsorted(self.update_end, t, side="right")) - 1
 
     def committed_records(self, t: float) -> int:
@@ -69,43 +81,50 @@ def from_simulation(cfg: SystemConfig, workload_sets: dict, n_batches: int, seed
     """Simulate ``cfg`` (its workload with ``workload_sets``) for ``n_batches`` batches, no warm-up."""
     res = simulate(cfg, batches=n_batches, warmup=0, seed=seed, workload_sets=workload_sets, trace=False)
     rec = res.executor.records
-    spans = {k: (r.start_ns, r.end_ns) for k, r in rec.items() if k[1] < n_batches and k[0] in STEP_NAMES}
+    spans = {k: (r.start_ns, r.end_ns) for k, r in rec.items()
+             if k[1] < n_batches and k[0].split(".")[0] in STEP_NAMES}
     p = cfg.pipeline
-    update_end = np.array([rec[("update", n)].end_ns for n in range(n_batches)])
-    redo_end = None
-    if p.persistence == "redo":
-        redo_end = np.array([rec[("redo", n)].end_ns for n in range(n_batches)])
-    fractions = None
+    mems = res.machine.mems
+
+    def last_end(step: str) -> np.ndarray:  # per batch, the latest end over the devices
+        return np.array([max(rec[(step + sfx(d), n)].end_ns for d in range(mems)) for n in range(n_batches)])
+
+    update_end = last_end("update")
+    redo_end = last_end("redo") if p.persistence == "redo" else None
+    fractions: list = [None]
     gap = 0
     if p.persistence == "undo" and p.relaxed_mlp_log:
-        fractions = relaxed_mlp_fractions(res, n_batches)
+        fractions = [relaxed_mlp_fractions(res, n_batches, d) for d in range(mems)]
         gaps = [a.mlp_log_gap_batches for a in res.activity if a.batch < n_batches]
         gap = (max(gaps) if gaps else n_batches) + RELAXED_GAP_SLACK
-    return Timeline(spans, n_batches, update_end, redo_end, fractions, gap)
+    return Timeline(spans, n_batches, update_end, redo_end, fractions[0], gap, mems, tuple(fractions[1:]))
 
 
-def relaxed_mlp_fractions(res, n_batches: int) -> list[tuple[float, float]]:
-    """Fraction of the MLP log done before and after each batch's relaxed MLP logging.
+def relaxed_mlp_fractions(res, n_batches: int, d: int = 0) -> list[tuple[float, float]]:
+    """Fraction of device ``d``'s MLP log (its shard) done before and after each batch's relaxed
+    MLP logging.
 
     Replays the timing model's rule (:meth:`TrainingMachine._mlp_log`): copy at the pull rate only
-    until the GPU's interaction/top-MLP step of the batch ends; a complete log restarts at 0.
+    until the source GPU's interaction/top-MLP step of the batch ends; a complete log restarts at 0.
     """
     m = res.machine
+    side = m.sides[d]
     rec = res.executor.records
-    rate = m.pull_mlp_ns(m.mlp_B) / m.mlp_B  # ns per byte; the machine keeps no per-batch bytes
+    shard = side.mlp_B
+    rate = m.pull_mlp_ns(shard, d) / shard  # ns per byte; the machine keeps no per-batch bytes
     done = 0.0
     out = []
     for n in range(n_batches):
-        t = rec[("mlp_log", n)].start_ns
-        window_end = rec[("t_mlp", n)].end_ns
-        left = m.mlp_B - done
+        t = rec[("mlp_log" + sfx(d), n)].start_ns
+        window_end = rec[("t_mlp" + sfx(side.source_gpu), n)].end_ns
+        left = shard - done
         before = done
         if window_end > t and left > 0:
             done += min(left, (window_end - t) / rate)
         after = done
-        if done >= m.mlp_B - 1e-6:
-            after, done = m.mlp_B, 0.0
-        out.append((before / m.mlp_B, after / m.mlp_B))
+        if done >= shard - 1e-6:
+            after, done = shard, 0.0
+        out.append((before / shard, after / shard))
     return out
 
 

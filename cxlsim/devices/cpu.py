@@ -32,14 +32,13 @@ that many rows only when a row is one line; overlapped with its compute:
   :meth:`CpuModel.op_dispatch_ns` ``(caller)`` (a framework operator called from Python with
   autograd recording, from Python without it, or from C++: the autograd engine and nested ops),
   :meth:`CpuModel.launch_call_ns`, :meth:`CpuModel.sync_call_ns`, :meth:`CpuModel.memcpy_call_ns`
-  (the CUDA-like runtime calls of the software data path), :meth:`CpuModel.mmio_write_ns`
-  ``(n)`` (the host's issue of ``n`` MMIO register writes) and :meth:`CpuModel.python_elements_ns`
+  (the CUDA-like runtime calls of the software data path), :meth:`CpuModel.mmio_write_ns` ``(n)``
+  (issuing ``n`` MMIO register writes) and :meth:`CpuModel.python_elements_ns`
   ``(n)`` (``n`` elements of a Python list built and converted to a tensor). The GPU step
   (:mod:`cxlsim.devices.gpu_step`) and the software path (:mod:`cxlsim.devices.pcie`) take the host
-  model and read these;
-* :meth:`CpuModel.dispatch_ns` ``(n_ops)`` -- the machine's framework overhead per embedding
-  operator: ``op_dispatch_us`` where the preset gives it (transitional, see the parameter), else
-  a Python operator with autograd (:meth:`op_dispatch_ns` ``("python")``);
+  model and read these; the machine's embedding operators (the host engine's one call per batch)
+  cost :meth:`op_dispatch_ns` ``("python")``; the CXL protocol takes the host for its register
+  writes;
 * energy: ``static_energy_J(wall_ns, count=1)`` (``idle_power_W``) and
   ``active_energy_J(core_busy_ns)`` (``tdp_W − idle_power_W`` over busy time weighted by the
   share of cores busy).
@@ -73,18 +72,14 @@ SOFTWARE_CALLS: dict[str, str] = {
     "kernel_launch": "instructions of one kernel-launch call of the software data path (CUDA-like runtime + driver)",
     "stream_sync": "instructions of one stream synchronisation call (after the wait for the device)",
     "memcpy_call": "instructions of one memcpy call (set-up of one DMA copy: runtime, driver, descriptor)",
-    "mmio_write": "instruction-equivalents of one posted MMIO register write issued by the host (uncached store)",
+    "mmio_write": "instruction-equivalents of one posted MMIO register write issued by the host (the driver's "
+                  "instructions and the cycles the core stalls on the uncached store)",
     "python_element": "instructions per element of a Python list built in a comprehension and converted by "
                       "torch.tensor (interpreter loop + per-item conversion)",
 }
 #: The framework-operator callers of :meth:`CpuModel.op_dispatch_ns` and their calls.
 DISPATCH_CALLERS = {"python": "op_dispatch_python", "python_no_grad": "op_dispatch_python_no_grad",
                     "cpp": "op_dispatch_cpp"}
-#: Reason the software-call parameters do not reach a run yet: the machine still charges the
-#: software path's per-call µs of the pcie preset (transitional) and times GPU phases without the
-#: step model. Remove the ``descriptive=`` marks once the machine passes the host model.
-NOT_YET_IN_RUNS = ("read by the GPU step model (cxlsim.devices.gpu_step) and the host-aware software path "
-                   "(PcieLink methods with host=); the machine does not pass the host to them yet")
 
 SCHEMA = Schema(
     "cpu",
@@ -97,14 +92,12 @@ SCHEMA = Schema(
         Param("lookup_cycles_per_element", float, "core cycles per fp32 element gathered and added into a pooled vector", minimum=0),
         Param("update_cycles_per_element", float, "core cycles per fp32 element of an SGD row update (w -= lr*g)", minimum=0),
         Param("per_vector_overhead_cycles", float, "core cycles per row: index load, bounds check, address arithmetic, loop", minimum=0),
-        Param("op_dispatch_us", float, "transitional: the machine's framework cost per embedding operator call; "
-              "without it, a Python operator with autograd (op_dispatch_python_instructions)", default=None, minimum=0),
         Param("major_fault_us", float, "host CPU time to handle one major page fault of a memory-mapped file: trap, page "
               "allocation, block layer, NVMe submission and completion, page-table update (the device's read excluded)",
               default=0.0, minimum=0),
         Param("software_ipc", float, "instructions per cycle the core sustains on host software (framework, runtime, "
-              "driver code)", minimum=0, exclusive_minimum=True, descriptive=NOT_YET_IN_RUNS),
-        *(Param(f"{call}_instructions", float, doc, minimum=0, descriptive=NOT_YET_IN_RUNS)
+              "driver code)", minimum=0, exclusive_minimum=True),
+        *(Param(f"{call}_instructions", float, doc, minimum=0)
           for call, doc in SOFTWARE_CALLS.items()),
         Param("dram_channels_count", int, "host DDR channels", minimum=1,
               descriptive="the host's memory channels are the modules of the system's DRAM roles"),
@@ -196,13 +189,6 @@ class CpuModel(DeviceModel):
         if n_faults <= 0:
             return 0.0
         return math.ceil(n_faults / self.params.threads_count) * self.params.major_fault_us * US
-
-    def dispatch_ns(self, n_ops: int) -> float:
-        """The machine's framework overhead (ns) of ``n_ops`` embedding operator calls:
-        ``op_dispatch_us`` where the preset gives it (transitional), else Python operators with
-        autograd (:meth:`op_dispatch_ns` ``("python")``)."""
-        per = self.params.op_dispatch_us
-        return n_ops * (per * US if per is not None else self.op_dispatch_ns("python"))
 
     # ---- host software: instruction counts at the host's clock ------------------------------------
     def software_ns(self, call: str, count: float = 1) -> float:
@@ -349,7 +335,7 @@ def microbench(model: CpuModel, options: Mapping[str, Any]) -> dict[str, Any]:
         "bound_ns": model.bound_ns("update", unique, DIM, medium, modules),
         "compute_ns": model.update_compute_ns(int(unique.size), DIM),
     }
-    out["dispatch_per_op_ns"] = model.dispatch_ns(1)
+    out["dispatch_per_op_ns"] = model.op_dispatch_ns("python")
     out["software_us"] = {call: model.software_ns(call) / US for call in SOFTWARE_CALLS}
     return out
 

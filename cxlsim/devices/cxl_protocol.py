@@ -42,7 +42,7 @@ CXL.cache + DCOH (a device caches lines of another's memory; state in
 
 CXL.io
   MMIO register write (posted) and read (round trip); the per-batch configuration
-  ``configure_batch_ns(n_registers, index_B, path)`` writes ``n_registers`` scalar registers and
+  ``configure_batch_ns(n_registers, index_B, path, host=None)`` writes ``n_registers`` scalar registers and
   moves the batch's sparse indices either by a DMA descriptor (``index_transfer_policy: dma``,
   default: 3 register writes, then the device reads the index buffer from host memory in
   ``dma_chunk_B`` messages) or by one MMIO write per ``mmio_write_B`` (``mmio``; megabytes of
@@ -83,7 +83,8 @@ SCHEMA = Schema(
         Param("dcoh_state_change_ns", float, "DCOH state transition per line", minimum=0),
         Param("dcoh_snoop_ns", float, "DCOH service of one snoop (beyond lookup)", minimum=0),
         Param("dcoh_occupancy_ns", float, "DCOH pipeline issue interval per line in a bulk operation", minimum=0, exclusive_minimum=True),
-        Param("mmio_write_ns", float, "host-side issue cost of one posted MMIO (uncached) register write", minimum=0),
+        Param("mmio_write_ns", float, "host-side issue cost of one posted MMIO (uncached) register write when no host "
+              "model is passed (a system passes its host: cpu mmio_write_instructions)", minimum=0),
         Param("mmio_read_ns", float, "device register read service + root-complex handling of one MMIO read", minimum=0),
         Param("mmio_write_B", int, "bytes carried by one MMIO write", default=8, minimum=1, maximum=64),
         Param("index_transfer_policy", str, "how per-batch sparse indices reach the device", default="dma", choices=("dma", "mmio")),
@@ -280,23 +281,30 @@ class CxlProtocol(DeviceModel):
             return n_registers + math.ceil(index_B / p["mmio_write_B"])
         return n_registers + p["descriptor_registers_count"]
 
-    def configure_batch_ns(self, n_registers: int, index_B: float, path: FabricPath) -> float:
+    def _issue_ns(self, host: Any) -> float:
+        """Host time to issue one register write: the ``host`` model's (its driver's instructions
+        and the uncached store, :meth:`~cxlsim.devices.cpu.CpuModel.mmio_write_ns`), else the
+        preset's ``mmio_write_ns`` (a standalone protocol: no host model)."""
+        return host.mmio_write_ns() if host is not None else self.params["mmio_write_ns"]
+
+    def configure_batch_ns(self, n_registers: int, index_B: float, path: FabricPath, host: Any = None) -> float:
         """Per-batch configuration: ``n_registers`` scalar MMIO writes plus the batch's
-        ``index_B`` bytes of sparse indices (by DMA descriptor or by MMIO writes; see the policy), ns."""
+        ``index_B`` bytes of sparse indices (by DMA descriptor or by MMIO writes; see the policy),
+        each write issued by ``host`` (see :meth:`_issue_ns`), ns."""
         p = self.params
         check_non_negative(n_registers=n_registers, index_B=index_B)
-        t = self._register_writes(n_registers, index_B) * p["mmio_write_ns"] + self.proto_ns + path.message_ns(p["mmio_write_B"])
+        t = self._register_writes(n_registers, index_B) * self._issue_ns(host) + self.proto_ns + path.message_ns(p["mmio_write_B"])
         if p["index_transfer_policy"] == "mmio" or index_B <= 0:
             return t
         chunks = math.ceil(index_B / p["dma_chunk_B"])
         first = p["dma_setup_ns"] + path.message_ns(0) + p["host_memory_ns"] + path.message_ns(p["dma_chunk_B"])
         return t + first + (chunks - 1) * path.per_message_ns(p["dma_chunk_B"])
 
-    def _bound_configure_batch(self, n_registers: int, index_B: float, path: FabricPath) -> float:
+    def _bound_configure_batch(self, n_registers: int, index_B: float, path: FabricPath, host: Any = None) -> float:
         """Bound of :meth:`configure_batch_ns`: the same register writes and latencies without
         serialisation, plus the payload / raw bandwidth."""
         p = self.params
-        t = (self._register_writes(n_registers, index_B) * p["mmio_write_ns"] + self.proto_ns
+        t = (self._register_writes(n_registers, index_B) * self._issue_ns(host) + self.proto_ns
              + path.bound_ns("message", p["mmio_write_B"]))
         if p["index_transfer_policy"] == "mmio" or index_B <= 0:
             return t

@@ -10,7 +10,7 @@ writes are acknowledged by the memory controller (ADR domain). ``build(params)``
 
 from __future__ import annotations
 
-from cxlsim.devices import media
+from cxlsim.devices import media, media_bench
 from cxlsim.devices.registry import DeviceFamily, register
 
 UNIT_B = 64  # one DDR4 burst: BL8 × 8 B
@@ -22,5 +22,5 @@ FAMILY = register(DeviceFamily(
     doc="DDR4 DRAM module (one DIMM per channel): latency, bandwidth, energy per bit, background power",
     schema=SCHEMA,
     build=media.build("dram"),
-    microbench=media.microbench,
+    microbench=media_bench.microbench,
 ))

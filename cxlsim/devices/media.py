@@ -27,14 +27,13 @@ SSD) built from a family's preset; several modules are interleaved by address. I
 Streams are in issue order: ``issue_ns`` never decreases within a stream nor from one ``serve`` call
 to the next on the same state. Durability: a write is durable at its ``ack_ns`` (ADR domain); a write
 with ``start_ns <= t < ack_ns`` is in flight at ``t`` and may be torn at 64 B granularity.
-:func:`microbench` characterises a preset by running ``serve`` on generated streams. The numba
+:mod:`cxlsim.devices.media_bench` characterises a preset by running ``serve`` on generated streams. The numba
 kernel is imported when the first model is built, not when this module is.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +77,15 @@ def media_params(unit_B: int) -> tuple[Param, ...]:
         Param("write_forwarding", bool, "the controller forwards pending write data: reads never wait for writes", default=False),
         Param("read_IOPS", float, "command-processing limit on read accesses per second; 0 = none", default=0.0, minimum=0),
         Param("write_IOPS", float, "command-processing limit on write accesses per second; 0 = none", default=0.0, minimum=0),
+        Param("controller_outstanding_count", int, "requests one module's controller holds in flight: the stream's "
+              "outstanding limit is at most this × modules, so bandwidth ≤ count × access size / latency "
+              "(Little's law); 0 = no limit of its own", default=0, minimum=0),
+        Param("host_queue_entries", int, "requests per module that wait in the host controller's queues beyond "
+              "those the module holds (more wait in the cores and contend for nothing)", default=64, minimum=1),
+        Param("read_contention_ratio", float, "relative growth of a unit read's bank occupancy per request waiting "
+              "beyond controller_outstanding_count, per request the controller holds", default=0.0, minimum=0),
+        Param("write_contention_ratio", float, "as read_contention_ratio for a unit write's bank occupancy",
+              default=0.0, minimum=0),
         Param("wear_level_interval_count", int, "media unit writes per module between wear-levelling stalls; 0 = off", default=0, minimum=0),
         Param("wear_level_stall_ns", float, "wear-levelling stall of all banks of a module", default=0.0, minimum=0),
         Param("read_media_pJ_per_bit", float, "dynamic energy per media bit read", minimum=0),
@@ -284,6 +292,14 @@ class MediaModel(DeviceModel):
         fp[X.F_CMD_R], fp[X.F_CMD_W] = self.cmd_read_ns, self.cmd_write_ns
         fp[X.F_WEAR_STALL] = p.wear_level_stall_ns
         self._fp = fp
+        self.controller_outstanding = int(p.controller_outstanding_count)
+        if self.controller_outstanding > 0:
+            self.host_queue = int(p.host_queue_entries)
+            self.contention = (float(p.read_contention_ratio), float(p.write_contention_ratio))
+        else:
+            for name in ("host_queue_entries", "read_contention_ratio", "write_contention_ratio"):
+                p.skip(name, "controller_outstanding_count is 0 (no controller limit, hence no waiting requests)")
+            self.host_queue, self.contention = 0, (0.0, 0.0)
 
     def __repr__(self) -> str:
         return f"MediaModel({self.family}, unit={self.unit_B} B, banks={self.banks})"
@@ -389,7 +405,8 @@ class MediaModel(DeviceModel):
         * the busiest command processor's reads × the read command time;
         * per module, (its media reads × ``occ_read`` + its media writes beyond what may still be
           in flight × ``occ_write``) / banks — an access's acknowledgement waits for room in the
-          write queue, so all writes but a full queue, one started per bank and a full
+          write queue (with read priority, for an empty queue when the access alone posts more
+          than it holds), so all writes but a full queue, one started per bank and a full
           write-combining buffer have their media work done (with a buffer, only distinct units
           reach the media);
         * without a buffer or forwarding, the longest chain of one unit's media writes that one
@@ -425,9 +442,11 @@ class MediaModel(DeviceModel):
             commands = np.unique(access[media_read] * modules + module[media_read]) % modules
             bound = max(bound, float(np.bincount(commands, minlength=modules).max()) * self.cmd_read_ns)
         # in flight at the last acknowledgement: a full write queue (of accesses of up to k units
-        # each, or of posted units), a write started on every bank, a full buffer
+        # each, or of posted units: an access posting more than the queue holds waits only for an
+        # empty queue), a write started on every bank, a full buffer
         k = int(np.max((last - first + 1)[stream.is_write])) if stream.is_write.any() else 1
-        slack = p.write_queue_entries * (1 if p.read_priority else k) + banks + p.wcb_entries
+        queue = max(p.write_queue_entries, k) if p.read_priority else p.write_queue_entries * k
+        slack = queue + banks + p.wcb_entries
         if p.wcb_entries > 0:  # merged writes: only distinct units reach the media
             written = np.bincount(np.unique(g[wr] * modules + module[wr]) % modules, minlength=modules)
         else:
@@ -512,12 +531,40 @@ class MediaModel(DeviceModel):
         ip[X.I_WEAR_INTERVAL], ip[X.I_OUTSTANDING] = p.wear_level_interval_count, outstanding
         return ip
 
+    def loaded(self, outstanding: int, modules: int = 1) -> tuple[np.ndarray, int]:
+        """The kernel's float parameters and outstanding limit for a requester offering
+        ``outstanding`` accesses in flight over ``modules`` modules (docs/devices-media.md,
+        "Controller limit and contention").
+
+        * Little's law: the modules' controllers hold ``controller_outstanding_count`` accesses
+          each, so at most ``count × modules`` are in flight (applied to the stream as a whole:
+          exact when its accesses spread evenly over the modules);
+        * contention: the rest wait in the host controller's queues, at most ``host_queue_entries``
+          per module (the others wait in the cores); with ``w`` waiting per module beyond the
+          module's ``count``, a unit's bank occupancy grows by ``ratio × w / count``
+          (``read_contention_ratio`` for reads and read-modify-write fills,
+          ``write_contention_ratio`` for media writes).
+
+        With ``controller_outstanding_count`` 0 the parameters are returned unchanged."""
+        c = self.controller_outstanding
+        if c <= 0:
+            return self._fp, outstanding
+        admitted = min(int(outstanding), c * modules)
+        waiting = min(outstanding / modules, float(self.host_queue)) - c
+        if waiting <= 0:
+            return self._fp, admitted
+        fp = self._fp.copy()
+        fp[X.F_OCC_R] *= 1.0 + self.contention[0] * waiting / c
+        fp[X.F_OCC_W] *= 1.0 + self.contention[1] * waiting / c
+        return fp, admitted
+
     def serve(self, stream: AccessStream, state: MediaState, outstanding: int, modules: int = 1,
               interleave_B: int = 4096, reference: bool = False, per_access: bool = True) -> StreamResult:
         """Detailed timing of ``stream`` on ``state`` (updated in place); ``reference=True`` runs
         the plain-Python twin of the kernel (same results, slow); ``per_access=False`` keeps only
         the totals (no per-access arrays: what a system simulation needs, at less memory traffic)."""
         max_units = self._validate(stream, state, outstanding, modules, interleave_B)
+        fp, outstanding = self.loaded(outstanding, modules)
         n = len(stream)
         ip = self._ip(state, outstanding)
         ip[X.I_PER_ACCESS] = int(per_access or reference)
@@ -525,7 +572,7 @@ class MediaModel(DeviceModel):
             return StreamResult(*(np.zeros(0),) * 3, -math.inf, -math.inf, 0.0, 0.0, 0, 0, 0.0, 0, 0.0, 0.0)
         K = self._K
         if reference:
-            start, complete, ack, c = self._serve_reference(stream, state, ip)
+            start, complete, ack, c = self._serve_reference(stream, state, ip, fp)
         else:
             m = n if per_access else 1
             start, complete, ack = np.empty(m), np.empty(m), np.empty(m)
@@ -551,7 +598,7 @@ class MediaModel(DeviceModel):
                     rest = room + min(int(np.count_nonzero(stream.is_write[i:])) * max_units, MAX_GROW_ROOM)
                     state._rebuild(now, rest, live)
                 i = K.serve_kernel(stream.issue_ns, stream.addr_B, stream.size_B, stream.is_write, i,
-                                   self._fp, ip, state.bank_free, state.cmd_free, state.last_line,
+                                   fp, ip, state.bank_free, state.cmd_free, state.last_line,
                                    *fifo, state.wcb_tag, state.wcb_filt, state.wcb_stamp,
                                    state.stamp, state.wcb_prev, state.wcb_next, state.wcb_lru,
                                    state.keys, state.times, state.used, self._wear(state),
@@ -585,14 +632,14 @@ class MediaModel(DeviceModel):
             raise ValueError("issue_ns must not decrease (within a stream and across serve calls)")
         return int(max_units)
 
-    def _serve_reference(self, s: AccessStream, state: MediaState, ip: np.ndarray):
+    def _serve_reference(self, s: AccessStream, state: MediaState, ip: np.ndarray, fp: np.ndarray):
         K = self._K
         pending = {int(k): float(t) for k, t in zip(state.keys, state.times, strict=True) if k != X.EMPTY}
         lines = [state.buffered_units(m) if self.params.wcb_entries else [] for m in range(state.modules)]
         banks = range(state.pq_len.shape[1])
         posted = [[state.posted_writes(m, b) for b in banks] for m in range(state.modules)]
         start, complete, ack, c = K.serve_reference(
-            s.issue_ns, s.addr_B, s.size_B, s.is_write, self._fp, ip, pending, state.bank_free,
+            s.issue_ns, s.addr_B, s.size_B, s.is_write, fp, ip, pending, state.bank_free,
             state.cmd_free, state.last_line, state.wq_ring, state.wq_head, lines, state.wear_count,
             posted, state.pq_g.shape[2])
         state.keys, state.times = K.new_table(state.keys.shape[0])
@@ -659,82 +706,6 @@ class MediaModel(DeviceModel):
 def _check(value: str, allowed: tuple[str, ...], what: str) -> None:
     if value not in allowed:
         raise ValueError(f"{what} must be one of {', '.join(allowed)}; got {value!r}")
-
-
-# --- microbenchmark ---------------------------------------------------------------------------
-BW_SIZES_B = (64, 128, 256, 512, 4096)
-WA_REGIONS_B = (4096, 8192, 16384, 32768, 65536)
-LATENCY_SAMPLES = 64
-BW_OUTSTANDING = 1024  # in flight: saturates every preset despite in-order slot reuse
-BW_MIN_ACCESSES = 16384
-BW_MIN_BYTES = 1 << 20
-WA_CHUNK_B = 64
-REGION_LIMIT_B = 1 << 30  # random accesses are spread over at most 1 GiB
-
-
-def microbench(model: MediaModel, options: Mapping[str, Any]) -> dict[str, Any]:
-    """LENS/OptaneStudy-style probe of one module, measured with ``serve`` (docs/devices-media.md)."""
-    rng = np.random.default_rng(int(options.get("seed") or 0))
-    p = model.params
-    region = int(min(p.capacity_GB * 1e9, REGION_LIMIT_B))
-    out: dict[str, Any] = {
-        "read_latency_ns": {pat: _latency(model, False, pat, region, rng) for pat in PATTERNS},
-        "write_latency_ns": {pat: _latency(model, True, pat, region, rng) for pat in PATTERNS},
-        "read_bw_GBps": {str(s): _bandwidth(model, False, s, region, rng) for s in BW_SIZES_B},
-        "write_bw_GBps": {str(s): _bandwidth(model, True, s, region, rng) for s in BW_SIZES_B},
-        "write_amplification": {str(r): write_amplification(model, r) for r in WA_REGIONS_B},
-    }
-    return out
-
-
-def _latency(model: MediaModel, write: bool, pattern: str, region: int, rng: np.random.Generator) -> float:
-    """Mean latency of 64 B accesses issued far apart (idle module); sequential excludes the first."""
-    gap = 10 * (model.params.read_latency_random_ns + model.params.write_latency_ns
-                + model.occ_write_ns + model.occ_read_ns + model.cmd_read_ns + model.cmd_write_ns)
-    n = LATENCY_SAMPLES
-    if pattern == "sequential":
-        addr = np.arange(n, dtype=np.int64) * WA_CHUNK_B
-    else:
-        addr = rng.integers(0, region // model.unit_B, n) * model.unit_B
-    r = model.serve(AccessStream.of(np.arange(n) * gap, addr, WA_CHUNK_B, write), model.new_state(), 1)
-    lat = (r.ack_ns if write else r.complete_ns) - r.start_ns
-    return float(lat[1:].mean() if pattern == "sequential" else lat.mean())
-
-
-def _bandwidth(model: MediaModel, write: bool, size_B: int, region: int, rng: np.random.Generator) -> float:
-    """GB/s of random aligned ``size_B`` accesses with BW_OUTSTANDING in flight; writes include the drain."""
-    n = max(BW_MIN_ACCESSES, BW_MIN_BYTES // size_B)
-    addr = _distinct(rng, region // size_B, n) * size_B
-    state = model.new_state()
-    r = model.serve(AccessStream.of(0.0, addr, size_B, write), state, BW_OUTSTANDING)
-    end = model.drain(state, r.end_ns).end_ns if write else r.end_ns
-    return float(n * size_B / end)
-
-
-def _distinct(rng: np.random.Generator, population: int, n: int) -> np.ndarray:
-    """``n`` distinct integers below ``population`` in random order."""
-    if n > population:
-        raise ValueError(f"cannot draw {n} distinct of {population}")
-    picked = np.unique(rng.integers(0, population, 2 * n + 16))
-    while picked.shape[0] < n:
-        picked = np.unique(np.concatenate([picked, rng.integers(0, population, n)]))
-    return rng.permutation(picked)[:n].astype(np.int64)
-
-
-def write_amplification(model: MediaModel, region_B: int) -> float:
-    """Media bytes written / bytes written by 64 B writes rotating over ``region_B`` bytes.
-
-    The region holds ``region_B / unit`` units of ``unit / 64`` chunks; round k writes chunk k of
-    every unit, in address order, so each byte is written once. The final buffer drain counts.
-    """
-    unit = model.unit_B
-    lines = max(1, region_B // unit)
-    chunks = max(1, unit // WA_CHUNK_B)
-    addr = (np.arange(chunks)[:, None] * WA_CHUNK_B + np.arange(lines)[None, :] * unit).ravel().astype(np.int64)
-    state = model.new_state()
-    r = model.serve(AccessStream.of(0.0, addr, WA_CHUNK_B, True), state, BW_OUTSTANDING)
-    d = model.drain(state, r.end_ns)
-    return float((r.media_write_B + d.media_write_B) / (addr.shape[0] * WA_CHUNK_B))
 
 
 def build(family: str):

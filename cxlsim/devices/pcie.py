@@ -14,17 +14,14 @@ Contract (units: time ns, data B, rate B/ns == GB/s, energy J; the API of
   15.75 GB/s); ``effective_bw_GBps`` = raw × ``link_efficiency_fraction`` (TLP/DLLP overheads and
   DMA engine behaviour).
 * ``dma_ns(size_B)`` = ``dma_latency_ns`` + size / effective bandwidth (one DMA transfer, no call).
-* ``memcpy_ns(size_B, bounce_through_host=False, host=None)``: a direct copy is one memcpy call
+* ``memcpy_ns(size_B, bounce_through_host=False, host)``: a direct copy is one memcpy call
   (the host's ``memcpy_call_ns()``) + one DMA. A bounce (device → host DRAM, then host DRAM →
   device, as software without peer-to-peer DMA does) is two sequential memcpy calls, plus a CPU
   copy between staging buffers at ``host_copy_bw_GBps`` when ``bounce_host_copy`` is set.
   ``memcpy_cost`` adds the bytes moved over the link (per leg) and their energy.
-* ``launch_ns(host=None)`` and ``sync_ns(host=None)``: the host's kernel-launch and stream
-  synchronisation calls (``host.launch_call_ns()``, ``host.sync_call_ns()``).
-* **Transitional**: without ``host``, the per-call costs come from the preset's
-  ``memcpy_overhead_us``, ``launch_us`` and ``sync_us`` (the machine reads them so until it passes
-  its host model; the i5-9600K's instruction counts reproduce them exactly, so the switch changes no
-  timing). A preset without them (``pcie/u200-gen3-x16``) needs ``host=``.
+* ``launch_ns(host)`` and ``sync_ns(host)``: the host's kernel-launch and stream
+  synchronisation calls (``host.launch_call_ns()``, ``host.sync_call_ns()``). Every call of the
+  software path needs ``host`` (a link has no software of its own).
 * Bounds (ops ``"dma"``, ``"memcpy"``): per leg, the call cost it cannot avoid + DMA latency +
   size / raw bandwidth; ``bound_factor`` = ``1 / link_efficiency_fraction`` (+ raw / (2 × host copy
   bandwidth) when a bounce also copies on the CPU), whatever the host.
@@ -51,12 +48,6 @@ SCHEMA = Schema(
         Param("encoding_block_bits", int, "line-encoding block bits", default=130, minimum=1),
         Param("link_efficiency_fraction", float, "measured DMA copy bandwidth / raw bandwidth", minimum=0, maximum=1, exclusive_minimum=True),
         Param("dma_latency_ns", float, "latency of one DMA transfer before data streams (descriptor, first read round trip)", minimum=0),
-        Param("memcpy_overhead_us", float, "transitional: host cost of one memcpy call when no host model is passed "
-              "(the host's memcpy_call_instructions replace it)", default=None, minimum=0),
-        Param("launch_us", float, "transitional: host cost of one kernel launch when no host model is passed "
-              "(the host's kernel_launch_instructions replace it)", default=None, minimum=0),
-        Param("sync_us", float, "transitional: host cost of one stream synchronisation when no host model is "
-              "passed (the host's stream_sync_instructions replace it)", default=None, minimum=0),
         Param("bounce_host_copy", bool, "a bounce also copies between two host staging buffers on the CPU", default=False),
         Param("host_copy_bw_GBps", float, "CPU memcpy bandwidth between host buffers", minimum=0, exclusive_minimum=True),
         Param("energy_pJ_per_bit", float, "dynamic energy per transferred bit (both PHYs + controllers)", minimum=0),
@@ -66,9 +57,8 @@ SCHEMA = Schema(
 )
 
 
-#: Host calls of the software path: the transitional per-call parameter (µs) and the host method.
-_CALLS = {"memcpy": ("memcpy_overhead_us", "memcpy_call_ns"), "launch": ("launch_us", "launch_call_ns"),
-          "sync": ("sync_us", "sync_call_ns")}
+#: Host calls of the software path and the host model's method that times each.
+_CALLS = {"memcpy": "memcpy_call_ns", "launch": "launch_call_ns", "sync": "sync_call_ns"}
 
 
 class PcieLink(DeviceModel):
@@ -85,15 +75,10 @@ class PcieLink(DeviceModel):
 
     def call_ns(self, call: str, host: Any = None) -> float:
         """Host time (ns) of one software-path call (``"memcpy"``, ``"launch"`` or ``"sync"``): the
-        ``host`` model's (:class:`~cxlsim.devices.cpu.CpuModel`), else the preset's transitional µs."""
-        param, method = _CALLS[call]
-        if host is not None:
-            return getattr(host, method)()
-        us = self.params[param]
-        if us is None:
-            raise ValueError(f"this pcie preset leaves the software path's {call} cost to the host: pass host= "
-                             "(a cpu model)")
-        return us * US
+        ``host`` model's (:class:`~cxlsim.devices.cpu.CpuModel`)."""
+        if host is None:
+            raise ValueError(f"the software path's {call} call runs on a host: pass host= (a cpu model)")
+        return getattr(host, _CALLS[call])()
 
     def dma_ns(self, size_B: float) -> float:
         """One DMA transfer of ``size_B`` bytes (no software call), ns."""
@@ -158,12 +143,12 @@ SIZES_B = (64, 4 * KiB, 64 * KiB, 1 * MiB, 64 * MiB)
 def microbench(link: PcieLink, options: Mapping[str, Any]) -> dict[str, Any]:
     """Latency (a 0 B copy) and bandwidth (one 64 MiB copy) per direction (the directions are
     identical and independent); memcpy time vs size, direct and bounced; launch and sync calls.
-    The software path runs on ``options["host"]`` (a cpu model) if given, else on the preset's
-    transitional per-call µs; a preset with neither reports the link alone (DMA only)."""
+    The software path runs on ``options["host"]`` (a cpu model); without one the link alone is
+    reported (DMA only)."""
     host = options.get("host")
     big = 64 * MiB
     out: dict[str, Any] = {"raw_bw_GBps": link.raw_bw_GBps, "dma_bw_GBps": link.effective_bw_GBps}
-    if host is None and link.params["memcpy_overhead_us"] is None:
+    if host is None:
         out["latency_ns"] = dict.fromkeys(("down", "up"), link.dma_ns(0))
         out["bw_GBps"] = dict.fromkeys(("down", "up"), big / link.dma_ns(big))
         out["dma_us"] = {_size(s): link.dma_ns(s) / US for s in SIZES_B}

@@ -11,7 +11,7 @@ in flight at a crash may be torn at 64 B. Presets are data, not subclasses: ``pm
 
 from __future__ import annotations
 
-from cxlsim.devices import media
+from cxlsim.devices import media, media_bench
 from cxlsim.devices.registry import DeviceFamily, register
 
 UNIT_B = 256  # Optane XPLine
@@ -23,5 +23,5 @@ FAMILY = register(DeviceFamily(
     doc="persistent memory module: 256 B lines, write-combining buffer, RMW, read-after-write",
     schema=SCHEMA,
     build=media.build("pmem"),
-    microbench=media.microbench,
+    microbench=media_bench.microbench,
 ))

@@ -11,7 +11,7 @@ saturates). ``active_W`` is the data-sheet active power; ``background_W`` its id
 from __future__ import annotations
 
 from cxlsim.config.params import Param
-from cxlsim.devices import media
+from cxlsim.devices import media, media_bench
 from cxlsim.devices.registry import DeviceFamily, register
 
 UNIT_B = 4096  # flash page as seen by the host
@@ -28,5 +28,5 @@ FAMILY = register(DeviceFamily(
     doc="NVMe SSD: 4 KiB pages, queue-depth-limited IOPS, sequential bandwidth, sub-page RMW",
     schema=SCHEMA,
     build=media.build("ssd"),
-    microbench=media.microbench,
+    microbench=media_bench.microbench,
 ))

@@ -73,8 +73,7 @@ def batch_energy(act: BatchActivity, devices: DeviceGraph, pools: dict[str, Modu
     e = _zero()
     T = act.wall_ns
     gpu, cpu = devices["gpu"], devices["host_cpu"]
-    gpu_busy = sum(ns for lane, ns in act.lane_busy_ns.items() if lane.split(".")[0] == "gpu")
-    e["gpu"]["static"], e["gpu"]["active"] = gpu.static_energy_J(T, d.gpus), gpu.active_energy_J(gpu_busy)
+    e["gpu"]["static"], e["gpu"]["active"] = gpu.static_energy_J(T, d.gpus), gpu.active_energy_J(act.gpu_kernel_ns)
     e["cpu"]["static"], e["cpu"]["active"] = cpu.static_energy_J(T), cpu.active_energy_J(act.host_core_busy_ns)
 
     for role, pool in pools.items():

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from cxlsim.energy import tpu_ps
 from cxlsim.energy.model import COMPONENTS, PARTS, Deployment, batch_energy
 from cxlsim.errors import InputError
 from cxlsim.systems.config import SystemConfig
@@ -32,11 +33,20 @@ from cxlsim.systems.graph import build_devices
 from cxlsim.systems.provision import provision
 from cxlsim.systems.run import load_config, simulate
 from cxlsim.systems.topology import Fabric
+from cxlsim.systems.tpu_ps import ENERGY_PARAMS
 
 SHARED_TOP_KEYS = ("seed", "batches", "warmup_batches", "platform")
 
 
 def _check_same_system(ran: SystemConfig, priced: SystemConfig) -> None:
+    if ran.model == "tpu_ps" or priced.model == "tpu_ps":
+        def timing(c: SystemConfig) -> tuple:
+            tp = c.tpu_ps.as_dict() if c.tpu_ps is not None else {}
+            return c.model, {k: v for k, v in tp.items() if k not in ENERGY_PARAMS}, c.topology.as_dict()
+        if timing(ran) != timing(priced):
+            raise InputError(f"energy parameters of {priced.name!r} cannot price a run of {ran.name!r}: "
+                             "model, timing parameters or topology differ")
+        return
     if ran.pipeline.as_dict() != priced.pipeline.as_dict() or {r: d.preset.family for r, d in ran.devices.items()} != {
             r: d.preset.family for r, d in priced.devices.items()}:
         raise InputError(f"energy parameters of {priced.name!r} cannot price a run of {ran.name!r}: "
@@ -44,7 +54,13 @@ def _check_same_system(ran: SystemConfig, priced: SystemConfig) -> None:
 
 
 def energy_detail(result: Any, config: SystemConfig | None = None) -> dict[str, dict[str, float]]:
-    """Mean energy per measured batch by component and part (J)."""
+    """Mean energy per measured batch by component and part (J): the device models' components
+    (:data:`COMPONENTS`), or a ``tpu-ps`` run's (:data:`cxlsim.energy.tpu_ps.COMPONENTS`)."""
+    if result.config.model == "tpu_ps":
+        cfg = config or result.config
+        _check_same_system(result.config, cfg)
+        per = [tpu_ps.step_energy(s["activity"], cfg.tpu_ps) for s in result.steps]
+        return {c: {part: float(np.mean([b[c][part] for b in per])) for part in PARTS} for c in tpu_ps.COMPONENTS}
     if result.machine is None:
         raise InputError(f"system {result.config.name!r} is an analytic model (model {result.config.model}): "
                          "it has no device-level activity to charge energy to")
@@ -63,7 +79,7 @@ def energy_detail(result: Any, config: SystemConfig | None = None) -> dict[str, 
 def energy_per_batch(result: Any, config: SystemConfig | None = None) -> dict[str, Any]:
     """``{"total": J, "by_component": {component: J}}`` per measured batch (module docstring)."""
     detail = energy_detail(result, config)
-    by = {c: detail[c]["static"] + detail[c]["active"] + detail[c]["dynamic"] for c in COMPONENTS}
+    by = {c: detail[c]["static"] + detail[c]["active"] + detail[c]["dynamic"] for c in detail}
     return {"total": sum(by.values()), "by_component": by}
 
 
@@ -94,20 +110,30 @@ def energy_report(system: str, workload: str | None = None, baseline: str = "pme
     energy = energy_per_batch(result)
     base_plain = load_config(baseline)
     if base_plain.name == cfg.name and not items:
-        base_energy = energy
+        base_energy, base_accelerators = energy, result.accelerators
     else:
         base_cfg = load_config(baseline, baseline_sets(items, cfg, base_plain))
         base = simulate(base_cfg, workload=result.config.workload, batches=result.config.batches,
                         warmup=result.config.warmup_batches, seed=result.config.seed, workload_sets=workload_sets,
                         trace=False)
         base_energy = energy_per_batch(base)
+        base_accelerators = base.accelerators
     total = base_energy["total"]
+    normalized: float | None = energy["total"] / total if total > 0 else float("nan")
+    why = None
+    if base_accelerators != result.accelerators:  # a batch of c accelerators is not one of b
+        normalized = None
+        why = (f"{cfg.name} runs {result.accelerators} accelerators, {base_plain.name} {base_accelerators}: "
+               "compare samples_per_J")
     return {
         "system": cfg.name,
         "workload": result.workload.name,
         "platform": result.config.platform,
         "baseline": base_plain.name,
         "energy_J_per_batch": energy,
-        "normalized_to_baseline": energy["total"] / total if total > 0 else float("nan"),
+        "normalized_to_baseline": normalized,
         "batch_time_ms": result.batch_time_ms["mean"],
+        "accelerators": result.accelerators,
+        "samples_per_J": result.samples_per_batch / energy["total"] if energy["total"] > 0 else None,
+        "not_normalized": why,
     }

@@ -23,6 +23,8 @@ STYLE = {
     "media": ("m", "#64B5CD"),
     "link": ("l", "#E08E45"),
     "sync": (".", "#999999"),
+    "dispatch": ("d", "#937860"),  # the host dispatching a GPU phase's framework operators
+    "kernel": ("k", "#2E8B57"),  # the kernels and copies of a GPU phase on the GPU's stream
     "": ("#", "#777777"),
 }
 

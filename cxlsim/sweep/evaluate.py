@@ -5,7 +5,7 @@ JSON-able dict) with ``status`` ``"ok"`` or ``"error"``::
 
     {"id", "point": {system, workload, sets, timeline}, "swept": {key: value},
      "status", "error": "Type: message" | null, "error_kind": "input" | "internal" | null,
-     "result": RunResult.to_dict() (its "energy_J_per_batch" is null for the analytic tpu-ps) | null,
+     "result": RunResult.to_dict() | null,
      "timeline": {"start_ns", "end_ns", "lanes", "intervals": [[lane, start_ns, end_ns, label, batch,
                   category], ...]} | null,
      "wall_s", "version", "git_revision"}

@@ -7,7 +7,8 @@
 * Figure 13 (``fig13_energy.png``): per RM, energy per batch by component, normalised to
   ``pmem``'s total.
 
-Bars far above the others (e.g. ``ssd``) are cut at the top of the axis and labelled with their
+Runs at another accelerator count than ``pmem``'s (e.g. ``tpu-ps`` on 128 chips) are left out of
+Figures 11 and 13: their batches are not comparable. Bars far above the others (e.g. ``ssd``) are cut at the top of the axis and labelled with their
 value, so the other systems stay readable.
 """
 
@@ -39,6 +40,16 @@ def draw_all(doc: dict[str, Any], out: str | Path, suffix: str = "") -> dict[str
     }
 
 
+def _comparable(doc: dict[str, Any]) -> tuple[list[str], list[str], dict[tuple[str, str], dict[str, Any]]]:
+    """:func:`_table` less the runs whose accelerator count differs from the baseline's on their
+    workload (a batch of 128 chips is not one of one GPU): Figures 11 and 13 leave them out."""
+    systems, workloads, res = _table(doc)
+    baseline = doc.get("summary", {}).get("baseline", "pmem")
+    base = {w: res[(baseline, w)].get("accelerators", 1) for w in workloads if (baseline, w) in res}
+    res = {k: v for k, v in res.items() if v.get("accelerators", 1) == base.get(k[1], v.get("accelerators", 1))}
+    return [s for s in systems if any(k[0] == s for k in res)], workloads, res
+
+
 def _table(doc: dict[str, Any]) -> tuple[list[str], list[str], dict[tuple[str, str], dict[str, Any]]]:
     systems: list[str] = []
     workloads: list[str] = []
@@ -54,7 +65,7 @@ def _table(doc: dict[str, Any]) -> tuple[list[str], list[str], dict[tuple[str, s
 
 
 def fig11_breakdown(doc: dict[str, Any], path: Path) -> Path | None:
-    systems, workloads, res = _table(doc)
+    systems, workloads, res = _comparable(doc)
     if not res:
         return None
     baseline = doc.get("summary", {}).get("baseline", "pmem")
@@ -72,7 +83,7 @@ def fig11_breakdown(doc: dict[str, Any], path: Path) -> Path | None:
 
 
 def fig13_energy(doc: dict[str, Any], path: Path) -> Path | None:
-    systems, workloads, res = _table(doc)
+    systems, workloads, res = _comparable(doc)
     res = {k: v for k, v in res.items() if v.get("energy_J_per_batch")}
     if not res:
         return None

@@ -114,8 +114,10 @@ def write(doc: dict[str, Any], out: str | Path) -> tuple[Path, Path]:
 
 
 def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Batch time, speedup and energy against ``pmem`` per (system, workload), and their averages
-    over workloads (arithmetic mean of times; geometric mean of ratios)."""
+    """Batch time, speedup and energy against ``pmem`` per (system, workload), throughput per
+    accelerator and samples per joule, and their averages over workloads (arithmetic mean of times
+    and throughputs; geometric mean of ratios). A row whose accelerator count differs from
+    ``pmem``'s has no ratios and says why in ``not_compared``."""
     cell: dict[tuple[str, str], dict[str, Any]] = {}
     systems: list[str] = []
     workloads: list[str] = []
@@ -128,25 +130,39 @@ def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         energy = res.get("energy_J_per_batch") or {}
         cell[(s, w)] = {"status": rec.get("status"), "error": rec.get("error"),
                         "batch_time_ms": (res.get("batch_time_ms") or {}).get("mean"),
-                        "energy_J_per_batch": energy.get("total")}
+                        "energy_J_per_batch": energy.get("total"),
+                        "accelerators": res.get("accelerators", 1) if res else None,
+                        "throughput_samples_per_s_per_accelerator": res.get("throughput_samples_per_s_per_accelerator"),
+                        "samples_per_J": res.get("samples_per_J")}
     rows = []
     for s in systems:
         for w in workloads:
             c = cell.get((s, w), {"status": "missing"})
             base = cell.get((BASELINE, w), {})
-            rows.append({"system": s, "workload": w, "status": c.get("status"),
-                         "batch_time_ms": c.get("batch_time_ms"),
-                         "speedup_vs_pmem": _ratio(base.get("batch_time_ms"), c.get("batch_time_ms")),
-                         "energy_J_per_batch": c.get("energy_J_per_batch"),
-                         "energy_vs_pmem": _ratio(c.get("energy_J_per_batch"), base.get("energy_J_per_batch"))})
+            row = {"system": s, "workload": w, "status": c.get("status"), "accelerators": c.get("accelerators"),
+                   "batch_time_ms": c.get("batch_time_ms"),
+                   "speedup_vs_pmem": _ratio(base.get("batch_time_ms"), c.get("batch_time_ms")),
+                   "energy_J_per_batch": c.get("energy_J_per_batch"),
+                   "energy_vs_pmem": _ratio(c.get("energy_J_per_batch"), base.get("energy_J_per_batch")),
+                   "throughput_samples_per_s_per_accelerator": c.get("throughput_samples_per_s_per_accelerator"),
+                   "samples_per_J": c.get("samples_per_J"), "not_compared": None}
+            n, nb = c.get("accelerators"), base.get("accelerators")
+            if n is not None and nb is not None and n != nb:  # a batch of n accelerators is not one of nb
+                row["speedup_vs_pmem"] = row["energy_vs_pmem"] = None
+                row["not_compared"] = (f"{n} accelerators against {BASELINE}'s {nb}: compare throughput per "
+                                       "accelerator and samples per joule")
+            rows.append(row)
     average = []
     for s in systems:
         mine = [r for r in rows if r["system"] == s]
         times = [r["batch_time_ms"] for r in mine]
         average.append({"system": s,
-                        "batch_time_ms": sum(times) / len(times) if all(t is not None for t in times) and times else None,
+                        "batch_time_ms": _mean(times),
                         "speedup_vs_pmem": _geomean([r["speedup_vs_pmem"] for r in mine]),
-                        "energy_vs_pmem": _geomean([r["energy_vs_pmem"] for r in mine])})
+                        "energy_vs_pmem": _geomean([r["energy_vs_pmem"] for r in mine]),
+                        "throughput_samples_per_s_per_accelerator":
+                            _mean([r["throughput_samples_per_s_per_accelerator"] for r in mine]),
+                        "samples_per_J": _mean([r["samples_per_J"] for r in mine])})
     energy = any(r["energy_J_per_batch"] is not None for r in rows)
     return {"baseline": BASELINE, "systems": systems, "workloads": workloads, "energy_available": energy,
             "rows": rows, "average": average}
@@ -158,6 +174,10 @@ def _ratio(num: float | None, den: float | None) -> float | None:
     return num / den
 
 
+def _mean(values: Sequence[float | None]) -> float | None:
+    return sum(values) / len(values) if values and all(v is not None for v in values) else None
+
+
 def _geomean(values: Sequence[float | None]) -> float | None:
     if not values or any(v is None or v <= 0 for v in values):
         return None
@@ -165,20 +185,27 @@ def _geomean(values: Sequence[float | None]) -> float | None:
 
 
 def render(s: dict[str, Any]) -> str:
-    """Three readable tables: batch time, speedup vs pmem, energy vs pmem (systems × RMs, mean)."""
+    """Five readable tables: batch time, speedup vs pmem, energy vs pmem, throughput per
+    accelerator, samples per joule (systems × RMs, mean); then the rows not compared with pmem."""
     wls = s["workloads"]
     by = {(r["system"], r["workload"]): r for r in s["rows"]}
     avg = {a["system"]: a for a in s["average"]}
     out = []
     specs = [("batch time (ms per batch)", "batch_time_ms", "mean"),
              (f"speedup vs {s['baseline']} (higher is faster)", "speedup_vs_pmem", "geomean"),
-             (f"energy vs {s['baseline']} (lower is better)", "energy_vs_pmem", "geomean")]
+             (f"energy vs {s['baseline']} (lower is better)", "energy_vs_pmem", "geomean"),
+             ("throughput per accelerator (samples/s)", "throughput_samples_per_s_per_accelerator", "mean"),
+             ("samples per joule (whole system)", "samples_per_J", "mean")]
     for title, key, avg_name in specs:
-        if key == "energy_vs_pmem" and not s["energy_available"]:
+        if key in ("energy_vs_pmem", "samples_per_J") and not s["energy_available"]:
             out.append(f"{title}: unavailable (no energy results)")
             continue
         table = [[sys_, *[by[(sys_, w)][key] for w in wls], avg[sys_][key]] for sys_ in s["systems"]]
         out.append(_table(["system", *wls, avg_name], table, title))
+    apart = sorted({(r["system"], r["accelerators"]) for r in s["rows"] if r.get("not_compared")})
+    if apart:
+        out.append("not compared with " + s["baseline"] + " (other accelerator counts): "
+                   + ", ".join(f"{name} ({n} accelerators)" for name, n in apart))
     failed = [r for r in s["rows"] if r["status"] != "ok"]
     if failed:
         out.append("failed: " + ", ".join(f"{r['system']}/{r['workload']}" for r in failed)

@@ -21,6 +21,11 @@ File format (``version: 1``; every key below is optional except ``version`` and 
         devices.switch.levels: [1, 2]
         seed: [1, 2]
 
+An axis may apply to some systems only: ``topology.cxl_mems_count: {values: [1, 2, 4], systems:
+[cxl, pcie]}`` sweeps the key on those systems and leaves it at its configured value on the others
+(their points do not repeat; the axis column is null for them). Scaling studies need it: a host-PMEM
+system has no CXL-MEMs to count.
+
 An axis key is ``system``, ``workload`` or a dotted key of the system configuration (see
 :mod:`cxlsim.systems.config`: ``pipeline.relaxed_lookup``, ``devices.switch.levels``,
 ``workload_overrides.batch_size``, ``seed``, ``batches``...). Points are the product, in this
@@ -127,8 +132,9 @@ def build_spec(doc: Mapping[str, Any], where: str, extra_sets: Sequence[tuple[st
     if not isinstance(axes_doc, Mapping):
         raise ConfigError(where, "axes", "expected a mapping with grid: and/or zip:")
     _keys(axes_doc, AXES_KEYS, where, "axes.")
-    grid = _axis_block(axes_doc.get("grid"), where, "axes.grid")
-    zipped = _axis_block(axes_doc.get("zip"), where, "axes.zip")
+    only: dict[str, list[str]] = {}  # axis key -> the systems it applies to (absent: all)
+    grid = _axis_block(axes_doc.get("grid"), where, "axes.grid", only)
+    zipped = _axis_block(axes_doc.get("zip"), where, "axes.zip", only)
     lengths = {k: len(v) for k, v in zipped.items()}
     if len(set(lengths.values())) > 1:
         raise ConfigError(where, "axes.zip", "lists must have equal lengths, got "
@@ -182,6 +188,15 @@ def build_spec(doc: Mapping[str, Any], where: str, extra_sets: Sequence[tuple[st
         if key in swept:
             block = "axes.grid" if key in grid else "axes.zip"
             _check_names(swept[key], key, where, f"{block}.{key}")
+            if key in only:
+                raise ConfigError(where, f"{block}.{key}.systems", f"the {key} axis cannot be limited to systems")
+    all_systems = set(systems) | set(swept.get("system", []))
+    for key, names in only.items():
+        block = "axes.grid" if key in grid else "axes.zip"
+        unknown = [n for n in names if n not in all_systems]
+        if unknown:
+            raise ConfigError(where, f"{block}.{key}.systems", f"{', '.join(map(str, unknown))} not among the sweep's "
+                              f"systems ({', '.join(sorted(all_systems))})")
 
     dims: list[list[dict[str, Any]]] = [
         [{"system": s} for s in systems] or [{}],
@@ -200,13 +215,17 @@ def build_spec(doc: Mapping[str, Any], where: str, extra_sets: Sequence[tuple[st
         values: dict[str, Any] = {}
         for part in combo:
             values.update(part)
-        sets = fixed_sets + tuple((k, values[k]) for k in swept if k not in POINT_KEYS)
+        system = str(values["system"])
+        applies = {k: k not in only or system in only[k] for k in swept}
+        sets = fixed_sets + tuple((k, values[k]) for k in swept if k not in POINT_KEYS and applies[k])
         p = Point(
-            system=str(values["system"]),
+            system=system,
             workload=None if values.get("workload") is None else str(values["workload"]),
             sets=sets,
-            swept=tuple((k, values.get(k)) for k in axis_names),
+            swept=tuple((k, values.get(k) if applies.get(k, True) else None) for k in axis_names),
         )
+        if p.id in seen and not all(applies.values()):
+            continue  # the same point again: an axis that does not apply to this system
         if p.id in seen:
             raise ConfigError(where, "axes", f"points {seen[p.id] + 1} and {len(points) + 1} are identical "
                               f"({p.describe()}); remove the repeated value")
@@ -234,7 +253,9 @@ def _check_key(key: str, where: str, kp: str) -> None:
         raise ConfigError(where, kp, "empty key part; expected a dotted configuration key")
 
 
-def _axis_block(block: Any, where: str, kp: str) -> dict[str, list[Any]]:
+def _axis_block(block: Any, where: str, kp: str, only: dict[str, list[str]]) -> dict[str, list[Any]]:
+    """An axis block's ``key: [values]``; an entry ``key: {values: [...], systems: [...]}`` also
+    records in ``only`` the systems it applies to."""
     if block is None:
         return {}
     if not isinstance(block, Mapping) or not block:
@@ -243,6 +264,13 @@ def _axis_block(block: Any, where: str, kp: str) -> dict[str, list[Any]]:
     for key, values in block.items():
         key = str(key)
         _check_key(key, where, f"{kp}.{key}")
+        if isinstance(values, Mapping):
+            _keys(values, ("values", "systems"), where, f"{kp}.{key}.")
+            names = values.get("systems")
+            if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+                raise ConfigError(where, f"{kp}.{key}.systems", f"expected a non-empty list of system names, got {names!r}")
+            only[key] = list(names)
+            values = values.get("values")
         if not isinstance(values, list) or not values:
             raise ConfigError(where, f"{kp}.{key}", f"expected a non-empty list of values, got {values!r}")
         out[key] = values

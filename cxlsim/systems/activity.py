@@ -85,6 +85,8 @@ class BatchLedger:
     cache_hits: int = 0
     cache_writebacks: int = 0
     mlp_log_gap_batches: int = 0
+    gpu_kernel_ns: float = 0.0  # kernels and copies on the GPUs' streams
+    host_dispatch_ns: float = 0.0  # the dispatching threads' busy time (framework dispatch and calls)
 
     def traffic(self, role: str) -> MediaTraffic:
         return self.media.setdefault(role, MediaTraffic())
@@ -113,6 +115,8 @@ class BatchActivity:
     cache_hit_fraction: float | None  # host vector cache, None without one
     cache_writebacks: int
     mlp_log_gap_batches: int  # relaxed MLP log: embedding-log batch − MLP-log batch
+    gpu_kernel_ns: float = 0.0  # stream busy time of the batch's GPU phases (every GPU)
+    host_dispatch_ns: float = 0.0  # host time dispatching them (one core each; 0 when the GPU replays)
 
 
 def batch_activity(executor: Executor, ledgers: Mapping[int, BatchLedger], spans: Mapping[int, tuple[float, float]],
@@ -137,6 +141,7 @@ def batch_activity(executor: Executor, ledgers: Mapping[int, BatchLedger], spans
             if lane == "host_cpu":
                 core_ns += d * (threads if name in ALL_CORE_STEPS else 1) / host_cores
         led = ledgers.get(n, BatchLedger())
+        core_ns += led.host_dispatch_ns / host_cores
         out.append(BatchActivity(
             batch=n,
             wall_ns=t1 - t0,
@@ -152,5 +157,7 @@ def batch_activity(executor: Executor, ledgers: Mapping[int, BatchLedger], spans
             cache_hit_fraction=(led.cache_hits / led.cache_lookups) if led.cache_lookups else None,
             cache_writebacks=led.cache_writebacks,
             mlp_log_gap_batches=led.mlp_log_gap_batches,
+            gpu_kernel_ns=led.gpu_kernel_ns,
+            host_dispatch_ns=led.host_dispatch_ns,
         ))
     return out

@@ -45,6 +45,8 @@ TOP_KEYS = {"version", "inherits", "name", "description", "model", "platform", "
 #: TPU/parameter-server step model (SPEC §1.4 ``tpu-ps``, :mod:`cxlsim.systems.tpu_ps`).
 MODELS = ("dataflow", "tpu_ps")
 DEVICE_KEYS = {"preset", "count", "interleave_B", "params", "levels"}
+#: Roles a platform or system may give beyond what the pipeline needs; given, a model must use them.
+OPTIONAL_ROLES = ("replay_host",)
 #: Families whose roles take ``count`` modules interleaved every ``interleave_B`` bytes.
 MEMORY_ROLE_FAMILIES = ("dram", "pmem", "ssd")
 
@@ -64,6 +66,8 @@ ROLES = {
     "switch": "the CXL switch (per-hop latency; `levels` switch levels between devices)",
     "cxl_protocol": "CXL.cache/DCOH, CXL.mem and CXL.io protocol costs",
     "pcie": "PCIe link and CUDA-like software path (launch, sync, memcpy)",
+    "replay_host": "optional: the host whose PyTorch dispatch a replaying GPU's cycles were measured with (the "
+                   "prototype's Vortex replays the RTX 3090's step as run from an i5-9600K)",
 }
 
 #: Device families each role takes (the models the pipeline calls on the role implement their API).
@@ -73,6 +77,7 @@ ROLE_FAMILIES = {
     "ndp": ("ndp",), "ckpt_logic": ("ckpt_logic",),
     "fabric_link": ("cxl_link",), "gpu_link": ("cxl_link",), "host_link": ("cxl_link",),
     "switch": ("cxl_switch",), "cxl_protocol": ("cxl_protocol",), "pcie": ("pcie",),
+    "replay_host": ("cpu",),
 }
 
 #: CXL 3.0: at most 4095 devices in the fabric of one root port (12-bit port-based routing ids).
@@ -303,6 +308,8 @@ def _devices(system: str, file_devices: Any, pipeline: ParamSet | None, platform
         if role not in ROLES:
             raise ConfigError(where, f"devices.{role}", unknown_key_message(role, ROLES) + f" (roles: {', '.join(ROLES)})")
     needed = needed_roles(pipeline) if pipeline is not None else []
+    if pipeline is not None:  # optional roles the platform or the file gives
+        needed += [r for r in OPTIONAL_ROLES if r in file_devices or platform.role_spec(system, r) is not None]
     specs: dict[str, Any] = {}
     origin: dict[str, str] = {}
     for role in needed:

@@ -29,7 +29,15 @@ Named modelling choices (documented in docs/timing-model.md):
 - the update reads each distinct row, adds its accumulated gradient and writes it back: one stream
   read, write, read, write, ... issued at the step's start, at most ``outstanding`` in flight (a
   write is not held until its own row's read returns; the closed loop bounds them together);
-- a flag is one line written after every write it covers is acknowledged (fence).
+- a flag is one line written after every write it covers is acknowledged (fence);
+- the GPU phases are the PyTorch eager step (:mod:`cxlsim.devices.gpu_step`): the ops the host
+  dispatches and a CUDA stream schedule. Each GPU has one dispatching host thread that runs ahead of
+  its stream: a phase's dispatch starts when that thread is free and the phase's inputs other than
+  the same GPU's earlier phases are ready (pooled vectors, the all-reduce); its kernels start no
+  earlier than the GPU is free. A GPU that *replays* a step measured elsewhere (the platform gives a
+  ``replay_host`` role: the prototype's Vortex replays RTX 3090 cycles measured from an i5-9600K)
+  takes each phase's span as that host and GPU ran it alone, and its own host dispatches nothing.
+  The dispatching thread is not charged against the host's embedding work (one core of several).
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from cxlsim.devices.gpu_step import StepModel, StepShapes
 from cxlsim.devices.media import AccessStream
 from cxlsim.engine.executor import Executor, OpOutcome
 from cxlsim.errors import InputError
@@ -140,18 +149,25 @@ class TrainingMachine:
         mp = w.mlp_params
         self.mlp_params = mp["bottom"] + mp["top"]
         self.mlp_B = self.mlp_params * FP32_B
-        self.mlp_tensors = 2 * (len(self.bottom) - 1 + len(self.top) - 1)
         self.pooled_B = self.B * self.T * self.dim * FP32_B
 
         self.gpu = devices["gpu"]
         self.cpu = devices["host_cpu"]
+        self.pcie = devices.get("pcie")
+        #: the host whose dispatch a replaying GPU's phases were measured with (None: this system's host dispatches)
+        self.replay_host = devices.get("replay_host")
+        self.step_model = StepModel(self.gpu, self.replay_host or self.cpu, self.pcie)
+        self.shapes = StepShapes.from_workload(w, batch=self.B)
+        self.mlp_tensors = len(self.shapes.parameter_tensors())
+        self.phase_ops = self.step_model.step_ops(self.shapes)
+        self._replayed = {ph: self.step_model.schedule(ops) for ph, ops in self.phase_ops.items()}
+        self._host_free = [0.0] * gpus  # each GPU's dispatching thread
         self.ndp = devices.get("ndp")
         self.ckpt = devices.get("ckpt_logic")
         self.cxl = devices.get("cxl_protocol")
         # the first CXL-MEM↔GPU (pooled vectors, gradients, MLP pulls) and host↔CXL-MEM (configuration)
         self.gpu_path = fabric.path(("mem", 0), ("gpu", 0)) if fabric is not None else None
         self.host_path = fabric.path("host", ("mem", 0)) if fabric is not None else None
-        self.pcie = devices.get("pcie")
         self.cache = None
         self.memories: dict[str, Memory] = {}  # every memory the machine serves, by ledger key
         self.sides = [self._side(m) for m in range(mems)]
@@ -228,10 +244,26 @@ class TrainingMachine:
             for key in ("clock_GHz", "line_fill_buffers_count", "lookup_cycles_per_element",
                         "update_cycles_per_element", "per_vector_overhead_cycles", "update_table_order"):
                 cpu.skip(key, why)
-            cpu.skip("op_dispatch_us", "the host dispatches no embedding operator here (pipeline.embedding_engine: "
-                     "ndp), and GPU operators are timed without framework dispatch")
             if p.persistence == "none" or p.checkpoint_agent != "host_cpu":
                 cpu.skip("cache_line_B", "the host neither streams rows nor writes the persistent flags here")
+        if p.embedding_engine == "host_cpu" or p.data_movement != "cxl_cache":
+            cpu.skip("mmio_write_instructions", "the host configures no CXL device's registers here (it dispatches the "
+                     "embedding operator itself, or copies the indices over PCIe)")
+        if self.pcie is None:
+            cpu.skip("kernel_launch_instructions", "no software data path here (no pcie role): the GPU's kernels are "
+                     "launched inside the framework's operators (op_dispatch_*_instructions)")
+        if self.replay_host is not None:
+            if self.pcie is None and p.embedding_engine == "ndp":
+                why = ("the GPU replays a step measured from the replay_host: this host dispatches none of it, and "
+                       "it neither runs the embeddings nor calls a software data path here")
+                for key in ("software_ipc", "op_dispatch_python_instructions", "op_dispatch_python_no_grad_instructions",
+                            "op_dispatch_cpp_instructions", "stream_sync_instructions", "memcpy_call_instructions",
+                            "python_element_instructions", "kernel_launch_instructions"):
+                    cpu.skip(key, why)
+            rh = self.replay_host.params  # the step model has read what of it the replayed step uses
+            for key in rh.unread():
+                rh.skip(key, "a replay host contributes only the host software of the step its GPU's cycles were "
+                        "measured with")
         if self.pcie is not None:
             pcie = self.pcie.params
             bounces = p.embedding_engine == "ndp"  # a PCIe card: device → host → device
@@ -244,6 +276,7 @@ class TrainingMachine:
             cxl = self.cxl.params
             cxl.skip("dcoh_snoop_ns", "no step of this dataflow snoops a DCOH (flushes push the lines to their home)")
             cxl.skip("mmio_read_ns", "the host only writes device registers (posted MMIO writes); no step reads one")
+            cxl.skip("mmio_write_ns", "the system's host issues the register writes (its cpu mmio_write_instructions)")
 
     # -- helpers -----------------------------------------------------------------------------
     def _round(self, nbytes: float) -> int:
@@ -332,29 +365,60 @@ class TrainingMachine:
         b = self._batch(n, m)
         idx_B = b.n_indices * INDEX_B
         if self.pipe.embedding_engine == "host_cpu":
-            return OpOutcome(t + self.cpu.dispatch_ns(1))
+            return OpOutcome(t + self.cpu.op_dispatch_ns("python"))
         if self.pipe.data_movement == "cxl_cache":
             path = self._path("host", ("mem", m))
             self._count_link(cxl_path_key("host", ("mem", m)), self.cxl.read_cost(idx_B, 0.0, path).size_B)  # index DMA
-            return OpOutcome(t + self.cxl.configure_batch_ns(CONFIG_REGISTERS, idx_B, path))
-        self._count_link("pcie", self.pcie.memcpy_cost(idx_B, False).size_B)
-        return OpOutcome(t + self.pcie.launch_ns() + self.pcie.memcpy_ns(idx_B, False))
+            return OpOutcome(t + self.cxl.configure_batch_ns(CONFIG_REGISTERS, idx_B, path, self.cpu))
+        self._count_link("pcie", self.pcie.memcpy_cost(idx_B, False, self.cpu).size_B)
+        return OpOutcome(t + self.pcie.launch_ns(self.cpu) + self.pcie.memcpy_ns(idx_B, False, self.cpu))
 
     # -- GPU -----------------------------------------------------------------------------------
     def _b_fwd(self, n, t, ex, g=0):
-        return OpOutcome(t + self.gpu.mlp_ns(self.bottom, self.B, "forward"))
+        return self._phase("b_fwd", n, t, ex, g)
 
     def _t_mlp(self, n, t, ex, g=0):
-        g, B = self.gpu, self.B
-        d = (g.interaction_ns(B, self.T + 1, self.dim, "forward") + g.mlp_ns(self.top, B, "forward")
-             + g.mlp_ns(self.top, B, "backward") + g.interaction_ns(B, self.T + 1, self.dim, "backward"))
-        return OpOutcome(t + d)
+        return self._phase("t_mlp", n, t, ex, g)
 
     def _b_bwd(self, n, t, ex, g=0):
-        return OpOutcome(t + self.gpu.mlp_ns(self.bottom, self.B, "backward"))
+        return self._phase("b_bwd", n, t, ex, g)
 
     def _mlp_opt(self, n, t, ex, g=0):
-        return OpOutcome(t + self.gpu.optimizer_ns(self.mlp_params, self.mlp_tensors))
+        return self._phase("mlp_opt", n, t, ex, g)
+
+    def _inputs_ready_ns(self, name: str, n: int, ex: Executor) -> float:
+        """When op ``(name, n)``'s inputs other than its own GPU's phases were ready (ns): the
+        dispatching thread runs ahead of the stream, not ahead of data from elsewhere."""
+        ready = 0.0
+        for dep in ex.ops[(name, n)].deps:
+            key = (dep[0], dep[1])
+            rec = ex.record(key)
+            if rec is None or dep[0].split(".")[0] in self.phase_ops:
+                continue
+            ready = max(ready, rec.start_ns if len(dep) > 2 and dep[2] == "start" else rec.end_ns)
+        return ready
+
+    def _phase(self, phase: str, n: int, t: float, ex: Executor, g: int) -> OpOutcome:
+        """One GPU phase of batch ``n`` on GPU ``g``, its stream free from ``t``: the step model's
+        schedule (module docstring), its dispatches and kernels on the trace."""
+        name = phase + sfx(g)
+        if self.replay_host is not None:
+            sch, shift = self._replayed[phase], t
+        else:
+            host_free = max(self._host_free[g], self._inputs_ready_ns(name, n, ex))
+            sch, shift = self.step_model.schedule(self.phase_ops[phase], host_free, t), 0.0
+            self._host_free[g] = sch.host_end_ns
+            self._ledger.host_dispatch_ns += sch.host_busy_ns
+        self._ledger.gpu_kernel_ns += sch.gpu_busy_ns
+        trace = ex.trace
+        if trace.enabled:
+            host_lane = ("replay_host" if self.replay_host is not None else "host_cpu") + ".dispatch" + sfx(g)
+            for op, a, b in sch.dispatch_intervals():
+                trace.record(host_lane, a + shift, b + shift, op, n, "dispatch")
+            for op, a, b in sch.stream_intervals():
+                trace.record("gpu" + sfx(g) + ".stream", a + shift, b + shift, op, n, "kernel")
+        end = shift + sch.end_ns if self.replay_host is not None else sch.end_ns
+        return OpOutcome(max(t, end))
 
     # -- embedding engine ------------------------------------------------------------------------
     def _lookup(self, n, t, ex, m=0):
@@ -442,8 +506,9 @@ class TrainingMachine:
             self._count_link(cxl_path_key(src, dst), self.cxl.flush_cost(lines, path).size_B)
             return OpOutcome(t + self.cxl.flush_ns(lines, path))
         bounce = self.pipe.embedding_engine == "ndp"  # a PCIe card: device → host → device
-        self._count_link("pcie", self.pcie.memcpy_cost(nbytes, bounce).size_B)
-        return OpOutcome(t + self.pcie.sync_ns() + self.pcie.memcpy_ns(nbytes, bounce) + self.pcie.launch_ns())
+        host = self.cpu
+        self._count_link("pcie", self.pcie.memcpy_cost(nbytes, bounce, host).size_B)
+        return OpOutcome(t + self.pcie.sync_ns(host) + self.pcie.memcpy_ns(nbytes, bounce, host) + self.pcie.launch_ns(host))
 
     def _pooled(self, n, t, ex, m=0, g=0):
         return self._move(self.pooled_B_of(m), t, ("mem", m), ("gpu", g))
@@ -467,7 +532,8 @@ class TrainingMachine:
         latency plus the busiest link's serialisation (CXL.mem line writes, 64 B each); by software,
         each GPU's copy bounces through host memory, the host issuing them one after another."""
         if self.pipe.data_movement != "cxl_cache":
-            return self.gpus * (self.pcie.memcpy_ns(size_B, True) + self.pcie.launch_ns()) + self.pcie.sync_ns()
+            h = self.cpu
+            return self.gpus * (self.pcie.memcpy_ns(size_B, True, h) + self.pcie.launch_ns(h)) + self.pcie.sync_ns(h)
         lines = math.ceil(size_B / self.cxl.line_B)
         busy: dict[str, float] = {}
         latency = 0.0
@@ -489,7 +555,7 @@ class TrainingMachine:
                 path = self.fabric.path(src, dst)
                 self._count_link(cxl_path_key(src, dst), steps * self.cxl.write_cost(shard_B, 0.0, path).size_B)
             else:
-                self._count_link("pcie", steps * self.pcie.memcpy_cost(shard_B, True).size_B)
+                self._count_link("pcie", steps * self.pcie.memcpy_cost(shard_B, True, self.cpu).size_B)
         return OpOutcome(t + steps * self.allreduce_step_ns(shard_B) + (self.gpus - 1) * add_ns)
 
     # -- persistence -----------------------------------------------------------------------------
@@ -557,7 +623,7 @@ class TrainingMachine:
             path = self._path(("gpu", self.sides[m].source_gpu), ("mem", m))
             return self.cxl.cache_fill_ns(lines, 0.0, path, self.cxl.line_B / gpu_bw)
         bounce = self.pipe.checkpoint_agent == "ndp"
-        return self.pcie.sync_ns() + self.pcie.memcpy_ns(nbytes, bounce)
+        return self.pcie.sync_ns(self.cpu) + self.pcie.memcpy_ns(nbytes, bounce, self.cpu)
 
     def _write_mlp(self, side: MemSide, nbytes: float, base: int, t: float, pull_ns: float, outstanding: int) -> float:
         """Write ``nbytes`` sequentially at ``base`` while they arrive over ``pull_ns``; returns the
@@ -573,7 +639,7 @@ class TrainingMachine:
             self._count_link(cxl_path_key(("gpu", side.source_gpu), ("mem", side.index)),
                              self.cxl.read_cost(nbytes, 0.0, path).size_B)
         else:
-            self._count_link("pcie", self.pcie.memcpy_cost(nbytes, self.pipe.checkpoint_agent == "ndp").size_B)
+            self._count_link("pcie", self.pcie.memcpy_cost(nbytes, self.pipe.checkpoint_agent == "ndp", self.cpu).size_B)
         burst_B = self._burst_B()
         k = int(math.ceil(nbytes / burst_B))
         addr = base + np.arange(k, dtype=np.int64) * burst_B

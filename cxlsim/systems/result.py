@@ -41,10 +41,10 @@ class RunResult:
     breakdowns_ns: list[dict[str, float]]
     raw_stall_ns: np.ndarray
     mlp_log_gap_batches: int
-    executor: Executor | None  # None for the analytic tpu-ps model
+    executor: Executor | None  # None for the analytic tpu-ps model (its steps draw its timeline)
     machine: TrainingMachine | None
     extra: dict[str, Any] = field(default_factory=dict)
-    activity: list[BatchActivity] = field(default_factory=list)  # per measured batch (empty for tpu-ps)
+    activity: list[BatchActivity] = field(default_factory=list)  # per measured batch (tpu-ps: in its steps)
     devices: DeviceGraph | None = None  # the models that timed the run (None for tpu-ps)
     energy: dict[str, Any] | None = None  # {"total": J, "by_component": {...}} per measured batch
 
@@ -72,12 +72,21 @@ class RunResult:
 
     @property
     def accelerators(self) -> int:
-        """GPUs training data-parallel (each on ``batch_size`` samples per batch)."""
+        """Accelerators training data-parallel, each on ``batch_size`` samples per batch (GPUs,
+        or the tpu-ps model's chips: ``topology.gpus_count`` either way)."""
         return self.config.topology.gpus_count
 
     @property
     def samples_per_batch(self) -> int:
+        """Samples one batch trains over the whole system (every accelerator's batch)."""
         return self.workload.params.batch_size * self.accelerators
+
+    @property
+    def samples_per_J(self) -> float | None:
+        """Samples trained per joule of the whole system (None until the energy is priced)."""
+        if not self.energy or not self.energy["total"]:
+            return None
+        return float(self.samples_per_batch / self.energy["total"])
 
     def utilisation(self) -> dict[str, float]:
         """Busy share of the measured batches' wall time of every resource, highest first: each
@@ -118,7 +127,7 @@ class RunResult:
         bt = self.batch_time_ms
         resolved = cfg.resolved()
         resolved["workload_params"] = self.workload.params.as_dict()
-        analytic = self.machine is None  # tpu-ps: no device-level activity, so no provisioning
+        analytic = self.machine is None  # tpu-ps: no device models, so no provisioning or utilisation
         util = {} if analytic else self.utilisation()
         resolved["provisioned_modules"] = ({} if analytic else
                                            provisioned_modules(self.devices, self.workload, self.machine.mems))
@@ -131,8 +140,12 @@ class RunResult:
             "breakdown_ms": self.breakdown_ms,
             "raw_stall_ms": float(self.raw_stall_ns.mean() / 1e6),
             "mlp_log_gap_batches": int(self.mlp_log_gap_batches),
+            "accelerators": self.accelerators,
             "throughput_samples_per_s": float(self.samples_per_batch / (bt["mean"] / 1e3)),
+            "throughput_samples_per_s_per_accelerator": float(self.samples_per_batch / self.accelerators
+                                                              / (bt["mean"] / 1e3)),
             "energy_J_per_batch": self.energy,
+            "samples_per_J": self.samples_per_J,
             "devices": {"gpus": self.accelerators, "cxl_mems": self.config.topology.cxl_mems_count},
             "utilisation": util,
             "bottleneck": next(({"resource": k, "utilisation": v} for k, v in util.items()), None),

@@ -75,7 +75,14 @@ class Workload:
 
     @property
     def top_widths(self) -> tuple[int, ...]:
+        """The top MLP's layer widths after the interaction, as DLRM's ``--arch-mlp-top`` and Table 3
+        write them (DLRM prepends the interaction's output width: :attr:`top_network`)."""
         return parse_widths(self.params.top_mlp)  # type: ignore[return-value]
+
+    @property
+    def top_network(self) -> tuple[int, ...]:
+        """The top MLP as DLRM builds it: the interaction's outputs, then :attr:`top_widths`."""
+        return (self.interaction_width, *self.top_widths)
 
     @property
     def row_B(self) -> int:
@@ -89,7 +96,7 @@ class Workload:
     @property
     def mlp_params(self) -> dict[str, int]:
         """Parameter counts (weights + biases) of the bottom and top MLPs."""
-        return {"bottom": mlp_param_count(self.bottom_widths), "top": mlp_param_count(self.top_widths)}
+        return {"bottom": mlp_param_count(self.bottom_widths), "top": mlp_param_count(self.top_network)}
 
     @property
     def interaction_width(self) -> int:

@@ -63,7 +63,8 @@ WORKLOAD_SCHEMA = Schema(
         Param("dim", int, "embedding dimension (fp32 elements per row)", minimum=1),
         Param("dense_features", int, "dense features per sample (bottom-MLP input)", minimum=1),
         Param("bottom_mlp", str, "bottom MLP layer widths, input first (Table 3 notation)"),
-        Param("top_mlp", str, "top MLP layer widths, input first (Table 3 notation)"),
+        Param("top_mlp", str, "top MLP layer widths after the dot interaction (DLRM's --arch-mlp-top and Table 3 "
+              "notation: DLRM prepends the interaction's output width)"),
         Param("rows_profile", str, "how table sizes are given", default="uniform", choices=ROWS_PROFILES),
         Param("rows_per_table", int, "rows of every table (rows_profile: uniform)", default=1, minimum=1),
         Param(

@@ -1,0 +1,213 @@
+"""The media families' microbenchmark: a LENS/OptaneStudy/MLC-style probe run on ``serve``.
+
+Contract (units: ns, B, GB/s == B/ns). :func:`microbench` ``(model, options)`` characterises one
+media preset (DRAM, PMEM, SSD) on ``modules`` interleaved modules (``options["modules"]``, default
+1, interleaved every ``INTERLEAVE_B``) and returns a JSON-ready dict (keys documented in
+``docs/devices-media.md``):
+
+* ``read_latency_ns`` / ``write_latency_ns`` by pattern: idle 64 B accesses, one module;
+* ``read_bw_GBps`` / ``write_bw_GBps`` / ``store_flush_bw_GBps`` by access size (B): aligned
+  accesses of ``options["pattern"]`` (``random`` default, or ``sequential``) with the requester's
+  outstanding limit of ``options["threads"]`` threads (:func:`outstanding_for`); writes are
+  non-temporal stores and include the final buffer drain; store + flush is a read of the access
+  (the store's read for ownership) followed by its write-back (clwb);
+* ``write_amplification`` by overwritten region (64 B writes rotating over it, one module);
+* ``loaded_latency``: a list of ``{offered_GBps, bw_GBps, latency_ns}``: random 64 B reads issued
+  at a fixed rate (fractions ``LOAD_FRACTIONS`` of the saturated 64 B read bandwidth) as Intel MLC's
+  load generators do; latency is the mean from issue to data of the later half of the stream;
+* ``persist_latency_ns`` by size: ``size / 64`` non-temporal 64 B stores from one thread then a
+  fence, from the first store to the last acknowledgement (idle modules);
+* ``little_bound_GBps`` (read/write, per size): ``controller_outstanding_count × modules × size /
+  idle random latency`` (absent when the preset has no controller limit).
+
+Threads: each thread keeps ``THREAD_LINES`` 64 B lines in flight (its L1 fill buffers), i.e.
+``max(1, ceil(THREAD_LINES × 64 / size))`` accesses of ``size``; an access larger than the medium's
+unit is issued as its units, in address order (a thread's lines in flight cover a few units of it,
+not all); without ``threads`` the requester is saturating (:func:`saturating_outstanding`) and
+issues whole accesses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from cxlsim.devices.media import PATTERNS, AccessStream, MediaModel
+
+BW_SIZES_B = (64, 128, 256, 512, 1024, 4096)
+WA_REGIONS_B = (4096, 8192, 16384, 32768, 65536)
+PERSIST_SIZES_B = (64, 256, 1024, 4096)
+#: offered load of the loaded-latency sweep, as fractions of the saturated 64 B read bandwidth
+LOAD_FRACTIONS = (0.1, 0.25, 0.5, 0.7, 0.8, 0.9, 0.95)
+LOADED_ACCESSES = 8192
+LATENCY_SAMPLES = 64
+LINE_B = 64  # a CPU cache line: the size of one load, store or flush
+#: 64 B lines one thread keeps in flight: its L1D fill buffers. Source: Intel 64 and IA-32
+#: Architectures Optimization Reference Manual, Skylake microarchitecture: 12 fill buffers
+#: (Cascade Lake, OptaneStudy's platform, and Coffee Lake use that core; cpu/i5-9600k says the same).
+THREAD_LINES = 12
+#: Interleaving of several modules: OptaneStudy's six DIMMs are interleaved at 4 KiB
+#: (reference/measurements.md); the systems' default too.
+INTERLEAVE_B = 4096
+BW_OUTSTANDING = 1024  # a saturating requester on presets without a controller limit
+BW_MIN_ACCESSES = 16384
+BW_MIN_BYTES = 1 << 20
+WA_CHUNK_B = 64
+REGION_LIMIT_B = 1 << 30  # random accesses are spread over at most 1 GiB per module
+
+
+def outstanding_for(threads: int | None, size_B: int, model: MediaModel, modules: int) -> int:
+    """Accesses of ``size_B`` in flight from ``threads`` threads (``THREAD_LINES`` lines each);
+    ``None``: a saturating requester (:func:`saturating_outstanding`)."""
+    if threads is None:
+        return saturating_outstanding(model, modules)
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
+    return int(threads) * max(1, -(-THREAD_LINES * LINE_B // int(size_B)))
+
+
+def saturating_outstanding(model: MediaModel, modules: int) -> int:
+    """What a saturating requester keeps in flight: all its modules' controllers hold, or
+    ``BW_OUTSTANDING`` when the preset has no controller limit (no contention either way)."""
+    c = model.controller_outstanding
+    return c * modules if c > 0 else BW_OUTSTANDING
+
+
+def microbench(model: MediaModel, options: Mapping[str, Any]) -> dict[str, Any]:
+    """Characterise ``model`` (module docstring); options: ``threads`` (None), ``modules`` (1),
+    ``pattern`` ("random"), ``seed`` (0)."""
+    rng = np.random.default_rng(int(options.get("seed") or 0))
+    threads = options.get("threads")
+    modules = int(options.get("modules") or 1)
+    pattern = options.get("pattern") or "random"
+    if pattern not in PATTERNS:
+        raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}; got {pattern!r}")
+    region = int(min(model.params.capacity_GB * 1e9, REGION_LIMIT_B)) * modules
+
+    def bw(kind: str) -> dict[str, float]:
+        return {str(s): bandwidth(model, kind, s, region, rng, threads, modules, pattern) for s in BW_SIZES_B}
+
+    out: dict[str, Any] = {
+        "threads": threads,
+        "pattern": pattern,
+        "read_latency_ns": {pat: _latency(model, False, pat, region, rng) for pat in PATTERNS},
+        "write_latency_ns": {pat: _latency(model, True, pat, region, rng) for pat in PATTERNS},
+        "read_bw_GBps": bw("read"),
+        "write_bw_GBps": bw("write"),
+        "store_flush_bw_GBps": bw("store_flush"),
+        "write_amplification": {str(r): write_amplification(model, r) for r in WA_REGIONS_B},
+        "loaded_latency": loaded_latency(model, region, rng, modules),
+        "persist_latency_ns": {str(s): persist_latency_ns(model, s, modules) for s in PERSIST_SIZES_B},
+    }
+    if model.controller_outstanding > 0:
+        out["little_bound_GBps"] = {
+            op: {str(s): little_bound_GBps(model, op, s, modules) for s in BW_SIZES_B} for op in ("read", "write")}
+    return out
+
+
+def little_bound_GBps(model: MediaModel, op: str, size_B: int, modules: int = 1) -> float:
+    """Little's law: the modules' controllers hold ``count × modules`` accesses of ``size_B``,
+    each for at least its idle random latency (read: data back; write: acknowledgement)."""
+    p = model.params
+    lat = p.read_latency_random_ns if op == "read" else p.write_latency_ns
+    return model.controller_outstanding * modules * size_B / lat
+
+
+def _latency(model: MediaModel, write: bool, pattern: str, region: int, rng: np.random.Generator) -> float:
+    """Mean latency of 64 B accesses issued far apart (idle module); sequential excludes the first."""
+    gap = 10 * (model.params.read_latency_random_ns + model.params.write_latency_ns
+                + model.occ_write_ns + model.occ_read_ns + model.cmd_read_ns + model.cmd_write_ns)
+    n = LATENCY_SAMPLES
+    if pattern == "sequential":
+        addr = np.arange(n, dtype=np.int64) * WA_CHUNK_B
+    else:
+        addr = rng.integers(0, min(region, REGION_LIMIT_B) // model.unit_B, n) * model.unit_B
+    r = model.serve(AccessStream.of(np.arange(n) * gap, addr, WA_CHUNK_B, write), model.new_state(), 1)
+    lat = (r.ack_ns if write else r.complete_ns) - r.start_ns
+    return float(lat[1:].mean() if pattern == "sequential" else lat.mean())
+
+
+def _addresses(rng: np.random.Generator, region: int, size_B: int, n: int, pattern: str) -> np.ndarray:
+    if pattern == "sequential":
+        return np.arange(n, dtype=np.int64) * size_B
+    return _distinct(rng, region // size_B, n) * size_B
+
+
+def bandwidth(model: MediaModel, kind: str, size_B: int, region: int, rng: np.random.Generator,
+              threads: int | None = None, modules: int = 1, pattern: str = "random") -> float:
+    """GB/s of aligned ``size_B`` accesses of ``kind`` (``read``, ``write``: non-temporal store,
+    ``store_flush``: read for ownership then write-back of the same bytes) from ``threads``
+    threads; writes include the final drain."""
+    n = max(BW_MIN_ACCESSES, BW_MIN_BYTES // size_B)
+    addr = _addresses(rng, region, size_B, n, pattern)
+    piece = size_B
+    if threads is not None and size_B > model.unit_B:  # a thread issues its lines, a unit at a time
+        piece = model.unit_B
+        addr = (addr[:, None] + np.arange(0, size_B, piece)[None, :]).ravel()
+    out = outstanding_for(threads, piece, model, modules)
+    if kind == "store_flush":
+        addr = np.repeat(addr, 2)
+        is_write = np.tile(np.array([False, True]), addr.shape[0] // 2)
+    else:
+        is_write = kind == "write"
+    state = model.new_state(modules, INTERLEAVE_B)
+    r = model.serve(AccessStream.of(0.0, addr, piece, is_write), state, out, modules, INTERLEAVE_B,
+                    per_access=False)
+    end = model.drain(state, r.end_ns).end_ns if kind != "read" else r.end_ns
+    return float(n * size_B / end)
+
+
+def loaded_latency(model: MediaModel, region: int, rng: np.random.Generator, modules: int = 1) -> list[dict[str, float]]:
+    """Latency vs offered bandwidth of random 64 B reads (module docstring)."""
+    peak = bandwidth(model, "read", LINE_B, region, rng, None, modules)
+    out = []
+    n = LOADED_ACCESSES
+    cap = saturating_outstanding(model, modules)
+    for f in LOAD_FRACTIONS:
+        offered = f * peak
+        addr = _distinct(rng, region // LINE_B, n) * LINE_B
+        issue = np.arange(n) * (LINE_B / offered)
+        r = model.serve(AccessStream.of(issue, addr, LINE_B, False), model.new_state(modules, INTERLEAVE_B),
+                        cap, modules, INTERLEAVE_B)
+        lat = (r.complete_ns - issue)[n // 2:]
+        out.append({"offered_GBps": float(offered), "bw_GBps": float(n * LINE_B / r.end_ns),
+                     "latency_ns": float(lat.mean())})
+    return out
+
+
+def persist_latency_ns(model: MediaModel, size_B: int, modules: int = 1) -> float:
+    """``size_B / 64`` non-temporal 64 B stores from one thread, then a fence: ns from the first
+    store to the last acknowledgement, on idle modules."""
+    lines = max(1, -(-int(size_B) // LINE_B))
+    addr = np.arange(lines, dtype=np.int64) * LINE_B
+    r = model.serve(AccessStream.of(0.0, addr, LINE_B, True), model.new_state(modules, INTERLEAVE_B),
+                    THREAD_LINES, modules, INTERLEAVE_B)
+    return float(r.done_ns)
+
+
+def _distinct(rng: np.random.Generator, population: int, n: int) -> np.ndarray:
+    """``n`` distinct integers below ``population`` in random order."""
+    if n > population:
+        raise ValueError(f"cannot draw {n} distinct of {population}")
+    picked = np.unique(rng.integers(0, population, 2 * n + 16))
+    while picked.shape[0] < n:
+        picked = np.unique(np.concatenate([picked, rng.integers(0, population, n)]))
+    return rng.permutation(picked)[:n].astype(np.int64)
+
+
+def write_amplification(model: MediaModel, region_B: int) -> float:
+    """Media bytes written / bytes written by 64 B writes rotating over ``region_B`` bytes.
+
+    The region holds ``region_B / unit`` units of ``unit / 64`` chunks; round k writes chunk k of
+    every unit, in address order, so each byte is written once. The final buffer drain counts.
+    """
+    unit = model.unit_B
+    lines = max(1, region_B // unit)
+    chunks = max(1, unit // WA_CHUNK_B)
+    addr = (np.arange(chunks)[:, None] * WA_CHUNK_B + np.arange(lines)[None, :] * unit).ravel().astype(np.int64)
+    state = model.new_state()
+    r = model.serve(AccessStream.of(0.0, addr, WA_CHUNK_B, True), state, saturating_outstanding(model, 1))
+    d = model.drain(state, r.end_ns)
+    return float((r.media_write_B + d.media_write_B) / (addr.shape[0] * WA_CHUNK_B))

@@ -1,0 +1,185 @@
+"""Which of the paper's conclusions survive the prototype platform's named assumptions (×0.5, ×2).
+
+    python -m cxlsim.sweep.platform_study                        # RM1-RM4, 2 measured batches
+    python -m cxlsim.sweep.platform_study --workloads rm1 --batches 2 --json study.json --markdown
+
+The ``prototype`` platform (``configs/platforms/prototype.yaml``) fills what the paper leaves
+unknown about its apparatus with named assumptions (:data:`ASSUMPTIONS`: the RISC-V host's clock,
+IPC and MMIO cost, the U200 links' efficiency and latency, the FPGA logic's outstanding requests,
+the split of the 512 GB Optane into modules, the emulated PMEM's controller queue). Each is set to
+half and to twice its preset value, on every role of the prototype whose preset it belongs to (an
+efficiency is capped at 1), and every system it reaches is simulated again; systems it does not
+reach keep their base runs. For each variant the study reports the paper's conclusions
+(:data:`CONCLUSIONS`) per workload and whether they still hold, plus each CXL system's speed-up
+over ``pmem`` (geometric mean over the workloads).
+
+Runs are short (``--batches`` measured after one warm-up batch, full-size workloads) and
+deterministic for a seed; ``--markdown`` prints the table ``docs/validation.md`` holds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cxlsim.errors import InputError
+from cxlsim.reports.output import format_table
+from cxlsim.systems.config import load_system
+from cxlsim.systems.run import simulate
+
+PLATFORM = "prototype"
+SYSTEMS = ("pmem", "pcie", "cxl-d", "cxl-b", "cxl")
+WORKLOADS = ("rm1", "rm2", "rm3", "rm4")
+FACTORS = (0.5, 2.0)
+BASELINE = "pmem"
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """A named assumption of the prototype: parameter ``key`` of preset ``preset`` (or, with
+    ``count``, the module count of the roles holding that preset)."""
+
+    name: str
+    preset: str
+    key: str
+    what: str
+    count: bool = False
+    maximum: float | None = None
+
+    def sets(self, system: str, factor: float) -> list[tuple[str, Any]]:
+        """The overrides that scale it by ``factor`` on ``system`` (none where it does not reach)."""
+        cfg = load_system(system, [("platform", PLATFORM)])
+        out: list[tuple[str, Any]] = []
+        for role, dev in cfg.devices.items():
+            if dev.preset.name != self.preset:
+                continue
+            if self.count:
+                out.append((f"devices.{role}.count", max(1, round(dev.count * factor))))
+                continue
+            v = dev.params[self.key] * factor
+            if self.maximum is not None:
+                v = min(v, self.maximum)
+            out.append((f"devices.{role}.params.{self.key}", round(v) if isinstance(dev.params[self.key], int) else v))
+        return out
+
+
+ASSUMPTIONS = (
+    Assumption("riscv_clock", "cpu/riscv-u200", "clock_GHz", "the RISC-V soft core's clock (100 MHz)"),
+    Assumption("riscv_ipc", "cpu/riscv-u200", "software_ipc", "its IPC on host software (0.7)"),
+    Assumption("riscv_mmio", "cpu/riscv-u200", "mmio_write_instructions", "its cost per MMIO register write (30)"),
+    Assumption("u200_cxl_port_latency", "cxl_link/alveo-u200-gen3x16", "port_latency_ns",
+               "the U200 CXL controller's port latency (62 ns)"),
+    Assumption("u200_pcie_efficiency", "pcie/u200-gen3-x16", "link_efficiency_fraction",
+               "the U200 PCIe DMA engine's efficiency (0.8; capped at 1)", maximum=1.0),
+    Assumption("u200_pcie_dma_latency", "pcie/u200-gen3-x16", "dma_latency_ns", "its DMA latency (2 us)"),
+    Assumption("ndp_outstanding", "ndp/alveo-u200", "outstanding_per_mc_count",
+               "near-data logic: outstanding reads per memory controller (32)"),
+    Assumption("ckpt_outstanding", "ckpt_logic/alveo-u200", "outstanding_count",
+               "checkpointing logic: outstanding DMA requests (32)"),
+    Assumption("dcoh_occupancy", "cxl_protocol/fpga", "dcoh_occupancy_ns", "the FPGA DCOH's time per line (4 ns)"),
+    Assumption("optane_modules", "pmem/optane-100", "count", "the 512 GB Optane split into modules (4)", count=True),
+)
+
+
+def _speedup(bt: dict[str, float], s: str) -> float:
+    return bt[BASELINE] / bt[s]
+
+
+#: The paper's comparisons, as predicates over one workload's batch times (ms) by system.
+CONCLUSIONS: dict[str, tuple[str, Callable[[dict[str, float]], bool]]] = {
+    "order": ("cxl <= cxl-b <= cxl-d <= pcie", lambda bt: bt["cxl"] <= bt["cxl-b"] <= bt["cxl-d"] <= bt["pcie"]),
+    "cxl_beats_pmem": ("cxl faster than pmem", lambda bt: _speedup(bt, "cxl") > 1),
+    "cxl_d_beats_pmem": ("cxl-d faster than pmem", lambda bt: _speedup(bt, "cxl-d") > 1),
+    "cxl_d_beats_pcie": ("cxl-d faster than pcie (CXL.cache vs the software path)", lambda bt: bt["cxl-d"] < bt["pcie"]),
+}
+
+
+def batch_times(system: str, workload: str, sets: Sequence[tuple[str, Any]], batches: int, seed: int) -> float:
+    r = simulate(system, workload=workload, batches=batches, warmup=1, seed=seed,
+                 sets=[("platform", PLATFORM), *sets], trace=False)
+    return float(r.batch_time_ms["mean"])
+
+
+def run(workloads: Sequence[str] = WORKLOADS, batches: int = 2, seed: int = 1,
+        progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """The study (module docstring): ``{"base": {workload: {system: ms}}, "variants": [...]}``."""
+    base = {w: {s: batch_times(s, w, [], batches, seed) for s in SYSTEMS} for w in workloads}
+    variants = []
+    for a in ASSUMPTIONS:
+        for f in FACTORS:
+            if progress:
+                progress(f"{a.name} x{f:g}")
+            reached = {s: a.sets(s, f) for s in SYSTEMS}
+            bt = {w: {s: (batch_times(s, w, reached[s], batches, seed) if reached[s] else base[w][s])
+                      for s in SYSTEMS} for w in workloads}
+            variants.append({"assumption": a.name, "what": a.what, "factor": f,
+                             "systems": sorted(s for s in SYSTEMS if reached[s]), "batch_time_ms": bt})
+    return {"platform": PLATFORM, "workloads": list(workloads), "batches": batches, "seed": seed,
+            "base": base, "variants": variants}
+
+
+def verdicts(bt_by_workload: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """Per conclusion, the workloads where it holds; per CXL system, its geomean speed-up over pmem."""
+    out: dict[str, Any] = {k: [w for w, bt in bt_by_workload.items() if pred(bt)] for k, (_, pred) in CONCLUSIONS.items()}
+    n = len(bt_by_workload)
+    for s in ("cxl-d", "cxl-b", "cxl"):
+        out[f"speedup_{s}"] = math.exp(sum(math.log(_speedup(bt, s)) for bt in bt_by_workload.values()) / n)
+    return out
+
+
+def table(study: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """Rows: the base, then every variant; columns: the conclusions (workloads where each holds,
+    out of all) and the CXL systems' geomean speed-ups over pmem."""
+    n = len(study["workloads"])
+    head = ["variant", "reaches", *[CONCLUSIONS[k][0] for k in CONCLUSIONS], "cxl-d / cxl-b / cxl vs pmem"]
+
+    def row(label: str, reaches: str, bt: dict) -> list[Any]:
+        v = verdicts(bt)
+        holds = [f"{len(v[k])}/{n}" + ("" if len(v[k]) in (0, n) else f" ({' '.join(v[k])})") for k in CONCLUSIONS]
+        return [label, reaches, *holds, " / ".join(f"{v[f'speedup_{s}']:.2f}" for s in ("cxl-d", "cxl-b", "cxl"))]
+
+    rows = [row("base", "", study["base"])]
+    for var in study["variants"]:
+        rows.append(row(f"{var['assumption']} ×{var['factor']:g}", ", ".join(var["systems"]), var["batch_time_ms"]))
+    return head, rows
+
+
+def markdown(study: dict[str, Any]) -> str:
+    head, rows = table(study)
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m cxlsim.sweep.platform_study", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
+    ap.add_argument("--batches", type=int, default=2, help="measured batches per run, after one warm-up (default 2)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", metavar="FILE", help="write the study as JSON")
+    ap.add_argument("--markdown", action="store_true", help="print the table as Markdown (docs/validation.md)")
+    args = ap.parse_args(argv)
+    if args.batches < 1:
+        print("error: --batches must be >= 1", file=sys.stderr)
+        return 2
+    try:
+        study = run(args.workloads, args.batches, args.seed,
+                    progress=lambda msg: print(f"  {msg}", file=sys.stderr, flush=True))
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(study, fh, indent=1)
+    print(markdown(study) if args.markdown else format_table(*table(study)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""The prototype platform's sensitivity study: which assumption reaches which system, and the
+conclusions it checks (the simulations themselves are the goldens' business)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cxlsim.sweep import platform_study as study
+
+
+def test_each_assumption_reaches_the_systems_holding_its_preset():
+    by_name = {a.name: a for a in study.ASSUMPTIONS}
+    assert by_name["riscv_ipc"].sets("pmem", 2.0) == []  # the baselines run on the i5-9600K
+    assert by_name["riscv_ipc"].sets("cxl", 2.0) == [("devices.host_cpu.params.software_ipc", 1.4)]
+    assert by_name["u200_pcie_efficiency"].sets("pcie", 2.0) == [("devices.pcie.params.link_efficiency_fraction", 1.0)]
+    assert by_name["optane_modules"].sets("pmem", 0.5) == [("devices.table_memory.count", 2)]
+    assert by_name["optane_modules"].sets("cxl", 0.5) == []  # the CXL-MEM emulates its PMEM
+    for a in study.ASSUMPTIONS:  # every assumption reaches some system of the study
+        assert any(a.sets(s, 2.0) for s in study.SYSTEMS), a.name
+
+
+def test_conclusions_and_speedups():
+    good = {"pmem": 10.0, "pcie": 9.0, "cxl-d": 8.0, "cxl-b": 6.0, "cxl": 2.0}
+    bad = dict(good, **{"cxl-d": 11.0, "pcie": 10.5})
+    v = study.verdicts({"rm1": good, "rm2": bad})
+    assert v["order"] == ["rm1"] and v["cxl_beats_pmem"] == ["rm1", "rm2"]
+    assert v["cxl_d_beats_pmem"] == ["rm1"] and v["cxl_d_beats_pcie"] == ["rm1"]
+    assert v["speedup_cxl"] == pytest.approx(5.0)
+    assert v["speedup_cxl-d"] == pytest.approx((10 / 8 * 10 / 11) ** 0.5)
+
+
+def test_run_simulates_only_what_a_variant_reaches(monkeypatch):
+    calls = []
+
+    def fake(system, workload, sets, batches, seed):
+        calls.append((system, tuple(sets)))
+        return {"pmem": 10.0, "pcie": 9.0, "cxl-d": 8.0, "cxl-b": 6.0, "cxl": 2.0}[system] * (2 if sets else 1)
+
+    monkeypatch.setattr(study, "batch_times", fake)
+    out = study.run(["rm1"], batches=1)
+    assert len(out["variants"]) == 2 * len(study.ASSUMPTIONS)
+    assert all(sets for s, sets in calls[len(study.SYSTEMS):])  # after the base, only reached systems rerun
+    head, rows = study.table(out)
+    assert rows[0][0] == "base" and len(rows) == 1 + len(out["variants"]) and len(head) == len(rows[0])
+    assert "| base |" in study.markdown(out)
