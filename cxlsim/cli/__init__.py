@@ -80,7 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version (0) or a usage error (2, one line printed)
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
