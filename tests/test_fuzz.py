@@ -1,5 +1,6 @@
 """Property-based fuzzing of every input reader (issue 20): system configs, platforms, presets,
-workloads, sweep specs and failure scenarios, mutated from the shipped files by hypothesis.
+workloads, sweep specs, failure scenarios and the validation catalog, mutated from the shipped
+files by hypothesis.
 
 Property: reading (and building what was read) either succeeds or raises
 :class:`~cxlsim.errors.InputError` whose message is one line naming the file (or ``--set``) and,
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 
 from cxlsim.config.catalog import shipped_root
 from cxlsim.devices.registry import get_family, load_preset
+from cxlsim.devices.validate import load_catalog
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.ft.scenario import load_scenario
 from cxlsim.sweep.spec import load_spec
@@ -149,6 +151,10 @@ def read_scenario(path: Path) -> None:
     load_scenario(path)
 
 
+def read_validation(path: Path) -> None:
+    load_catalog(path)
+
+
 READERS = {
     # name: (reader, shipped files it mutates)
     "system": (read_system, sorted(p for p in CONFIGS.glob("*.yaml"))),
@@ -157,6 +163,7 @@ READERS = {
     "workload": (read_workload, sorted(WORKLOADS.glob("*.yaml"))),
     "sweep": (read_spec, sorted((CONFIGS / "sweeps").glob("*.yaml"))),
     "scenario": (read_scenario, sorted((CONFIGS / "ft").glob("*.yaml"))),
+    "validation": (read_validation, sorted((CONFIGS / "validation").glob("*.yaml"))),
 }
 
 
