@@ -9,7 +9,20 @@ from __future__ import annotations
 
 
 class CxlsimError(Exception):
-    """Base class for errors cxlsim raises deliberately."""
+    """Base class for errors cxlsim raises deliberately. The message is kept on one line: line
+    breaks and other control characters (from a key or value the user wrote) are escaped."""
+
+    def __init__(self, *args: object):
+        if len(args) == 1 and isinstance(args[0], str):
+            args = (one_line(args[0]),)
+        super().__init__(*args)
+
+
+def one_line(text: str) -> str:
+    """``text`` with control characters (line breaks, tabs, NULs...) written as escapes."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 class InputError(CxlsimError):

@@ -1,14 +1,17 @@
-"""Golden timing regressions: every platform × system × RM1–RM4 on short runs, in tests/goldens/.
+"""Golden regressions in tests/goldens/: timing (every platform × system × RM1–RM4) and energy per
+batch by component (every system × RM1–RM4 on the physical platform), on short runs.
 
 A developer tool for a source checkout (the goldens are part of the test suite, not of the
 installed package)::
 
     python -m cxlsim.goldens                # compare with the stored goldens, print what changed
-    python -m cxlsim.goldens --update       # rewrite the goldens after a reviewed change; prints the diff
-    python -m cxlsim.goldens --path FILE    # another goldens file
+    python -m cxlsim.goldens --update       # rewrite both after a reviewed change; prints the diff
+    python -m cxlsim.goldens --only energy  # one kind (timing or energy), to compare or --update
+    python -m cxlsim.goldens --path FILE    # another timing goldens file (--energy-path: energy)
 
-Without ``--path`` the file is ``tests/goldens/timing.json`` of the cxlsim checkout that contains
-the current directory (:func:`default_path`; run it from anywhere inside the clone).
+Without a path the files are ``tests/goldens/timing.json`` and ``tests/goldens/energy.json`` of the
+cxlsim checkout that contains the current directory (:func:`default_path`; run it from anywhere
+inside the clone).
 
 A change in a number is a visible, reviewed change: the update prints every value that moved.
 Runs use a reduced batch size (``GOLDEN_BATCH_SIZE``) so the whole set stays fast; the mechanisms
@@ -22,6 +25,7 @@ import json
 import sys
 from pathlib import Path
 
+from cxlsim.api import simulate as simulate_with_energy
 from cxlsim.errors import InputError
 from cxlsim.systems.run import simulate
 
@@ -34,6 +38,10 @@ GOLDEN_WARMUP = 1
 GOLDEN_SEED = 1
 #: Where the goldens live inside a checkout.
 RELATIVE_PATH = Path("tests") / "goldens" / "timing.json"
+ENERGY_RELATIVE_PATH = RELATIVE_PATH.with_name("energy.json")
+#: The platform of the energy goldens: every system on the same real devices (SPEC §11).
+ENERGY_PLATFORM = "physical"
+KINDS = ("timing", "energy")
 REL_TOL = 1e-9
 
 
@@ -62,6 +70,24 @@ def compute_all() -> dict[str, dict[str, float]]:
     return {f"{p}/{s}/{w}": compute(s, w, p) for p in PLATFORMS for w in WORKLOADS for s in SYSTEMS}
 
 
+def compute_energy(system: str, workload: str, platform: str = ENERGY_PLATFORM) -> dict[str, float]:
+    """Energy per measured batch (J): ``total_J`` and ``<component>_J`` for every component."""
+    r = simulate_with_energy(system, workload=workload, batches=GOLDEN_BATCHES, warmup=GOLDEN_WARMUP,
+                             seed=GOLDEN_SEED, workload_sets={"batch_size": GOLDEN_BATCH_SIZE},
+                             sets=[("platform", platform)], trace=False)
+    out = {"total_J": r.energy["total"]}
+    out.update({f"{k}_J": v for k, v in r.energy["by_component"].items()})
+    return out
+
+
+def compute_all_energy() -> dict[str, dict[str, float]]:
+    """Every energy case, keyed ``platform/system/workload``."""
+    return {f"{ENERGY_PLATFORM}/{s}/{w}": compute_energy(s, w) for w in WORKLOADS for s in SYSTEMS}
+
+
+COMPUTE = {"timing": compute_all, "energy": compute_all_energy}
+
+
 def diff(old: dict, new: dict) -> list[str]:
     lines = []
     for case in sorted(set(old) | set(new)):
@@ -77,26 +103,34 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m cxlsim.goldens", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--update", action="store_true", help="rewrite the stored goldens")
-    ap.add_argument("--path", metavar="FILE", help="goldens file (default: tests/goldens/timing.json of "
+    ap.add_argument("--only", choices=KINDS, help="one kind of goldens (default: both)")
+    ap.add_argument("--path", metavar="FILE", help="timing goldens file (default: tests/goldens/timing.json of "
                     "the checkout containing the current directory)")
+    ap.add_argument("--energy-path", metavar="FILE", help="energy goldens file (default: tests/goldens/energy.json)")
     args = ap.parse_args(argv)
     try:
-        path = Path(args.path) if args.path else default_path()
+        paths = {"timing": Path(args.path) if args.path else default_path(),
+                 "energy": Path(args.energy_path) if args.energy_path else default_path().with_name(ENERGY_RELATIVE_PATH.name)}
     except InputError as exc:
         print(exc, file=sys.stderr)
         return 2
-    new = compute_all()
-    old = json.loads(path.read_text()) if path.exists() else {}
-    changes = diff(old, new)
-    for line in changes:
-        print(line)
-    if args.update:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(new, indent=1, sort_keys=True) + "\n")
-        print(f"wrote {path} ({len(changes)} values changed)")
-        return 0
-    print("goldens match" if not changes else f"{len(changes)} values differ; review, then run with --update")
-    return 1 if changes else 0
+    differ = 0
+    for kind in ([args.only] if args.only else KINDS):
+        path = paths[kind]
+        new = COMPUTE[kind]()
+        old = json.loads(path.read_text()) if path.exists() else {}
+        changes = diff(old, new)
+        for line in changes:
+            print(f"{kind}: {line}")
+        if args.update:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(new, indent=1, sort_keys=True) + "\n")
+            print(f"wrote {path} ({len(changes)} values changed)")
+            continue
+        print(f"{kind} goldens match" if not changes else f"{kind}: {len(changes)} values differ; review, then run "
+              "with --update")
+        differ += bool(changes)
+    return 1 if differ else 0
 
 
 if __name__ == "__main__":

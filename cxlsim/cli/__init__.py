@@ -4,7 +4,8 @@ Each module of :mod:`cxlsim.cli` whose name does not start with ``_`` is a subco
 ``HELP`` (one line), ``add_arguments(parser)`` and ``run(args) -> int``. Every subcommand gets
 ``--config FILE``, ``--set KEY=VALUE`` (repeatable) and ``--json``.
 
-Exit status: 0 ok; 2 bad input (one line naming the file and key); 1 internal error.
+Exit status: 0 ok; 2 bad input (one line naming the file and key); 1 internal error (an output
+that cannot be written, e.g. a full disk, is one line naming the file, not a traceback).
 
 Subcommand modules import the simulator inside ``run`` (and the few names their ``--help`` needs
 inside ``add_arguments``): building the parser imports every subcommand, and ``cxlsim --help`` must
@@ -27,9 +28,8 @@ Units are in key names (read_latency_ns, bw_GBps); inside, time is ns and data b
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's usage errors are bad input too: exit 2
-        self.print_usage(sys.stderr)
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
+    def error(self, message: str) -> None:  # argparse's usage errors are bad input too: exit 2, one line
+        print(f"{self.prog}: error: {message} (usage: {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
 
 
@@ -80,7 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version (0) or a usage error (2, one line printed)
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
@@ -94,6 +97,15 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # an unwritable or full output file or folder: internal I/O error, one line
+        print(f"cxlsim {args.command}: internal error: {io_message(exc)}", file=sys.stderr)
+        return 1
+
+
+def io_message(exc: OSError) -> str:
+    """One line for an I/O failure: the file and the reason."""
+    name = f"{exc.filename}: " if exc.filename else ""
+    return f"{name}{exc.strerror or exc}"
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import argparse
 import importlib
 import pkgutil
 
+from cxlsim.cli._args import whole
 from cxlsim.errors import InputError
 from cxlsim.reports.output import emit
 
@@ -32,7 +33,7 @@ def _targets() -> dict[str, object]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", help="what to benchmark: " + ", ".join(sorted(_targets())) if _targets() else "target")
     p.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=whole(1, 1024), default=None,
                    help="sim: processes for the comparison (default: CPU count; 1 = serial only)")
     p.add_argument("--platform", nargs="+", metavar="NAME", dest="platforms",
                    help="sim: platforms to time (default: physical prototype)")

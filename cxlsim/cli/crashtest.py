@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import argparse
 
+from cxlsim.cli._args import number, whole
 from cxlsim.cli._platform import add_platform_option
+from cxlsim.config.bounds import MAX_SEED
 from cxlsim.reports.output import emit, format_table
 
 HELP = "inject power failures into a system's persistence protocol, recover, check bit-exactly (SPEC §3.5)"
@@ -43,16 +45,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--system", help="persisting system (" + ", ".join(list_systems()) + ") or YAML path")
     p.add_argument("--workload", help="workload name (rm1..rm4) or YAML path; default: the system's")
-    p.add_argument("--scale", type=float, default=DEFAULT_SCALE,
+    p.add_argument("--scale", type=number(0, 1, exclusive_minimum=True), default=DEFAULT_SCALE,
                    help=f"fraction of table rows (and MLP parameters) materialised (default {DEFAULT_SCALE:g})")
-    p.add_argument("--batches", type=int, default=DEFAULT_BATCHES, help=f"training batches run (default {DEFAULT_BATCHES})")
-    p.add_argument("--points", type=int, default=DEFAULT_POINTS, help=f"crash points (default {DEFAULT_POINTS})")
-    p.add_argument("--seed", type=int, help="seed of inputs, gradients, crash instants and torn writes (default: the system's)")
+    p.add_argument("--batches", type=whole(1), default=DEFAULT_BATCHES, help=f"training batches run (default {DEFAULT_BATCHES})")
+    p.add_argument("--points", type=whole(0), default=DEFAULT_POINTS, help=f"crash points (default {DEFAULT_POINTS})")
+    p.add_argument("--seed", type=whole(0, MAX_SEED), help="seed of inputs, gradients, crash instants and torn writes (default: the system's)")
     add_platform_option(p)
     p.add_argument("--replay", metavar="T_NS|INDEX", help="redo one crash point in detail: an instant in ns or a point index")
     p.add_argument("--inject-bug", choices=sorted(BUGS), help="break the protocol on purpose: " +
                    "; ".join(f"{k}: {v}" for k, v in BUGS.items()))
-    p.add_argument("--resume", type=int, default=DEFAULT_RESUME, metavar="K",
+    p.add_argument("--resume", type=whole(0), default=DEFAULT_RESUME, metavar="K",
                    help=f"passing points actually resumed to the end of the run and compared (default {DEFAULT_RESUME})")
 
 

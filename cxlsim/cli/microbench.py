@@ -28,6 +28,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from cxlsim.cli._args import whole
+from cxlsim.config.bounds import MAX_MODULES_PER_ROLE
 from cxlsim.config.yamlio import parse_set
 from cxlsim.devices.registry import build_device, get_family, load_preset
 from cxlsim.errors import ConfigError, InputError
@@ -53,11 +55,11 @@ PRESET_OPTIONS: dict[str, dict[str, tuple[str, ...]]] = {
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("preset", nargs="?", help="preset name family/name (or use --config FILE)")
     p.add_argument("--mlp", help="GPU presets: layer widths, e.g. 13-8192-2048-32")
-    p.add_argument("--batch", type=int, help="GPU presets: batch size; CPU and near-data logic: batch of 20 × 80 lookups")
+    p.add_argument("--batch", type=whole(1), help="GPU presets: batch size; CPU and near-data logic: batch of 20 × 80 lookups")
     p.add_argument("--medium", help=f"CPU presets: media preset the rows are read from (default {DEFAULT_MEDIUM})")
-    p.add_argument("--modules", type=int, help=f"media presets: interleaved modules (default 1); CPU presets: "
-                   f"interleaved modules of the medium (default {DEFAULT_MODULES})")
-    p.add_argument("--threads", type=int, help="media presets: requester threads, 12 lines in flight each "
+    p.add_argument("--modules", type=whole(1, MAX_MODULES_PER_ROLE), help=f"media presets: interleaved modules "
+                   f"(default 1); CPU presets: interleaved modules of the medium (default {DEFAULT_MODULES})")
+    p.add_argument("--threads", type=whole(1), help="media presets: requester threads, 12 lines in flight each "
                    "(default: a saturating requester)")
     p.add_argument("--pattern", choices=("random", "sequential"), help="media presets: address pattern of the "
                    "bandwidth sweeps (default random)")

@@ -21,6 +21,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from cxlsim.cli._args import whole
 from cxlsim.errors import InputError
 
 HELP = "reproduce the paper's comparison: RM1-RM4 on all systems, Figures 11-13, summary table"
@@ -31,7 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from cxlsim.sweep.paper import PLATFORMS, WORKLOADS, default_systems
 
     p.add_argument("--out", default="plots", metavar="DIR", help="output folder (default: plots)")
-    p.add_argument("--batches", type=int, help="measured batches per run (default: each system's configured count)")
+    p.add_argument("--batches", type=whole(1), help="measured batches per run (default: each system's configured count)")
     p.add_argument("--systems", nargs="+", metavar="S", help="systems (default: " + " ".join(default_systems()) + ")")
     p.add_argument("--workloads", nargs="+", metavar="W", help="workloads (default: " + " ".join(WORKLOADS) + ")")
     p.add_argument("--timeline-workload", default="rm1", metavar="W", help="workload of Figure 12 (default rm1)")
@@ -39,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="platforms (default: " + " ".join(PLATFORMS) + "; the first's figures and results keep "
                         "the plain names, the others' get a _NAME suffix)")
     p.add_argument("--executor", choices=list(EXECUTORS), default="process", help="where simulations run (default: process)")
-    p.add_argument("--workers", type=int, help="worker processes (default: the CPU count)")
+    p.add_argument("--workers", type=whole(1, 1024), help="worker processes (default: the CPU count)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address (with --executor dask)")
     p.add_argument("--plots-only", action="store_true", help="redraw the figures from OUT/results.json; simulate nothing")
     p.add_argument("--csv", action="store_true", help="print the summary as CSV")

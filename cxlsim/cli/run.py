@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 
+from cxlsim.cli._args import whole
 from cxlsim.cli._platform import add_platform_option
+from cxlsim.config.bounds import MAX_SEED
 from cxlsim.reports.output import emit, format_table
 
 HELP = "simulate a system on a workload: batch time, Figure-11 breakdown, RAW stall, log gap"
@@ -26,9 +28,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--system", help="system name (" + ", ".join(list_systems()) + ") or YAML path")
     p.add_argument("--workload", help="workload name (rm1..rm4) or YAML path; default: the system's")
-    p.add_argument("--batches", type=int, help="measured batches (default: the system's, usually 20)")
-    p.add_argument("--warmup", type=int, help="warm-up batches excluded from statistics")
-    p.add_argument("--seed", type=int, help="seed of the input streams")
+    p.add_argument("--batches", type=whole(1), help="measured batches (default: the system's, usually 20)")
+    p.add_argument("--warmup", type=whole(0), help="warm-up batches excluded from statistics")
+    p.add_argument("--seed", type=whole(0, MAX_SEED), help="seed of the input streams")
     add_platform_option(p)
 
 

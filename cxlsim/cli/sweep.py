@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from cxlsim.cli._args import whole
 from cxlsim.errors import InputError
 
 HELP = "run a sweep spec (grid/zip over config keys, workloads, systems) on serial/process/dask executors"
@@ -34,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="DIR", help="output folder (results.csv, results.json, points.jsonl)")
     p.add_argument("--executor", choices=list(EXECUTORS), default="process",
                    help="where points run (default: process, a local process pool)")
-    p.add_argument("--workers", type=int, help="worker processes (default: the CPU count; dask local cluster too)")
+    p.add_argument("--workers", type=whole(1, 1024), help="worker processes (default: the CPU count; dask local cluster too)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler, e.g. tcp://host:8786 (default: a local cluster)")
     p.add_argument("--fresh", action="store_true", help="ignore points done by an earlier run in --out")
     p.add_argument("--dry-run", action="store_true", help="list the points and exit")

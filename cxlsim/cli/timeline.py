@@ -23,7 +23,9 @@ import argparse
 import json
 import sys
 
+from cxlsim.cli._args import whole
 from cxlsim.cli._platform import add_platform_option
+from cxlsim.config.bounds import MAX_SEED
 from cxlsim.errors import InputError
 
 HELP = "per-lane timeline of a system's batches (ascii, Chrome trace JSON, png, svg)"
@@ -34,13 +36,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--system", help="system name (" + ", ".join(list_systems()) + ") or YAML path")
     p.add_argument("--workload", help="workload name (rm1..rm4) or YAML path")
-    p.add_argument("--batches", type=int, default=2, help="batches to draw after warm-up (default 2)")
-    p.add_argument("--warmup", type=int, help="warm-up batches simulated first and not drawn")
-    p.add_argument("--seed", type=int, help="seed of the input streams")
+    p.add_argument("--batches", type=whole(1), default=2, help="batches to draw after warm-up (default 2)")
+    p.add_argument("--warmup", type=whole(0), help="warm-up batches simulated first and not drawn")
+    p.add_argument("--seed", type=whole(0, MAX_SEED), help="seed of the input streams")
     add_platform_option(p)
     p.add_argument("--format", choices=["ascii", "chrome", "png", "svg"], default="ascii")
     p.add_argument("--out", help="output file (required for png/svg; chrome defaults to stdout)")
-    p.add_argument("--width", type=int, default=100, help="ascii chart width in characters")
+    p.add_argument("--width", type=whole(20, 1000), default=100, help="ascii chart width in characters")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from cxlsim.cli._args import number, whole
+from cxlsim.config.bounds import MAX_RUN_LOOKUPS, MAX_SEED, check_bound
 from cxlsim.config.yamlio import parse_set
 from cxlsim.errors import InputError
 from cxlsim.reports.output import emit, format_table
@@ -28,9 +30,9 @@ DEFAULT_BATCHES = 5
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("name", nargs="?", help="catalog workload (rm1..rm4) or a YAML path; omit to list")
-    p.add_argument("--batches", type=int, default=DEFAULT_BATCHES, help=f"batches to generate (default {DEFAULT_BATCHES})")
-    p.add_argument("--seed", type=int, default=0, help="input-stream seed (default 0)")
-    p.add_argument("--row-scale", type=float, default=1.0, help="scale every table's rows by this factor in (0, 1]")
+    p.add_argument("--batches", type=whole(0), default=DEFAULT_BATCHES, help=f"batches to generate (default {DEFAULT_BATCHES})")
+    p.add_argument("--seed", type=whole(0, MAX_SEED), default=0, help="input-stream seed (default 0)")
+    p.add_argument("--row-scale", type=number(0, 1, exclusive_minimum=True), default=1.0, help="scale every table's rows by this factor in (0, 1]")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,6 +49,9 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.row_scale <= 1:
         raise InputError("workload: --row-scale must be in (0, 1]")
     w = load_workload(target, dict(parse_set(args.set)))
+    p = w.params
+    check_bound("--batches", "", args.batches * p.batch_size * p.tables * p.lookups_per_table, MAX_RUN_LOOKUPS,
+                f"embedding lookups in {args.batches} batches of {w.name}", "lookups one run generates")
     emit(args, describe(w, args.batches, args.seed, args.row_scale), render)
     return 0
 

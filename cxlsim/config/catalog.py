@@ -171,7 +171,12 @@ def _raw_params(
     sources: dict[str, str] = {}
     parent = doc.get("inherits")
     if parent is not None:
-        ppath = _locate(parent)
+        if not isinstance(parent, str) or not parent:
+            raise ConfigError(where, "inherits", f"expected a preset name family/name or a YAML path, got {parent!r}")
+        try:
+            ppath = _locate(parent)
+        except ConfigError as exc:
+            raise ConfigError(where, "inherits", f"{parent}: {exc.message}") from None
         pdoc = read_yaml(ppath)
         check_version(pdoc, str(ppath))
         if pdoc.get("family") != doc.get("family"):
@@ -225,7 +230,10 @@ def _derived_base(ref: str, where: str, kp: str, schema_of: SchemaOf, stack: tup
     if ":" not in ref:
         raise ConfigError(where, kp, "expected family/name:key")
     preset, key = ref.split(":", 1)
-    path = _locate(preset)
+    try:
+        path = _locate(preset)
+    except ConfigError as exc:
+        raise ConfigError(where, kp, f"{preset}: {exc.message}") from None
     doc = read_yaml(path)
     check_version(doc, str(path))
     schema = schema_of(str(doc.get("family")), str(path))

@@ -233,7 +233,7 @@ class Schema:
 
 def unknown_key_message(key: str, known: Iterable[str]) -> str:
     """'unknown key' with the closest known names, for one-line errors."""
-    close = difflib.get_close_matches(key, list(known), n=2)
+    close = difflib.get_close_matches(str(key), [str(k) for k in known], n=2)
     hint = f"; did you mean {' or '.join(close)}?" if close else ""
     return f"unknown key{hint}"
 

@@ -109,10 +109,15 @@ class MlpTable:
     @classmethod
     def read(cls, path: str | Path) -> MlpTable:
         """Parse a table CSV (``#`` comments allowed); raise ConfigError on a malformed file."""
+        from cxlsim.config.yamlio import decode_text
         from cxlsim.errors import ConfigError
 
         where = str(path)
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise ConfigError(where, "", f"cannot read ({exc.strerror or exc})") from None
+        lines = decode_text(data, where).splitlines()
         signature = None
         for line in lines:
             if line.startswith("# signature:"):

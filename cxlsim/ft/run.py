@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from cxlsim.config.bounds import MAX_FT_EVENTS
+from cxlsim.errors import ConfigError
 from cxlsim.ft.failures import build_trace
 from cxlsim.ft.scenario import Scenario
 from cxlsim.ft.schemes import build_context, build_scheme
-from cxlsim.ft.simulator import simulate_scheme
+from cxlsim.ft.simulator import WorkBoundError, simulate_scheme
 from cxlsim.version import __version__
 
 
@@ -16,9 +18,16 @@ def run_scenario(sc: Scenario) -> dict[str, Any]:
     trace = build_trace(sc)
     ctx = build_context(sc)
     results = []
-    for label, kind, params in sc.schemes:
+    budget = MAX_FT_EVENTS  # interruptions plus checkpoints, all schemes together (cxlsim.config.bounds)
+    for i, (label, kind, params) in enumerate(sc.schemes):
         scheme = build_scheme(label, kind, params, ctx)
-        res = simulate_scheme(scheme, trace, ctx.t_total_s)
+        try:
+            res = simulate_scheme(scheme, trace, ctx.t_total_s, max_events=budget)
+        except WorkBoundError as exc:
+            raise ConfigError(sc.path, f"schemes[{i}]", f"{label}: {exc}, past the bound of {MAX_FT_EVENTS:.3g} "
+                              "events one scenario simulates (cxlsim/config/bounds.py); lengthen its interval "
+                              "or the failures' mtbf_h") from None
+        budget -= res["interruptions_handled"] + res["checkpoints"]
         results.append({"scheme": label, "kind": kind, "summary": scheme.summary(), **res})
     used = max((r["wall_time_h"] for r in results), default=0.0) * 3600.0
     return {

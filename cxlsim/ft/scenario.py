@@ -22,7 +22,10 @@ A scenario file::
 Every section has a :class:`~cxlsim.config.params.Schema`; unknown keys and bad values raise a
 one-line :class:`~cxlsim.errors.ConfigError` naming the file and the key path
 (``schemes[2].interval_h``). Scheme kinds' parameters are declared here (:data:`SCHEME_SCHEMAS`);
-their behaviour is in :mod:`cxlsim.ft.schemes`.
+their behaviour is in :mod:`cxlsim.ft.schemes`. A scenario whose expected interruptions plus
+checkpoints (:func:`expected_events`) exceed :data:`~cxlsim.config.bounds.MAX_FT_EVENTS` is refused
+at load, naming the key that contributes most (a tiny ``mtbf_h`` or ``interval_h``), instead of
+running for hours; the simulator counts the same events as it runs and stops at the bound too.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cxlsim.config.bounds import MAX_FT_EVENTS, check_bound
 from cxlsim.config.catalog import catalog_roots
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
@@ -137,7 +141,8 @@ SCHEME_SCHEMAS: dict[str, Schema] = {
     "full": Schema("ft.scheme.full", (_INTERVAL,)),
     "partial": Schema("ft.scheme.partial", (_INTERVAL,)),
     "cpr": Schema("ft.scheme.cpr", (
-        Param("target_pls_fraction", float, "target portion of lost samples", default=0.1, minimum=0, exclusive_minimum=True),
+        Param("target_pls_fraction", float, "target portion of lost samples", default=0.1, minimum=0, maximum=1,
+              exclusive_minimum=True),
         Param("priority_policy", str, "rows saved first", default="none", choices=("none", "mfu", "ssu", "scar")),
         Param("r_fraction", float, "save r·N rows every r·T_save (prioritised policies)", default=0.125,
               minimum=0, maximum=1, exclusive_minimum=True),
@@ -185,6 +190,47 @@ SCHEME_SCHEMAS: dict[str, Schema] = {
         Param("relaxed", bool, "relaxed checkpoint: MLP logging spread over batches, never exposed", default=True),
     )),
 }
+
+
+#: Scheme parameters that set a checkpoint (or epoch) interval in hours, by kind.
+INTERVAL_KEYS = {"full": "interval_h", "partial": "interval_h", "check-n-run": "interval_h",
+                 "ecrec": "backup_interval_h", "tpu-epoch": "epoch_h"}
+
+
+def expected_events(parts: dict[str, ParamSet], n_trace: int,
+                    schemes: list[tuple[str, str, ParamSet]]) -> dict[str, float]:
+    """Expected interruptions plus checkpoints the scenario simulates, by the key that sets them
+    (every scheme sees every interruption; a scheme checkpoints at most once per interval of the
+    events' horizon, ``failures.horizon_factor`` × ``job.duration_h``)."""
+    f, it = parts["failures"], parts["interruptions"]
+    horizon_h = f.as_dict()["horizon_factor"] * parts["job"].as_dict()["duration_h"]
+    fd, itd = f.as_dict(), it.as_dict()
+    n = len(schemes)
+    out: dict[str, float] = {"trace": float(n_trace * n)}
+    if fd["process_policy"] in ("exponential", "gamma"):
+        out["failures.mtbf_h"] = n * horizon_h / fd["mtbf_h"]
+    elif fd["process_policy"] == "uniform-count":
+        out["failures.count"] = float(n * fd["count"])
+    for key, mean_h in itd.items():
+        if key.endswith("_mean_interval_h") and mean_h > 0:
+            out[f"interruptions.{key}"] = n * horizon_h / mean_h
+    for i, (_, kind, p) in enumerate(schemes):
+        key = INTERVAL_KEYS.get(kind)
+        interval_h = p.as_dict()[key] if key else 0.0
+        if interval_h > 0:
+            out[f"schemes[{i}].{key}"] = horizon_h / interval_h
+    return out
+
+
+def check_work(parts: dict[str, ParamSet], n_trace: int, schemes: list[tuple[str, str, ParamSet]],
+               where: str) -> None:
+    """Refuse a scenario whose expected events exceed :data:`~cxlsim.config.bounds.MAX_FT_EVENTS`,
+    naming the key that contributes most (reads are unrecorded: a check, not a model's read)."""
+    work = expected_events(parts, n_trace, schemes)
+    key = max(work, key=work.__getitem__)
+    check_bound(where, key, sum(work.values()), MAX_FT_EVENTS,
+                f"expected interruptions and checkpoints over {len(schemes)} scheme(s), most set by this key",
+                "events one scenario simulates")
 
 
 @dataclass(frozen=True)
@@ -287,13 +333,14 @@ def parse_scenario(doc: dict[str, Any], where: str) -> Scenario:
             raise ConfigError(where, key, "expected a mapping {name, kind, ...}")
         sch = dict(sch)
         kind = sch.pop("kind", None)
-        if kind not in SCHEME_SCHEMAS:
+        if not isinstance(kind, str) or kind not in SCHEME_SCHEMAS:
             raise ConfigError(where, f"{key}.kind", f"must be one of {', '.join(SCHEME_SCHEMAS)}; got {kind!r}")
         label = sch.pop("name", kind)
         if not isinstance(label, str) or label in labels:
             raise ConfigError(where, f"{key}.name", f"scheme names must be distinct text, got {label!r}")
         labels.add(label)
         schemes.append((label, kind, SCHEME_SCHEMAS[kind].validate(sch, {}, where, prefix=f"{key}.")))
+    check_work(parts, len(trace), schemes, where)
     resolved = {
         "name": doc.get("name", Path(where).stem), "seed": seed,
         **{sec: dict(p) for sec, p in parts.items()},

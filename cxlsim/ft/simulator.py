@@ -26,6 +26,7 @@ downtime and holds. ``overhead_pct`` divides each by T_total.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,11 @@ from cxlsim.ft.failures import HOUR_S, Event
 
 #: Work positions closer than this (s) are the same position.
 EPS_S = 1e-6
+
+
+class WorkBoundError(Exception):
+    """A run went past its bound on interruptions plus checkpoints (see :meth:`FtRun._count`);
+    the message says how far it got (one argument: simpy re-raises a copy made from ``args``)."""
 
 
 @dataclass(frozen=True)
@@ -90,8 +96,10 @@ class RunState:
 class FtRun:
     """Drives one scheme through one trace on a simpy clock (seconds)."""
 
-    def __init__(self, scheme: Any, trace: tuple[Event, ...], total_work_s: float) -> None:
+    def __init__(self, scheme: Any, trace: tuple[Event, ...], total_work_s: float,
+                 max_events: float = math.inf) -> None:
         self.scheme = scheme
+        self.max_events = max_events
         events = list(trace)
         if getattr(scheme, "handles_notices", False):
             events += [Event(max(0.0, e.time_s - e.notice_s), "notice", ()) for e in trace
@@ -194,6 +202,7 @@ class FtRun:
             yield from self._handle(ev)
             return
         st.checkpoints += 1
+        self._count()
         st.bytes_written += cost.bytes_written
         self.pending = _Pending(st.work_s, self.env.now + cost.background_s)
         self._settle()
@@ -206,22 +215,40 @@ class FtRun:
                 if ev is not None:
                     yield from self._handle(ev)
 
+    def _count(self) -> None:
+        """Bound the work: interruptions handled plus checkpoints taken must stay within
+        ``max_events`` (a run whose failures or checkpoints come faster than it can simulate is
+        refused instead of running for hours)."""
+        st = self.state
+        if st.failures + st.checkpoints > self.max_events:
+            raise WorkBoundError(f"{st.failures} interruptions and {st.checkpoints} checkpoints by "
+                                 f"{self.env.now / HOUR_S:.3g} h")
+
     def _handle(self, ev: Event) -> Generator[Any, Any, None]:
+        """Handle ``ev`` and every failure-like event that interrupts its recovery, in turn (a loop,
+        not a recursion: failures may interrupt recoveries without limit)."""
+        next_ev: Event | None = ev
+        while next_ev is not None:
+            next_ev = yield from self._handle_one(next_ev)
+
+    def _handle_one(self, ev: Event) -> Generator[Any, Any, Event | None]:
+        """Handle one event; return the failure-like event that interrupted its recovery, if any."""
         st = self.state
         if ev.kind == "notice":
             self.next_ckpt_s = min(self.next_ckpt_s, st.work_s)
             self.notice_pending = True
-            return
+            return None
         if ev.kind in ("transient-hold", "permanent-hold"):
             yield from self._phase(ev.duration_s, interruptible=False)
             st.buckets["reschedule"] += ev.duration_s
             st.hold_s += ev.duration_s
-            return
+            return None
         self._settle()
         if self.pending is not None:  # background write cancelled: not a valid checkpoint
             self.pending = None
             self.scheme.on_abort(st)
         st.failures += 1
+        self._count()
         rec: Recovery = self.scheme.recover(st, ev)
         st.resumes += 1
         lost = min(rec.lost_work_s, st.work_s)
@@ -236,12 +263,12 @@ class FtRun:
             nxt = yield from self._stall(duration, bucket)
             if nxt is not None:
                 st.recovery_times_s.append(self.env.now - start)
-                yield from self._handle(nxt)
-                return
+                return nxt
         if rec.degraded_s > 0:
             st.degraded_until_s = self.env.now + rec.degraded_s
             self.throughput = rec.degraded_throughput
         st.recovery_times_s.append(self.env.now - start + rec.degraded_s)
+        return None
 
     # ------------------------------------------------------------------ result
     def run(self) -> dict[str, Any]:
@@ -268,9 +295,11 @@ class FtRun:
         }
 
 
-def simulate_scheme(scheme: Any, trace: tuple[Event, ...], total_work_s: float) -> dict[str, Any]:
-    """Run ``scheme`` over ``trace``; the result merges the scheme's own figures (``details``)."""
-    result = FtRun(scheme, trace, total_work_s).run()
+def simulate_scheme(scheme: Any, trace: tuple[Event, ...], total_work_s: float,
+                    max_events: float = math.inf) -> dict[str, Any]:
+    """Run ``scheme`` over ``trace``; the result merges the scheme's own figures (``details``).
+    More than ``max_events`` interruptions plus checkpoints raise :class:`WorkBoundError`."""
+    result = FtRun(scheme, trace, total_work_s, max_events).run()
     written = getattr(scheme, "written_B", None)
     if written is not None:  # schemes that persist logs rather than checkpoints
         result["checkpoint_bytes_written"] = written

@@ -3,8 +3,8 @@
 
 Contract: ``Executor.map(fn, items)`` yields ``(index, value)`` pairs as items finish, in any
 order, where ``value`` is ``fn(items[index])``; ``fn`` must be a module-level function and items
-picklable. If running an item fails outside ``fn`` (a worker process dies, the cluster goes away),
-``value`` is the exception instead; the executor goes on with the other items. ``close()``
+picklable. If running an item fails (``fn`` raises, a worker process dies, the cluster goes away),
+``value`` is the exception instead; the executor goes on with the other items, in every executor. ``close()``
 releases workers and cancels what has not started; ``close(abort=True)`` (after an interrupt)
 also stops what is running instead of waiting for it. Results must not depend on the executor:
 points carry their seeds, and nothing in a point reads process state.
@@ -66,7 +66,11 @@ class SerialExecutor:
 
     def map(self, fn, items):
         for i, item in enumerate(items):
-            yield i, fn(item)
+            try:
+                value = fn(item)
+            except Exception as exc:  # like a pool's worker: the point fails, the others run
+                value = exc
+            yield i, value
 
     def close(self, abort: bool = False) -> None:
         pass

@@ -145,8 +145,10 @@ def read_results(path: str | Path) -> dict[str, Any]:
         return json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"{p}: no results file (run `cxlsim sweep` or `cxlsim reproduce` first)") from None
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{p}: not a results file ({exc})") from None
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from None
 
 
 def to_dataframe(results: str | Path | Mapping[str, Any] | Iterable[Mapping[str, Any]]):

@@ -4,7 +4,10 @@
 flushed) the moment the point finishes, keyed by the point id (a hash of what it simulates).
 A re-run with the same ``DIR`` skips every point whose latest record succeeded and runs the rest
 (failed points are retried). ``results.csv``/``results.json`` are rewritten at the end, and also
-when the sweep is interrupted, from the records of the spec's points.
+when the sweep is interrupted, from the records of the spec's points. If the output cannot be
+written (a full disk, a folder made read-only), the sweep stops, the points already in
+``points.jsonl`` stay there, and :func:`run_sweep` raises one :class:`OSError` naming the file and
+saying how many points are kept (the command line prints it as one line, exit status 1).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cxlsim.errors import InputError
 from cxlsim.provenance import git_revision, provenance
 from cxlsim.sweep.evaluate import evaluate
 from cxlsim.sweep.executors import Executor, make_executor
@@ -28,14 +32,16 @@ POINTS_FILE = "points.jsonl"
 
 def execute(points: Sequence[Point], executor: Executor, progress: Progress | None = None,
             fn: Callable[[Point], dict[str, Any]] = evaluate) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(index, record)`` as points finish; a point the executor could not run (its worker
-    died) becomes an error record, so one bad point never stops the others."""
+    """Yield ``(index, record)`` as points finish; a point the executor could not run (``fn``
+    raised, its worker died) becomes an error record (``error_kind`` ``"input"`` for an
+    :class:`~cxlsim.errors.InputError`, else ``"executor"``), so one bad point never stops the others."""
 
     for i, value in executor.map(fn, list(points)):
         if isinstance(value, BaseException):
             p = points[i]
             value = {"id": p.id, "point": p.to_dict(), "swept": dict(p.swept), "status": "error",
-                     "error": f"{type(value).__name__}: {value}", "error_kind": "executor",
+                     "error": f"{type(value).__name__}: {value}",
+                     "error_kind": "input" if isinstance(value, InputError) else "executor",
                      "result": None, "timeline": None, "wall_s": None, **provenance()}
         if progress is not None:
             progress.advance(value["status"] == "ok", points[i].describe())
@@ -62,11 +68,11 @@ def load_done(out: Path) -> dict[str, dict[str, Any]]:
     path = out / POINTS_FILE
     if not path.is_file():
         return done
-    with path.open(encoding="utf-8") as fh:
+    with path.open("rb") as fh:
         for line in fh:
             try:
                 rec = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, UnicodeDecodeError):  # a torn or damaged line: run it again
                 continue
             if isinstance(rec, dict) and "id" in rec:
                 done[rec["id"]] = rec
@@ -78,6 +84,8 @@ def run_sweep(spec: SweepSpec, out: str | Path, executor: str = "process", worke
     """Run ``spec``'s points not already done in ``out``; write ``out/results.{csv,json}``."""
 
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: is a file; name a folder (results.csv, results.json and points.jsonl go there)")
     out.mkdir(parents=True, exist_ok=True)
     log = out / POINTS_FILE
     if fresh and log.exists():
@@ -98,17 +106,19 @@ def run_sweep(spec: SweepSpec, out: str | Path, executor: str = "process", worke
     ex = make_executor(executor, workers, scheduler) if todo else None
     bar = Progress(len(todo), "points", enabled=progress)
     aborted = True
+    failure: OSError | None = None
     try:
         if ex is not None:
-            with log.open("a", encoding="utf-8") as fh:
-                if fh.tell() and not log.read_bytes().endswith(b"\n"):
-                    fh.write("\n")  # close a line torn by an interrupted run
-                for j, rec in execute([spec.points[i] for i in todo], ex, bar):
-                    fh.write(json.dumps(rec, separators=(",", ":")) + "\n")
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                    records[todo[j]] = rec
-        aborted = False
+            try:
+                with log.open("a", encoding="utf-8") as fh:
+                    if fh.tell() and not log.read_bytes().endswith(b"\n"):
+                        fh.write("\n")  # close a line torn by an interrupted run
+                    for j, rec in execute([spec.points[i] for i in todo], ex, bar):
+                        append_record(fh, rec)
+                        records[todo[j]] = rec
+            except OSError as exc:  # the log cannot be written (full disk, permissions): stop here
+                failure = exc
+        aborted = failure is not None
     finally:
         if ex is not None:
             ex.close(abort=aborted)
@@ -116,5 +126,25 @@ def run_sweep(spec: SweepSpec, out: str | Path, executor: str = "process", worke
         finished = [dict(r, index=i) for i, r in enumerate(records) if r is not None]
         doc = results_document(finished, name=spec.name, description=spec.description, spec=spec.source,
                                document=spec.document, axes=spec.axes, executor=executor)
-        jpath, cpath = write_results(out, finished, doc, spec.axes)
+        try:
+            jpath, cpath = write_results(out, finished, doc, spec.axes)
+        except OSError as exc:
+            failure = failure or exc
+    if failure is not None:
+        raise output_error(failure, log, sum(r is not None for r in records))
     return SweepOutcome(finished, len(todo), reused, stale, jpath, cpath)
+
+
+def append_record(fh: Any, rec: dict[str, Any]) -> None:
+    """Append one record to the open points log and force it to disk (the resume guarantee)."""
+    fh.write(json.dumps(rec, separators=(",", ":")) + "\n")
+    fh.flush()
+    os.fsync(fh.fileno())
+
+
+def output_error(exc: OSError, log: Path, finished: int) -> OSError:
+    """The one-line I/O error a failed sweep ends with (the CLI prints it, exit status 1): the file,
+    the reason, and where the finished points are kept."""
+    kept = (f"{finished} finished point(s) are kept in {log}; run the same command again to resume"
+            if log.is_file() else "no point was recorded")
+    return OSError(exc.errno, f"{exc.strerror or exc}; {kept}", exc.filename or str(log))

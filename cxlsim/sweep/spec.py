@@ -160,6 +160,15 @@ def build_spec(doc: Mapping[str, Any], where: str, extra_sets: Sequence[tuple[st
             raise ConfigError(where, f"base.set.{key}", f"also given as {fixed[key][0]}")
         fixed[str(key)] = (f"base.set.{key}", value)
     for key, value in extra_sets:
+        if key == "system":
+            raise ConfigError("--set", "system", "a sweep's systems are in base.systems or an axis; "
+                              "the --set would change nothing")
+        if key == "workload" and (base.get("workloads") or "workload" in grid or "workload" in zipped):
+            where_wl = "base.workloads" if base.get("workloads") else "axes"
+            raise ConfigError("--set", "workload", f"every point names its workload ({where_wl} of {where}), "
+                              "so the --set would change nothing; edit the spec instead")
+        if key == "workload":
+            _check_names([value], "workload", "--set", "workload")
         fixed[key] = ("--set", value)  # --set wins over the file, like everywhere else
 
     swept = {**grid, **zipped}

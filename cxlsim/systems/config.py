@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cxlsim.config.bounds import MAX_MODULES_PER_ROLE
 from cxlsim.config.catalog import Preset, catalog_roots
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
@@ -36,6 +37,7 @@ from cxlsim.devices.registry import load_preset
 from cxlsim.errors import ConfigError
 from cxlsim.systems.platform import DEFAULT_PLATFORM, load_platform, merge
 from cxlsim.systems.tpu_ps import TPU_PS_SCHEMA
+from cxlsim.workloads.catalog import workload_path
 
 TOP_KEYS = {"version", "inherits", "name", "description", "model", "platform", "workload", "seed", "batches",
             "warmup_batches", "devices", "pipeline", "workload_overrides", "tpu_ps", "topology"}
@@ -66,6 +68,16 @@ ROLES = {
     "pcie": "PCIe link and CUDA-like software path (launch, sync, memcpy)",
     "replay_host": "optional: the host whose PyTorch dispatch a replaying GPU's cycles were measured with (the "
                    "prototype's Vortex replays the RTX 3090's step as run from an i5-9600K)",
+}
+
+#: Device families each role takes (the models the pipeline calls on the role implement their API).
+ROLE_FAMILIES = {
+    "gpu": ("gpu",), "host_cpu": ("cpu",), "host_dram": ("dram",),
+    "table_memory": MEMORY_ROLE_FAMILIES, "checkpoint_storage": MEMORY_ROLE_FAMILIES,
+    "ndp": ("ndp",), "ckpt_logic": ("ckpt_logic",),
+    "fabric_link": ("cxl_link",), "gpu_link": ("cxl_link",), "host_link": ("cxl_link",),
+    "switch": ("cxl_switch",), "cxl_protocol": ("cxl_protocol",), "pcie": ("pcie",),
+    "replay_host": ("cpu",),
 }
 
 #: CXL 3.0: at most 4095 devices in the fabric of one root port (12-bit port-based routing ids).
@@ -220,6 +232,8 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
     def at(key: str) -> str:  # where a top-level key came from
         return "--set" if any(k == key or k.startswith(key + ".") for k in set_keys) else where
 
+    check_version(doc, at("version"))  # a --set version= is checked like the file's
+
     for key in doc:
         if key not in TOP_KEYS:
             raise ConfigError(at(key), key, unknown_key_message(key, TOP_KEYS))
@@ -261,10 +275,11 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
     workload_overrides = doc.get("workload_overrides") or {}
     if not isinstance(workload_overrides, dict):
         raise ConfigError(where, "workload_overrides", "expected a mapping")
+    workload = _workload_name(doc.get("workload", "rm1"), at("workload"))
     cfg = SystemConfig(
         name=name,
         description=str(doc.get("description", "")),
-        workload=str(doc.get("workload", "rm1")),
+        workload=workload,
         seed=ints["seed"],
         batches=ints["batches"],
         warmup_batches=ints["warmup_batches"],
@@ -279,7 +294,7 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
         topology=topology,
     )
     if model == "dataflow":
-        _check_roles(cfg, where)
+        _check_roles(cfg, where, platform.path)
     return cfg
 
 
@@ -323,6 +338,21 @@ def _devices(system: str, file_devices: Any, pipeline: ParamSet | None, platform
     return {role: _device(role, spec, origin[role], where_sets) for role, spec in specs.items()}
 
 
+def _workload_name(value: Any, where: str) -> str:
+    """The system's default workload: a catalog name or an existing YAML file."""
+    if not isinstance(value, str) or not value:
+        raise ConfigError(where, "workload", f"expected a workload name (rm1..rm4) or YAML path, got {value!r}")
+    if Path(value).suffix in (".yaml", ".yml"):
+        if not Path(value).is_file():
+            raise ConfigError(where, "workload", f"{value}: file not found")
+        return value
+    try:
+        workload_path(value)
+    except ConfigError as exc:
+        raise ConfigError(where, "workload", f"{value}: {exc.message}") from None
+    return value
+
+
 def _value(v: Any) -> Any:
     """``{value: x, source: ...}`` → ``x`` (system files may annotate values with sources)."""
     return v["value"] if isinstance(v, dict) and "value" in v else v
@@ -338,7 +368,13 @@ def _read_with_parents(path: Path, stack: tuple[str, ...]) -> dict[str, Any]:
     parent = doc.pop("inherits", None)
     if parent is None:
         return doc
-    base = _read_with_parents(system_path(str(parent)), stack + (where,))
+    if not isinstance(parent, str) or not parent:
+        raise ConfigError(where, "inherits", f"expected a system name or YAML path, got {parent!r}")
+    try:
+        parent_path = system_path(parent)
+    except ConfigError as exc:
+        raise ConfigError(where, "inherits", exc.message) from None
+    base = _read_with_parents(parent_path, stack + (where,))
     base.pop("name", None)
     base.pop("description", None)
     return merge(base, doc)
@@ -366,17 +402,25 @@ def _device(role: str, spec: Any, where: str, where_sets: str) -> DeviceRole:
         if exc.where == where_sets and overrides:  # a bad override: name its full key path
             raise ConfigError(where_sets, f"{kp}.{exc.key}", exc.message) from None
         raise
+    family = preset.family
+    if family not in ROLE_FAMILIES[role]:
+        raise ConfigError(where, f"{kp}.preset", f"{preset.name} is a {family} device; the {role} role takes "
+                          f"{', '.join(ROLE_FAMILIES[role])} ({ROLES[role]})")
     # structural keys take effect only where a model uses them: modules and interleaving for memory
     # roles, switch levels for the switch; anywhere else they would be accepted and change nothing
-    family = preset.family
     for key, applies, what in (("count", family in MEMORY_ROLE_FAMILIES, "memory modules (dram, pmem, ssd roles)"),
                                ("interleave_B", family in MEMORY_ROLE_FAMILIES, "memory modules (dram, pmem, ssd roles)"),
                                ("levels", role == "switch", "the switch role")):
         if key in spec and not applies:
             raise ConfigError(where_sets, f"{kp}.{key}",
                               f"applies only to {what}; the {role} role ({preset.name}) has none")
-    count = Param("count", int, "modules", minimum=1).coerce(spec.get("count", 1), where_sets, f"{kp}.count")
+    count = Param("count", int, "modules", minimum=1, maximum=MAX_MODULES_PER_ROLE).coerce(
+        spec.get("count", 1), where_sets, f"{kp}.count")
     inter = Param("interleave_B", int, "interleave", minimum=64).coerce(spec.get("interleave_B", 4096), where_sets, f"{kp}.interleave_B")
+    unit_B = preset.params.as_dict().get("access_unit_B")  # unrecorded: a check, not a model's read
+    if family in MEMORY_ROLE_FAMILIES and unit_B and (inter < unit_B or inter % unit_B):
+        raise ConfigError(where_sets, f"{kp}.interleave_B", f"{inter} is not a multiple of the module's "
+                          f"access_unit_B ({unit_B} B, {preset.name}): modules interleave whole units")
     levels = Param("levels", int, "switch levels", minimum=0).coerce(spec.get("levels", 1), where_sets, f"{kp}.levels")
     return DeviceRole(role, preset, count, inter, levels)
 
@@ -399,7 +443,7 @@ def needed_roles(p: ParamSet) -> list[str]:
     return list(dict.fromkeys(need))
 
 
-def _check_roles(cfg: SystemConfig, where: str) -> None:
+def _check_roles(cfg: SystemConfig, where: str, platform_file: str = "") -> None:
     p = cfg.pipeline
     if p.persistence == "none":
         for key in ("checkpoint_on", "checkpoint_agent", "mlp_pull"):
@@ -413,4 +457,4 @@ def _check_roles(cfg: SystemConfig, where: str) -> None:
     for role in needed_roles(p):
         if role not in cfg.devices:
             raise ConfigError(where, f"devices.{role}", f"missing: this pipeline needs a {role} ({ROLES[role]}) "
-                              f"and neither the system nor platform {cfg.platform!r} gives one")
+                              f"and neither the system nor platform {cfg.platform!r} ({platform_file}) gives one")

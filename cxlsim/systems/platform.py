@@ -113,7 +113,10 @@ def load_platform(name_or_path: str) -> Platform:
             raise ConfigError(where, key, unknown_key_message(key, PLATFORM_KEYS))
     roles = _roles(doc.get("roles") or {}, where, "roles")
     groups = []
-    for i, group in enumerate(doc.get("groups") or []):
+    groups_doc = doc.get("groups") or []
+    if not isinstance(groups_doc, list):
+        raise ConfigError(where, "groups", "expected a list of {systems: [...], roles: {...}}")
+    for i, group in enumerate(groups_doc):
         kp = f"groups[{i}]"
         if not isinstance(group, dict):
             raise ConfigError(where, kp, "expected {systems: [...], roles: {...}}")

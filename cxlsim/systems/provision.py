@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from cxlsim.config.bounds import MAX_MODULES_PER_ROLE, check_bound
 from cxlsim.systems.graph import MEMORY_FAMILIES, DeviceGraph
 from cxlsim.units import GB
 from cxlsim.workloads.catalog import Workload
@@ -100,6 +101,22 @@ def provision(devices: DeviceGraph, workload: Workload, mems: int = 1) -> dict[s
         count = cfg.devices[role].count * (mems if role in per_device and role != devices.host_memory_role else 1)
         pools[role] = ModulePool(role, devices[role], count, nbytes / GB)
     return pools
+
+
+def check_provision(devices: DeviceGraph, workload: Workload, mems: int = 1) -> None:
+    """Refuse, before a run, a memory role whose data needs more modules at its preset's
+    ``capacity_GB`` than one device can hold (:data:`~cxlsim.config.bounds.MAX_MODULES_PER_ROLE`):
+    a capacity far too small for the tables, or tables far too large for the system."""
+    cfg = devices.config
+    for role, pool in provision(devices, workload, mems).items():
+        per_device = pool.needed / (mems if role in (cfg.pipeline.tables_on, cfg.pipeline.checkpoint_on) else 1)
+        dev = cfg.devices.get(role)
+        overridden = dev is not None and dev.params.sources.get("capacity_GB", "").startswith("override")
+        where = "--set" if overridden else cfg.source
+        key = f"devices.{role}.params.capacity_GB" if dev is not None else "devices.host_cpu.params.software_memory_GB"
+        check_bound(where, key, math.ceil(per_device), MAX_MODULES_PER_ROLE,
+                    f"modules of {pool.capacity_GB:g} GB ({dev.preset.name if dev else 'host DRAM'}) that {role}'s {pool.needed_GB:.4g} GB on "
+                    f"{workload.name} needs per device", "modules in one device")
 
 
 def provisioned_modules(devices: DeviceGraph, workload: Workload, mems: int = 1) -> dict[str, int]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from cxlsim.config.bounds import MAX_RUN_LOOKUPS, check_bound
 from cxlsim.engine.executor import Executor
 from cxlsim.engine.trace import TraceRecorder
 from cxlsim.errors import ConfigError, InputError
@@ -22,6 +23,7 @@ from cxlsim.systems.critical_path import breakdown
 from cxlsim.systems.dataflow import build_graph
 from cxlsim.systems.graph import DeviceGraph, build_devices
 from cxlsim.systems.machine import TrainingMachine
+from cxlsim.systems.provision import check_provision
 from cxlsim.systems.result import RunResult
 from cxlsim.systems.streams import StreamSet, stream_set
 from cxlsim.systems.topology import Fabric, Placement
@@ -95,11 +97,15 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
     # the input streams hold every GPU's samples: one global batch of gpus × batch_size
     global_wl = wl if gpus == 1 else load_workload(cfg.workload, {**overrides, "batch_size": wl.params.batch_size * gpus})
     total = cfg.warmup_batches + cfg.batches + 1  # one more batch closes the last measured one
+    gp = global_wl.params
+    check_bound(cfg.source, "batches", total * gp.batch_size * gp.tables * gp.lookups_per_table, MAX_RUN_LOOKUPS,
+                f"embedding lookups in {total} batches of {global_wl.name} on {gpus} GPU(s)", "lookups one run holds in memory")
     streams = stream_set(global_wl, cfg.seed, total)
     if cfg.model == "tpu_ps":
         return simulate_tpu_ps(cfg, wl, streams)
     devices = build_devices(cfg)
     gpus, mems, fabric, placement = scale_out(devices, streams)
+    check_provision(devices, wl, mems)
     machine = TrainingMachine(devices, streams, gpus, mems, fabric, placement)
     ex = Executor(TraceRecorder(enabled=trace))
     build_graph(ex, machine, cfg.pipeline, total)

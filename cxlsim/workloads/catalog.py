@@ -23,6 +23,7 @@ from math import comb
 from pathlib import Path
 from typing import Any
 
+from cxlsim.config.bounds import MAX_RUN_LOOKUPS, MAX_TABLES, check_bound
 from cxlsim.config.catalog import catalog_roots
 from cxlsim.config.params import ParamSet, unknown_key_message
 from cxlsim.config.yamlio import check_version, read_yaml
@@ -183,4 +184,16 @@ def load_workload(
             values[key] = value
             sources[key] = f"override ({overrides_where})"
         checked = WORKLOAD_SCHEMA.validate(values, sources, overrides_where, "")
+    check_size(checked, overrides_where if overrides else where, "" if overrides else "params.")
     return Workload(path.stem, str(doc.get("description", "")), checked, where)
+
+
+def check_size(p: ParamSet, where: str, prefix: str) -> None:
+    """Refuse a workload too large for one run (:mod:`cxlsim.config.bounds`): more tables than
+    ``MAX_TABLES``, or one batch of more lookups than a whole run may hold (unrecorded reads: a
+    check, not a model's)."""
+    v = p.as_dict()
+    check_bound(where, f"{prefix}tables", v["tables"], MAX_TABLES, "embedding tables", "tables in one workload")
+    check_bound(where, f"{prefix}batch_size", v["batch_size"] * v["tables"] * v["lookups_per_table"],
+                MAX_RUN_LOOKUPS, "embedding lookups in one batch (batch_size × tables × lookups_per_table)",
+                "lookups one run holds in memory")

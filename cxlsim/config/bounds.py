@@ -1,0 +1,45 @@
+"""Upper bounds on what one run may be asked to hold or do, checked at load.
+
+Contract: a request beyond a bound is refused before anything is allocated or simulated, with a
+one-line :class:`~cxlsim.errors.ConfigError` naming the file (or option) and the key that sets the
+size, the amount and the bound. The bounds are named assumptions, not physics: each keeps a run
+within what one workstation holds (memory) and finishes in minutes (time); change them here, with
+their reasons, if your machine or study needs more.
+"""
+
+from __future__ import annotations
+
+from cxlsim.errors import ConfigError
+
+#: assumption (named): at most 2.5e8 embedding lookups simulated in one run (all batches, all GPUs):
+#: the index streams of a run hold a few int64 arrays of that length (2 GB each at the bound). The
+#: paper's largest run, RM2 over 23 batches (20 measured, 2 warm-up, 1 closing), is 5.7e7.
+MAX_RUN_LOOKUPS = 250_000_000
+
+#: assumption (named): at most 1e5 embedding tables in one workload: production recommendation
+#: models have hundreds to about a thousand (Meta's DLRM papers), and the table layout holds a few
+#: arrays per table.
+MAX_TABLES = 100_000
+
+#: assumption (named): at most 256 modules in one memory role of one device, configured or
+#: provisioned by capacity: above any one server (a two-socket host has 32 DIMM slots, a 2U NVMe
+#: chassis 24 bays) or memory device; more data needs more devices (``topology.cxl_mems_count``).
+MAX_MODULES_PER_ROLE = 256
+
+#: assumption (named): at most 1e5 simulated events (interruptions and checkpoints, all schemes
+#: together) in one failure-tolerance scenario: the event simulator handles about 3e3 per second
+#: on one core (measured: side-by-side with mtbf_h 0.1, 1.5e4 events in 5.7 s), so a run stays
+#: under a minute.
+MAX_FT_EVENTS = 100_000
+
+#: Largest seed accepted (numpy's seed sequences take any non-negative integer; results files
+#: store seeds as JSON numbers, exact up to 2**53).
+MAX_SEED = 2**53
+
+
+def check_bound(where: str, key: str, amount: float, bound: float, what: str, of: str) -> None:
+    """Refuse ``amount`` of ``what`` (set by ``key`` of ``where``) above ``bound``, the bound on
+    ``of`` (e.g. "modules in one device")."""
+    if amount > bound:
+        raise ConfigError(where, key, f"{what}: {amount:.3g}, above the bound of {bound:.3g} on {of} "
+                          "(cxlsim/config/bounds.py)")

@@ -1,0 +1,255 @@
+"""Property-based fuzzing of every input reader (issue 20): system configs, platforms, presets,
+workloads, sweep specs, failure scenarios and the validation catalog, mutated from the shipped
+files by hypothesis.
+
+Property: reading (and building what was read) either succeeds or raises
+:class:`~cxlsim.errors.InputError` whose message is one line naming the file (or ``--set``) and,
+for a :class:`~cxlsim.errors.ConfigError`, the key; never another exception. The CLI turns that
+into exit 2 (``test_cli_exit_2``). The fast tier runs a few examples per reader; ``-m slow`` runs
+many more (``FUZZ_SLOW_EXAMPLES``).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cxlsim.config.catalog import shipped_root
+from cxlsim.devices.registry import get_family, load_preset
+from cxlsim.devices.validate import load_catalog
+from cxlsim.errors import ConfigError, InputError
+from cxlsim.ft.scenario import load_scenario
+from cxlsim.sweep.spec import load_spec
+from cxlsim.systems.config import load_system
+from cxlsim.systems.graph import build_devices
+from cxlsim.systems.platform import load_platform
+from cxlsim.workloads.catalog import load_workload
+
+FUZZ_FAST_EXAMPLES = 20
+FUZZ_SLOW_EXAMPLES = 300
+
+CONFIGS = shipped_root("configs")
+DEVICES = shipped_root("devices")
+WORKLOADS = shipped_root("workloads")
+
+#: Values a careless or hostile user might write anywhere.
+HOSTILE = st.one_of(
+    st.none(), st.booleans(), st.integers(-10**12, 10**12),
+    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
+    st.lists(st.integers(-3, 3), max_size=3), st.dictionaries(st.text(max_size=4), st.integers(), max_size=2),
+    st.sampled_from(["gpu/rtx3090", "pmem/optane-100", "ssd/intel-750", "cxl_link/cxl3-x16", "rm9", "cxl",
+                     "nonexistent/preset", "1e-300", "../../etc/passwd", "", "é\u202e", 2**70, -1, 0, 1e-9, 1e9]),
+)
+#: Factors applied to numbers already in the file (realistic magnitudes gone wrong).
+FACTORS = st.sampled_from([0, -1, 1e-9, 1e-3, 0.5, 3, 1e3, 1e9])
+
+
+def paths(node: Any, prefix: tuple = ()) -> list[tuple]:
+    """Every key path of a YAML document (mappings and lists)."""
+    out = [prefix] if prefix else []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out += paths(v, prefix + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += paths(v, prefix + (i,))
+    return out
+
+
+def get(node: Any, path: tuple) -> Any:
+    for part in path:
+        node = node[part]
+    return node
+
+
+@st.composite
+def mutated(draw, doc: dict) -> dict:
+    """``doc`` with one to three mutations: a value replaced or scaled, a key removed, an unknown
+    key added."""
+    doc = copy.deepcopy(doc)
+    for _ in range(draw(st.integers(1, 3))):
+        all_paths = paths(doc)
+        if not all_paths:
+            break
+        path = draw(st.sampled_from(all_paths))
+        parent, key = get(doc, path[:-1]), path[-1]
+        op = draw(st.sampled_from(["replace", "scale", "delete", "add"]))
+        if op == "scale" and isinstance(parent[key], (int, float)) and not isinstance(parent[key], bool):
+            scaled = parent[key] * draw(FACTORS)
+            parent[key] = int(scaled) if isinstance(parent[key], int) and float(scaled).is_integer() else scaled
+        elif op == "delete" and isinstance(parent, dict):
+            del parent[key]
+        elif op == "add" and isinstance(parent, dict):
+            parent[draw(st.text(min_size=1, max_size=8))] = draw(HOSTILE)
+        else:
+            parent[key] = draw(HOSTILE)
+    return doc
+
+
+@st.composite
+def mutated_bytes(draw, text: bytes) -> bytes:
+    """``text`` with a few bytes overwritten or inserted (bad encodings, broken YAML)."""
+    data = bytearray(text)
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, max(0, len(data) - 1)))
+        chunk = draw(st.binary(min_size=1, max_size=4))
+        if draw(st.booleans()):
+            data[at:at + len(chunk)] = chunk
+        else:
+            data[at:at] = chunk
+    return bytes(data)
+
+
+def assert_clean(read: Callable[[Path], Any], path: Path) -> None:
+    """``read(path)`` succeeds or fails as bad input, in one line naming ``path`` (or --set)."""
+    try:
+        read(path)
+    except InputError as exc:
+        message = str(exc)
+        assert "\n" not in message.strip(), message
+        assert str(path) in message or message.startswith("--set"), message
+        if isinstance(exc, ConfigError) and exc.where == str(path) and not exc.key:
+            assert any(w in exc.message for w in ("YAML", "UTF-8", "binary", "empty", "mapping", "read")), message
+
+
+def dump(doc: Any) -> bytes:
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True).encode()
+
+
+# --------------------------------------------------------------------------------- the readers
+def read_system(path: Path) -> None:
+    build_devices(load_system(str(path)))
+
+
+def read_platform(path: Path) -> None:
+    load_platform(str(path))
+    for system in ("cxl", "dram"):
+        build_devices(load_system(system, [("platform", str(path))]))
+
+
+def read_preset(path: Path) -> None:
+    preset = load_preset(str(path))
+    get_family(preset.family).build(preset.params)
+
+
+def read_workload(path: Path) -> None:
+    load_workload(str(path))
+
+
+def read_spec(path: Path) -> None:
+    load_spec(path)
+
+
+def read_scenario(path: Path) -> None:
+    load_scenario(path)
+
+
+def read_validation(path: Path) -> None:
+    load_catalog(path)
+
+
+READERS = {
+    # name: (reader, shipped files it mutates)
+    "system": (read_system, sorted(p for p in CONFIGS.glob("*.yaml"))),
+    "platform": (read_platform, sorted((CONFIGS / "platforms").glob("*.yaml"))),
+    "preset": (read_preset, sorted(p for p in DEVICES.glob("*/*.yaml"))),
+    "workload": (read_workload, sorted(WORKLOADS.glob("*.yaml"))),
+    "sweep": (read_spec, sorted((CONFIGS / "sweeps").glob("*.yaml"))),
+    "scenario": (read_scenario, sorted((CONFIGS / "ft").glob("*.yaml"))),
+    "validation": (read_validation, sorted((CONFIGS / "validation").glob("*.yaml"))),
+}
+
+
+def fuzz(tmp_path: Path, reader: str, examples: int) -> None:
+    read, sources = READERS[reader]
+    docs = [(p, yaml.safe_load(p.read_text(encoding="utf-8"))) for p in sources]
+    # a preset may be read by path only from its family's folder (inherits and names resolve there)
+    out = tmp_path / "fuzz" / "input.yaml"
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                     HealthCheck.data_too_large])
+    @given(data=st.data())
+    def check(data):
+        src, doc = data.draw(st.sampled_from(docs))
+        target = out.parent / src.parent.name / src.name if reader == "preset" else out
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if data.draw(st.integers(0, 4)) == 0:
+            target.write_bytes(data.draw(mutated_bytes(src.read_bytes())))
+        else:
+            target.write_bytes(dump(data.draw(mutated(doc))))
+        assert_clean(read, target)
+
+    check()
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_fuzz_readers_fast(tmp_path, reader):
+    fuzz(tmp_path, reader, FUZZ_FAST_EXAMPLES)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_fuzz_readers_slow(tmp_path, reader):
+    fuzz(tmp_path, reader, FUZZ_SLOW_EXAMPLES)
+
+
+@settings(max_examples=FUZZ_FAST_EXAMPLES, deadline=None, derandomize=True, database=None)
+@given(key=st.sampled_from(["devices.table_memory.count", "devices.table_memory.interleave_B", "seed", "batches",
+                            "devices.table_memory.preset", "pipeline.vector_cache_GB", "version",
+                            "topology.cxl_mems_count", "devices.gpu.preset", "workload"]),
+       value=HOSTILE)
+def test_fuzz_set_overrides(key, value):
+    """``--set key=value`` with hostile values: loaded and built, or refused naming --set."""
+    try:
+        build_devices(load_system("cxl", [(key, value)]))
+    except InputError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith(("--set", str(CONFIGS / "cxl.yaml"))), str(exc)
+
+
+CLI_READERS = {  # commands that read a file and simulate nothing: (command line, reader whose files it mutates)
+    "devices show": (lambda p: ["devices", "show", p], "preset"),
+    "workload": (lambda p: ["workload", p, "--batches", "1"], "workload"),
+    "sweep --dry-run": (lambda p: ["sweep", p, "--dry-run"], "sweep"),
+}
+
+
+@pytest.mark.parametrize("command", sorted(CLI_READERS))
+def test_fuzz_cli_exit_2(tmp_path, capsys, command):
+    """Through the command line: exit 0, or exit 2 with one line on stderr naming the file."""
+    from cxlsim.cli import main
+
+    argv_of, reader = CLI_READERS[command]
+    _, sources = READERS[reader]
+    docs = [(p, yaml.safe_load(p.read_text(encoding="utf-8"))) for p in sources]
+
+    @settings(max_examples=FUZZ_FAST_EXAMPLES // 2, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @given(data=st.data())
+    def check(data):
+        src, doc = data.draw(st.sampled_from(docs))
+        target = tmp_path / src.parent.name / src.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if data.draw(st.booleans()):
+            target.write_bytes(data.draw(mutated_bytes(src.read_bytes())))
+        else:
+            target.write_bytes(dump(data.draw(mutated(doc))))
+        capsys.readouterr()
+        try:
+            rc = main(argv_of(str(target)))
+        except SystemExit as exc:
+            rc = exc.code
+        err = capsys.readouterr().err.strip()
+        assert rc in (0, 2), err
+        if rc == 2:
+            assert len(err.splitlines()) == 1 and str(target) in err, err
+
+    check()
