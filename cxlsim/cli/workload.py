@@ -101,7 +101,8 @@ def render(d: dict[str, Any]) -> str:
         ["rows_per_table", sizes],
         ["embedding_GB", round(d["embedding_bytes"] / 1e9, 3)],
         ["bottom_mlp", f"{d['bottom_mlp']} ({d['mlp_params']['bottom']:,} params)"],
-        ["top_mlp", f"{d['top_mlp']} ({d['mlp_params']['top']:,} params)"],
+        ["top_mlp", f"{d['top_mlp']}, as built after the interaction: {d['interaction_width']}-{d['top_mlp']} "
+                    f"({d['mlp_params']['top']:,} params)"],
         ["interaction_width", d["interaction_width"]],
         ["popularity_exponent", g["popularity_exponent"]],
         ["reuse knob (positions copied)", g["reuse_prev_fraction"]],
