@@ -42,6 +42,9 @@ DEFAULT_MEDIUM = "dram/ddr4-2666"
 DEFAULT_MODULES = 2
 DEFAULT_LINK = "cxl_link/cxl3-x16"
 DEFAULT_SWITCH = "cxl_switch/cxl3-x16"
+#: The host whose software path a PCIe link's copies, launches and synchronisations run on.
+DEFAULT_HOST = "cpu/i5-9600k"
+DEFAULTS = {"medium": DEFAULT_MEDIUM, "link": DEFAULT_LINK, "switch": DEFAULT_SWITCH, "host": DEFAULT_HOST}
 #: Families whose microbenchmark takes --threads, --modules (of the preset itself) and --pattern.
 MEDIA_FAMILIES = ("dram", "pmem", "ssd")
 #: Which preset options each family's microbenchmark takes, with the family each must be of.
@@ -49,6 +52,7 @@ PRESET_OPTIONS: dict[str, dict[str, tuple[str, ...]]] = {
     "cpu": {"medium": ("dram", "pmem", "ssd")},
     "cxl_switch": {"link": ("cxl_link",)},
     "cxl_protocol": {"link": ("cxl_link",), "switch": ("cxl_switch",)},
+    "pcie": {"host": ("cpu",)},
 }
 
 
@@ -65,6 +69,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "bandwidth sweeps (default random)")
     p.add_argument("--link", help=f"CXL protocol and switch presets: link preset of every link (default {DEFAULT_LINK})")
     p.add_argument("--switch", help=f"CXL protocol presets: switch preset of every switch (default {DEFAULT_SWITCH})")
+    p.add_argument("--host", help=f"PCIe presets: the host CPU preset the software path's calls run on "
+                   f"(default {DEFAULT_HOST})")
 
 
 def _model(option: str, name: str, families: tuple[str, ...]) -> Any:
@@ -82,7 +88,7 @@ def options_for(family: str, args: argparse.Namespace) -> dict[str, Any]:
     name (built here, with their defaults)."""
     opts: dict[str, Any] = {"mlp": args.mlp, "batch": args.batch}
     wanted = PRESET_OPTIONS.get(family, {})
-    given = {k: getattr(args, k) for k in ("medium", "link", "switch") if getattr(args, k, None)}
+    given = {k: getattr(args, k) for k in DEFAULTS if getattr(args, k, None)}
     for key in given:
         if key not in wanted:
             raise InputError(f"--{key}: family {family} takes no such option")
@@ -98,9 +104,8 @@ def options_for(family: str, args: argparse.Namespace) -> dict[str, Any]:
             if value is not None and value < 1:
                 raise InputError(f"--{key}: must be >= 1, got {value}")
         opts.update(threads=args.threads, modules=args.modules or 1, pattern=args.pattern or "random")
-    defaults = {"medium": DEFAULT_MEDIUM, "link": DEFAULT_LINK, "switch": DEFAULT_SWITCH}
     for key, families in wanted.items():
-        opts[key] = _model(key, given.get(key, defaults[key]), families)
+        opts[key] = _model(key, given.get(key, DEFAULTS[key]), families)
     if "medium" in wanted:
         modules = DEFAULT_MODULES if args.modules is None else args.modules
         if modules < 1:
@@ -121,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     options = options_for(pre.family, args)
     result = {"device": pre.name, **{k: options[k] for k in ("modules",) if k in options}}
     for key in PRESET_OPTIONS.get(pre.family, {}):
-        result[key] = getattr(args, key) or {"medium": DEFAULT_MEDIUM, "link": DEFAULT_LINK, "switch": DEFAULT_SWITCH}[key]
+        result[key] = getattr(args, key) or DEFAULTS[key]
     result.update(family.microbench(model, options))
     emit(args, result, render_result)
     return 0
