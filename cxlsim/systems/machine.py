@@ -144,8 +144,6 @@ class TrainingMachine:
         self.T = w.params.tables
         self.dim = w.params.dim
         self.row_B = w.row_B
-        self.bottom = list(w.bottom_widths)
-        self.top = list(w.top_widths)
         mp = w.mlp_params
         self.mlp_params = mp["bottom"] + mp["top"]
         self.mlp_B = self.mlp_params * FP32_B
@@ -158,9 +156,10 @@ class TrainingMachine:
         self.replay_host = devices.get("replay_host")
         self.step_model = StepModel(self.gpu, self.replay_host or self.cpu, self.pcie)
         self.shapes = StepShapes.from_workload(w, batch=self.B)
-        self.mlp_tensors = len(self.shapes.parameter_tensors())
         self.phase_ops = self.step_model.step_ops(self.shapes)
-        self._replayed = {ph: self.step_model.schedule(ops) for ph, ops in self.phase_ops.items()}
+        #: a replaying GPU's phases: their spans as measured alone (from idle), placed at each start
+        self._replayed = ({ph: self.step_model.schedule(ops) for ph, ops in self.phase_ops.items()}
+                          if self.replay_host is not None else {})
         self._host_free = [0.0] * gpus  # each GPU's dispatching thread
         self.ndp = devices.get("ndp")
         self.ckpt = devices.get("ckpt_logic")
