@@ -97,5 +97,8 @@ def test_platforms_give_different_numbers_for_the_same_architecture():
     a = cxlsim.simulate("cxl-d", workload="rm1", batches=1, warmup=0, workload_sets=SMALL, trace=False)
     b = cxlsim.simulate("cxl-d", workload="rm1", batches=1, warmup=0, workload_sets=SMALL, trace=False,
                         sets=[("platform", "prototype")])
-    assert a.config.pipeline.as_dict() == b.config.pipeline.as_dict()
+    # the architecture is the same; only apparatus-dependent settings (the platform's pipeline:)
+    # may differ: the prototype hands the gradients over after the interaction backward
+    pa, pb = a.config.pipeline.as_dict(), b.config.pipeline.as_dict()
+    assert {k for k in pa if pa[k] != pb[k]} == {"grads_handoff"}
     assert a.batch_time_ms["mean"] != b.batch_time_ms["mean"]

@@ -41,8 +41,11 @@ def test_undo_overhead_is_only_what_outlasts_the_idle_window():
     logging = sum(rec[(op, n)].end_ns - rec[(op, n)].start_ns for op in ("emb_log", "mlp_log"))
     exposed = r.breakdowns_ns[0]["checkpoint"]
     assert 0 <= exposed <= logging
-    # the log starts once the engine's lookup is done, inside the batch
-    assert rec[("emb_log", n)].start_ns >= rec[("lookup", n)].end_ns
+    # the log starts with its inputs (the indices, the previous update done), beside the lookup
+    assert rec[("emb_log", n)].start_ns >= max(rec[("config", n)].end_ns, rec[("update", n - 1)].end_ns)
+    assert rec[("emb_log", n)].start_ns < rec[("lookup", n)].end_ns
+    after = small("cxl-b", sets=[("pipeline.undo_log_start", "lookup")])
+    assert after.executor.records[("emb_log", n)].start_ns >= after.executor.records[("lookup", n)].end_ns
 
 
 def test_relaxed_mlp_log_copies_only_inside_the_gpu_window():

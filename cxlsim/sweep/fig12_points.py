@@ -21,7 +21,8 @@ from cxlsim.systems.run import simulate
 SYSTEMS = ("cxl-d", "cxl-b", "cxl")
 PLATFORMS = ("prototype", "physical")
 #: Steps reported, in the order of a batch (those a system does not run are left out).
-STEPS = ("b_fwd", "lookup", "pooled", "t_mlp", "grads", "b_bwd", "mlp_opt", "update", "emb_log", "mlp_log", "redo")
+STEPS = ("b_fwd", "lookup", "correction", "pooled", "t_mlp", "grads", "b_bwd", "mlp_opt", "update", "emb_log", "mlp_log",
+         "redo_mlp", "redo")
 #: The paper's Figure 12 points (SPEC §7), ms from the batch's start.
 PAPER = {
     "cxl-d": {"b_fwd": (0.0, 0.6), "t_mlp": (0.6, 2.2), "update": (None, 4.9), "batch": 6.7},

@@ -116,6 +116,23 @@ PIPELINE = Schema(
               choices=("cxl_cache", "software")),
         Param("relaxed_lookup", bool, "batch n+1's lookup during batch n, corrected afterwards (SPEC §3.3)", default=False),
         Param("relaxed_mlp_log", bool, "MLP logging only in the GPU's interaction/top-MLP window (SPEC §3.4)", default=False),
+        Param("grads_handoff", str, "when the embedding gradients leave the GPU: 'after_backward' (the unmodified "
+              "loop: sparse gradients exist when loss.backward() returns, after the bottom-MLP backward) or "
+              "'after_interaction' (exported through CXL.cache as soon as the interaction backward produces "
+              "them; the bottom-MLP backward runs beside the update). The platform gives the default "
+              "(docs/timing-model.md)", default="after_backward", choices=("after_backward", "after_interaction")),
+        Param("redo_mlp_pull", str, "redo persistence: when the checkpoint agent pulls the MLP parameters into the "
+              "record: 'after_update' (the whole record after the embedding update) or 'with_optimizer' (as "
+              "soon as the optimizer step has produced them, beside the update; SPEC §3.1, cxl-d); the commit "
+              "flag follows both parts", default="after_update", choices=("after_update", "with_optimizer")),
+        Param("undo_log_start", str, "undo logging: when the checkpointing logic starts the embedding log: "
+              "'inputs' (its own engine, as soon as the batch's indices are there and the previous update is "
+              "done, sharing the media with the lookup; SPEC §3.2) or 'lookup' (after the lookup, when the "
+              "CXL-MEM is otherwise idle)", default="inputs", choices=("inputs", "lookup")),
+        Param("correction", str, "relaxed lookup: where the correction's adds run: 'fused' (in batch n's update "
+              "pass, on the logic's lanes, as it computes each row's change), 'own_engine' (an adder bank "
+              "of its own, beside the update) or 'serial' (on the logic's lanes, before the update); "
+              "docs/timing-model.md", default="fused", choices=("fused", "own_engine", "serial")),
         Param("vector_cache_GB", float, "host-DRAM LRU cache of embedding vectors in front of the table memory", default=0.0, minimum=0),
         Param("lookup_dedup", bool, "read each distinct row once per bag set (true) or once per index (false)", default=False),
         Param("table_region_offset_B", int, "byte address where the data region starts", default=0, minimum=0),
@@ -248,6 +265,11 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
     if not isinstance(pipeline_doc, dict):
         raise ConfigError(where, "pipeline", "expected a mapping")
     tpu_doc = doc.get("tpu_ps")
+    platform_name = doc.get("platform", DEFAULT_PLATFORM)
+    try:
+        platform = load_platform(platform_name)
+    except ConfigError as exc:
+        raise ConfigError(at("platform"), "platform", exc.message) from None
     pipeline, tpu = None, None
     if model == "tpu_ps":
         if pipeline_doc:
@@ -260,17 +282,17 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
     else:
         if tpu_doc is not None:
             raise ConfigError(where, "tpu_ps", "tpu_ps: parameters need model: tpu_ps")
-        pipeline = PIPELINE.validate(pipeline_doc, {}, at("pipeline"), "pipeline.")
+        # the platform's pipeline defaults (apparatus-dependent settings), under the system's own
+        for key in platform.pipeline:
+            if key not in PIPELINE.by_name():
+                raise ConfigError(platform.path, f"pipeline.{key}", unknown_key_message(key, PIPELINE.by_name()))
+        pipeline_where = at("pipeline") if pipeline_doc else platform.path
+        pipeline = PIPELINE.validate({**platform.pipeline, **pipeline_doc}, {}, pipeline_where, "pipeline.")
     topology_doc = doc.get("topology") or {}
     if not isinstance(topology_doc, dict):
         raise ConfigError(at("topology"), "topology", "expected a mapping of parameter: value")
     topology = TOPOLOGY.validate(topology_doc, {}, at("topology"), "topology.")
     name = str(doc.get("name", path.stem))
-    platform_name = doc.get("platform", DEFAULT_PLATFORM)
-    try:
-        platform = load_platform(platform_name)
-    except ConfigError as exc:
-        raise ConfigError(at("platform"), "platform", exc.message) from None
     devices = _devices(name, doc.get("devices") or {}, pipeline, platform, sets, where, where_sets)
     workload_overrides = doc.get("workload_overrides") or {}
     if not isinstance(workload_overrides, dict):
@@ -448,6 +470,16 @@ def _check_roles(cfg: SystemConfig, where: str, platform_file: str = "") -> None
     if p.persistence == "none":
         for key in ("checkpoint_on", "checkpoint_agent", "mlp_pull"):
             p.skip(key, "persistence is none")
+    if p.persistence != "redo":
+        p.skip("redo_mlp_pull", "no redo record here (persistence is not redo)")
+    elif p.redo_mlp_pull == "with_optimizer" and (p.checkpoint_agent != "ckpt_logic" or p.mlp_pull != "cxl_cache"):
+        raise ConfigError(where, "pipeline.redo_mlp_pull", "with_optimizer needs the checkpointing logic pulling "
+                          "over CXL.cache (checkpoint_agent: ckpt_logic, mlp_pull: cxl_cache), an engine of its "
+                          "own beside the update")
+    if p.persistence != "undo":
+        p.skip("undo_log_start", "no undo log here (persistence is not undo)")
+    if not p.relaxed_lookup:
+        p.skip("correction", "no relaxed lookup here, so nothing to correct")
     if p.persistence == "undo" and p.checkpoint_agent != "ckpt_logic":
         raise ConfigError(where, "pipeline.checkpoint_agent", "undo logging runs on the checkpointing logic (ckpt_logic)")
     if (p.relaxed_lookup or p.relaxed_mlp_log) and p.persistence != "undo":

@@ -13,27 +13,39 @@ Steps of batch n (lane in brackets; the engine lane is ``ndp`` or ``host_cpu``):
 - ``correction`` [engine]    relaxed lookup only: add batch n−1's updates of shared rows (SPEC §3.3)
 - ``pooled``     [mover]     pooled vectors engine → GPU (DCOH flush over CXL.cache, or software)
 - ``t_mlp``      [gpu]       interaction + top MLP forward, loss, top MLP + interaction backward
-- ``grads``      [mover]     embedding gradients GPU → engine
+- ``grads``      [mover]     embedding gradients GPU → engine, after the interaction backward
+                             (``grads_handoff: after_interaction``) or after the bottom-MLP backward
+                             (``after_backward``: the unmodified loop, where they exist when
+                             ``loss.backward()`` returns)
 - ``b_bwd``      [gpu]       bottom-MLP backward
 - ``update``     [engine]    embedding SGD update, in place in the data region
 - ``mlp_opt``    [gpu]       MLP optimizer step
 - ``emb_log``    [ckpt]      undo: copy the rows batch n will update into the log region, set flag
 - ``mlp_log``    [ckpt]      undo: pull MLP parameters from the GPU into the log region, set flag
                              (relaxed, with a second DMA channel: on lane ``ckpt_logic.mlp``)
-- ``redo``       [agent]     redo: write updated rows + MLP parameters + commit flag (SPEC §3.1)
+- ``redo_mlp``   [ckpt MLP]  redo with ``redo_mlp_pull: with_optimizer``: pull the MLP parameters into
+                             the record as soon as the optimizer step has produced them (SPEC §3.1)
+- ``redo``       [agent]     redo: write updated rows (+ MLP parameters unless ``redo_mlp`` did) +
+                             commit flag after both (SPEC §3.1)
 
 Batch completion (what ``begin`` of n+1 waits for): ``mlp_opt`` of n; ``update`` of n unless the
 lookup is relaxed (the next lookup already ran); ``redo`` of n for redo persistence.
-Undo logging (SPEC §3.2) starts when the engine's lookup is done (the CXL-MEM is idle) after the
-previous update; the update waits for the embedding log and (unless the MLP log is relaxed) the MLP
-log, the optimizer step for the MLP log; with two DMA channels the two logs copy side by side.
+Undo logging (SPEC §3.2): the checkpointing logic is an engine of its own; with ``undo_log_start:
+inputs`` it starts the embedding log as soon as the batch's indices are there and the previous
+update is done (sharing the media with the lookup), with ``lookup`` once the lookup is done. The
+update waits for every device's embedding log only (the paper's embedding logging, step 4); the
+optimizer step waits for the MLP log (it must not overwrite parameters not yet logged); with two
+DMA channels the two logs copy side by side.
 Index hand-over: a device engine holds two batches' indices (double buffer), so the host hands
 batch n over while batch n−1 runs, once batch n−2's slot is free (its update and redo record are
 done); a host-CPU engine dispatches batch n's embedding ops when batch n begins (unless its
 lookup is relaxed).
 Relaxed (SPEC §3.3/§3.4): lookup n+1 runs after emb_log n on the table before update n (update n
 waits for it: it must not overwrite rows the relaxed lookup has yet to read), corrected once batch
-n's gradients arrive; MLP logging copies only while the GPU runs ``t_mlp`` and spans
+n's gradients arrive: by update n's pass as it computes each row's change (``correction: fused``;
+the ``correction`` op only marks when the corrected vectors are ready), by an adder bank of its
+own beside the update (``own_engine``, lane ``<engine>.corr``), or on the logic's lanes before
+the update (``serial``); MLP logging copies only while the GPU runs ``t_mlp`` and spans
 batches. With one DMA channel the order emb_log → next lookup → MLP log on the CXL-MEM follows the
 paper's Figure 12c; with two (``ckpt_logic.channels_count``) the MLP log has its own channel and
 copies in every GPU window, concurrently with the embedding log.
@@ -55,7 +67,7 @@ CATEGORY = {
     "begin": "sync", "config": "transfer", "b_fwd": "b_mlp", "lookup": "embedding",
     "correction": "embedding", "pooled": "transfer", "t_mlp": "t_mlp", "grads": "transfer",
     "b_bwd": "b_mlp", "update": "embedding", "mlp_opt": "b_mlp", "emb_log": "checkpoint",
-    "mlp_log": "checkpoint", "redo": "checkpoint", "allreduce": "transfer",
+    "mlp_log": "checkpoint", "redo": "checkpoint", "redo_mlp": "checkpoint", "allreduce": "transfer",
 }
 
 
@@ -80,6 +92,10 @@ def build_graph(ex: Executor, machine: Machine, pipeline: ParamSet, n_batches: i
     relaxed = pipeline.relaxed_lookup
     undo = pipeline.persistence == "undo"
     redo = pipeline.persistence == "redo"
+    redo_mlp_early = redo and pipeline.redo_mlp_pull == "with_optimizer"
+    log_at_inputs = undo and pipeline.undo_log_start == "inputs"
+    correction = pipeline.correction if relaxed else None
+    grads_after = "t_mlp" if pipeline.grads_handoff == "after_interaction" else "b_bwd"
     G, M = getattr(machine, "gpus", 1), getattr(machine, "mems", 1)
     gpus, mems = range(G), range(M)
     sides = getattr(machine, "sides", None)
@@ -149,7 +165,11 @@ def build_graph(ex: Executor, machine: Machine, pipeline: ParamSet, n_batches: i
                 if n == 0:
                     lookup_deps.append(("begin", n))
                 add("lookup" + c, n, eng(m), lookup_deps)
-                add("correction" + c, n, eng(m), [("lookup" + c, n)] + [("grads" + sfx(g, m), p) for g in gpus])
+                if correction == "fused":  # update n−1's pass adds the changes: ready when it ends
+                    add("correction" + c, n, eng(m) + ".corr", [("lookup" + c, n), ("update" + c, p)])
+                else:
+                    add("correction" + c, n, eng(m) + ".corr" if correction == "own_engine" else eng(m),
+                        [("lookup" + c, n)] + [("grads" + sfx(g, m), p) for g in gpus])
                 ready = ("correction" + c, n)
             else:
                 add("lookup" + c, n, eng(m), [("config" + c, n), ("begin", n)])
@@ -158,20 +178,19 @@ def build_graph(ex: Executor, machine: Machine, pipeline: ParamSet, n_batches: i
                 move("pooled" + sfx(m, g), n, m, g, [ready], True)
         for g in gpus:
             add("t_mlp" + sfx(g), n, "gpu" + sfx(g), [("b_fwd" + sfx(g), n)] + [("pooled" + sfx(m, g), n) for m in mems])
-            for m in mems:
-                move("grads" + sfx(g, m), n, m, g, [("t_mlp" + sfx(g), n)], False)
             add("b_bwd" + sfx(g), n, "gpu" + sfx(g), [("t_mlp" + sfx(g), n)])
+            for m in mems:
+                move("grads" + sfx(g, m), n, m, g, [(grads_after + sfx(g), n)], False)
         for m in mems:
             c = sfx(m)
             update_deps: list[tuple] = [("grads" + sfx(g, m), n) for g in gpus] + [("update" + c, p)]
             if relaxed:
                 update_deps.append(("lookup" + c, n + 1))  # write after read: the relaxed lookup reads the table first
             if undo:
-                # SPEC §3.2, §12: the update writes in place once the batch's logs are flagged on every
-                # device (without the MLP log, a crash in the update would leave the MLP a batch behind)
+                # SPEC §3.2, §12 (the paper's embedding logging, step 4): once the batch's embedding
+                # log is flagged on every device the update writes in place; it does not wait for the
+                # MLP log (recovery then takes the MLP from the previous MLP log, still present)
                 update_deps += every("emb_log", n, mems)
-                if not pipeline.relaxed_mlp_log:
-                    update_deps += every("mlp_log", n, mems)
             add("update" + c, n, eng(m), update_deps)
         if G > 1:
             holds: tuple[str, ...] = ()
@@ -186,7 +205,7 @@ def build_graph(ex: Executor, machine: Machine, pipeline: ParamSet, n_batches: i
         if undo:
             for m in mems:
                 c, s_ = sfx(m), sfx(src(m))
-                emb_deps = [("lookup" + c, n), ("update" + c, p)]
+                emb_deps = [("config" + c, n) if log_at_inputs else ("lookup" + c, n), ("update" + c, p)]
                 if not pipeline.relaxed_mlp_log:
                     emb_deps.append(("mlp_log" + c, p))  # its slot is batch n−2's: free once batch n−1's log is whole
                 add("emb_log" + c, n, ckpt(m), emb_deps)
@@ -200,10 +219,20 @@ def build_graph(ex: Executor, machine: Machine, pipeline: ParamSet, n_batches: i
                         log_deps.append(("lookup" + c, n + 1))
                     add("mlp_log" + c, n, ckpt(m), log_deps)
                 elif log_lane(m) != ckpt(m):
-                    # its own DMA channel: copies beside the embedding log from the end of the lookup
-                    add("mlp_log" + c, n, log_lane(m), [("lookup" + c, n), ("mlp_opt" + s_, p)])
+                    # its own DMA channel: copies beside the embedding log once batch n−1's optimizer
+                    # step has produced the parameters (and log n−1 is whole: its slot is n−2's), or
+                    # from the end of the lookup
+                    start = [("emb_log" + c, p)] if log_at_inputs else [("lookup" + c, n)]
+                    add("mlp_log" + c, n, log_lane(m), start + [("mlp_opt" + s_, p)])
                 else:
                     add("mlp_log" + c, n, ckpt(m), [("emb_log" + c, n), ("mlp_opt" + s_, p)])
         if redo:
             for m in mems:
-                add("redo" + sfx(m), n, agent(m), [("update" + sfx(m), n), ("mlp_opt" + sfx(src(m)), n)])
+                c = sfx(m)
+                redo_deps = [("update" + c, n), ("mlp_opt" + sfx(src(m)), n)]
+                if redo_mlp_early:
+                    # the MLP part from the optimizer step on, beside the update; the record's rows and
+                    # commit flag after the update, the flag also after the MLP part (its planned end)
+                    add("redo_mlp" + c, n, log_lane(m), [("mlp_opt" + sfx(src(m)), n), ("redo" + c, p)])
+                    redo_deps.append(("redo_mlp" + c, n, "start"))
+                add("redo" + c, n, agent(m), redo_deps)

@@ -449,9 +449,22 @@ class TrainingMachine:
         return OpOutcome(max(media_end, t + compute))
 
     def _correction(self, n, t, ex, m=0):
+        if self.pipe.correction == "fused":  # update n−1's pass did the adds (:meth:`_fused_correction_ns`)
+            return OpOutcome(t)
         b = self._batch(n, m)
         self._ledger.logic.corrected_vectors += b.n_shared_lookups
         return OpOutcome(t + self.ndp.correction_ns(b.n_shared_lookups, self.dim))
+
+    def _fused_correction_ns(self, n: int, ex: Executor, m: int) -> float:
+        """Relaxed lookup, ``correction: fused``: batch ``n``'s update pass, as it computes each
+        row's change, also adds it to every vector of batch n+1's bags that holds the row (the
+        relaxed lookup already pooled them from the table before update n). The adds run on the
+        logic's adder lanes after the update's own (ns of lane time); 0 without a next lookup."""
+        if not self.pipe.relaxed_lookup or self.pipe.correction != "fused" or ("lookup" + sfx(m), n + 1) not in ex.ops:
+            return 0.0
+        shared = self._batch(n + 1, m).n_shared_lookups
+        self._ledger.logic.corrected_vectors += shared
+        return self.ndp.correction_ns(shared, self.dim)
 
     def update_rows(self, n: int, m: int = 0) -> np.ndarray:
         """The distinct rows batch ``n``'s update writes on device ``m``, in the order the engine
@@ -485,7 +498,7 @@ class TrainingMachine:
             res = self._serve(mem, t, interleave(addr, addr), self.row_B, wr, out)
             done = res.done_ns
         if self.pipe.embedding_engine == "ndp":
-            compute = self.ndp.update_ns(b.n_unique, self.dim, b.n_indices)
+            compute = self.ndp.update_ns(b.n_unique, self.dim, b.n_indices) + self._fused_correction_ns(n, ex, m)
             self._ledger.logic.updated_rows += b.n_unique
             self._ledger.logic.gradient_vectors += b.n_indices
         else:
@@ -690,6 +703,16 @@ class TrainingMachine:
         self._ledger.mlp_log_gap_batches = max(self._ledger.mlp_log_gap_batches, gap)  # the worst device's
         return OpOutcome(end, label=f"mlp_log{sfx(m)} {n} ({100 * prog.done_B / shard:.0f}%)")
 
+    def _redo_mlp(self, n, t, ex, m=0):
+        """``redo_mlp_pull: with_optimizer``: the record's MLP part, pulled as soon as the optimizer
+        step has produced the parameters, beside the update (written after the record's rows' space)."""
+        b = self._batch(n, m)
+        side = self.sides[m]
+        pull = self.pull_mlp_ns(side.mlp_B, m)
+        mlp_base = self.redo_base + side.redo_cursor + b.n_unique * self.row_B
+        end = self._write_mlp(side, side.mlp_B, mlp_base, t, pull, self._ckpt_outstanding())
+        return OpOutcome(max(end, t + pull))
+
     def _redo(self, n, t, ex, m=0):
         b = self._batch(n, m)
         side = self.sides[m]
@@ -701,10 +724,12 @@ class TrainingMachine:
         if agent == "ckpt_logic":
             rows_end = max(rows_end, t + self.ckpt.copy_issue_ns(b.n_unique * self.row_B, b.n_unique))
             self._ledger.logic.dma_B += b.n_unique * self.row_B
-        pull = self.pull_mlp_ns(side.mlp_B, m)
-        mlp_base = base + b.n_unique * self.row_B
-        mlp_end = self._write_mlp(side, side.mlp_B, mlp_base, t, pull, out)
+        if self.pipe.redo_mlp_pull == "with_optimizer":  # its MLP part is already under way
+            mlp_end = ex.planned_end(("redo_mlp" + sfx(m), n))
+        else:
+            pull = self.pull_mlp_ns(side.mlp_B, m)
+            mlp_end = max(t + pull, self._write_mlp(side, side.mlp_B, base + b.n_unique * self.row_B, t, pull, out))
         record_B = b.n_unique * self.row_B + side.mlp_B
         side.redo_cursor = (side.redo_cursor + self._round(record_B)) % (64 * self._round(record_B))
-        end = max(rows_end, mlp_end, t + pull) + self._flag_ns(side.ckpt_mem)
+        end = max(rows_end, mlp_end) + self._flag_ns(side.ckpt_mem)
         return OpOutcome(end)

@@ -6,6 +6,8 @@ A run is a **system** (the architecture: ``configs/<name>.yaml``, its pipeline) 
     version: 1
     name: prototype
     description: the machine the paper measured
+    pipeline:                       # optional: defaults of apparatus-dependent pipeline settings
+      grads_handoff: after_interaction   # (a system file or --set pipeline.* still wins)
     roles:                          # every system: role -> device (as a system's devices: entry)
       gpu: gpu/rtx3090
       table_memory: {preset: pmem/optane-100, count: 4, interleave_B: 4096}
@@ -24,7 +26,7 @@ needs, and a system file's own ``devices:`` entries are merged over the platform
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +38,7 @@ from cxlsim.errors import ConfigError
 #: The platform of a run that names none: every system on the same real devices, so systems differ
 #: only in architecture (``docs/validation.md`` says why; the paper's apparatus is ``prototype``).
 DEFAULT_PLATFORM = "physical"
-PLATFORM_KEYS = {"version", "name", "description", "source", "roles", "groups"}
+PLATFORM_KEYS = {"version", "name", "description", "source", "roles", "groups", "pipeline"}
 GROUP_KEYS = {"systems", "why", "roles"}
 FOLDER = "platforms"
 
@@ -48,6 +50,7 @@ class Platform:
     path: str
     roles: dict[str, Any]  # role -> device entry, every system
     groups: tuple[tuple[frozenset[str], dict[str, Any]], ...]  # (systems, role -> entry)
+    pipeline: dict[str, Any] = field(default_factory=dict)  # pipeline defaults (dataflow systems)
 
     def role_spec(self, system: str, role: str) -> dict[str, Any] | None:
         """The device entry of ``role`` for ``system`` (its group's over the defaults), or None."""
@@ -127,8 +130,11 @@ def load_platform(name_or_path: str) -> Platform:
         if not isinstance(systems, list) or not systems or not all(isinstance(s, str) for s in systems):
             raise ConfigError(where, f"{kp}.systems", "expected a list of system names")
         groups.append((frozenset(systems), _roles(group.get("roles") or {}, where, f"{kp}.roles")))
+    pipeline = doc.get("pipeline") or {}
+    if not isinstance(pipeline, dict):
+        raise ConfigError(where, "pipeline", "expected a mapping of pipeline setting: value")
     name = str(doc.get("name", path.stem))
-    return Platform(name, str(doc.get("description", "")), where, roles, tuple(groups))
+    return Platform(name, str(doc.get("description", "")), where, roles, tuple(groups), dict(pipeline))
 
 
 def _roles(doc: Any, where: str, kp: str) -> dict[str, Any]:
