@@ -94,7 +94,8 @@ def test_undo_logs_are_read_starved_without_read_priority():
     for rp in (False, True):
         r = simulate("cxl-b", "rm1", batches=1, warmup=1, seed=1, trace=False,
                      workload_sets={"batch_size": 64},
-                     sets={"devices.table_memory.params.read_priority": rp})
+                     # the log after the lookup, so that it runs alone on the media
+                     sets={"devices.table_memory.params.read_priority": rp, "pipeline.undo_log_start": "lookup"})
         rec = r.executor.records[("emb_log", 1)]
         spans[rp] = (rec.end_ns - rec.start_ns, float(r.batch_times_ns[0]))
     assert spans[True][0] < 0.8 * spans[False][0]

@@ -79,6 +79,8 @@ ASSUMPTIONS = (
     Assumption("u200_pcie_dma_latency", "pcie/u200-gen3-x16", "dma_latency_ns", "its DMA latency (2 us)"),
     Assumption("ndp_outstanding", "ndp/alveo-u200", "outstanding_per_mc_count",
                "near-data logic: outstanding reads per memory controller (32)"),
+    Assumption("ndp_adder_lanes", "ndp/alveo-u200", "adder_lanes",
+               "near-data logic: fp32 adder lanes (64; pooling, gradient accumulation, the relaxed correction)"),
     Assumption("ckpt_outstanding", "ckpt_logic/alveo-u200", "outstanding_count",
                "checkpointing logic: outstanding DMA requests (32)"),
     Assumption("dcoh_occupancy", "cxl_protocol/fpga", "dcoh_occupancy_ns", "the FPGA DCOH's time per line (4 ns)"),
