@@ -251,3 +251,37 @@ def test_correction_placement(mode):
         else:
             assert corr.start_ns >= ex.records[("grads", n - 1)].end_ns
             assert corr.op.lane == ("ndp.corr" if mode == "own_engine" else "ndp")
+
+
+def test_segmented_op_decides_each_segment_when_it_begins():
+    """An op served in segments holds its lane throughout; each segment is decided at its start,
+    so another lane's op that starts meanwhile is seen by the later segments; a stop serves the
+    remaining segments of a running op (in time order) so its record ends where its work ends."""
+    from cxlsim.engine.executor import Op
+
+    seen: list[tuple[float, int]] = []
+    other_started = []
+
+    def seg(t, i):
+        seen.append((t, len(other_started)))
+        return OpOutcome(t + 10, resume=(lambda now: seg(now, i + 1)) if i < 4 else None)
+
+    def other(t):
+        other_started.append(t)
+        return OpOutcome(t + 1)
+
+    for until in (None, 1):
+        seen.clear()
+        other_started.clear()
+        ex = Executor()
+        ex.add(Op("copy", 0, "ckpt", "checkpoint", lambda t: seg(t, 0)))
+        ex.add(Op("next", 0, "ckpt", "checkpoint", lambda t: OpOutcome(t + 1)))
+        ex.add(Op("lookup", 0, "ndp", "embedding", other, [("copy", 0, "start")]))
+        ex.add(Op("begin", 1, "batch", "sync", lambda t: OpOutcome(t), [("lookup", 0)]))
+        ex.run(until_batch=until)
+        rec = ex.records[("copy", 0)]
+        assert (rec.start_ns, rec.end_ns) == (0.0, 50.0)
+        assert [t for t, _ in seen] == [0, 10, 20, 30, 40]
+        assert seen[0][1] == 0 and seen[1][1] == 1  # the second segment sees the lookup
+        if until is None:
+            assert ex.records[("next", 0)].start_ns == 50.0  # the lane is held to the last segment

@@ -11,6 +11,12 @@ the order they were added; ops that become ready at the same instant all compete
 write-combining and pending writes, are served in simulated-time order), holds the lane until
 then, and records the interval on the trace.
 
+A long op may be served in **segments**: its work returns an :class:`OpOutcome` whose ``resume``
+is called when that segment ends and returns the next segment's outcome, decided at that instant
+(so a long background copy shares a device with streams that start meanwhile at segment
+granularity, instead of reserving at its first instant everything it will ever use). The op holds
+its lanes throughout; its record's ``end_ns`` is the current segment's end until the last.
+
 Dependencies are op keys ``(name, batch)`` meaning "after it ends", or ``(name, batch, "start")``
 meaning "after it starts" (used for windows such as relaxed MLP logging during the top MLP).
 Keys of ops that do not exist (batch −1, steps a pipeline lacks) are ignored.
@@ -37,10 +43,13 @@ DepKey = tuple  # (name, batch) or (name, batch, "start")
 
 @dataclass
 class OpOutcome:
-    """What an op's work returns: its end time (ns) and, optionally, the label to trace it with."""
+    """What an op's work returns: its end time (ns) and, optionally, the label to trace it with and
+    ``resume``: for a segmented op, called with the segment's end time, it returns the next
+    segment's outcome (the last has none)."""
 
     end_ns: float
     label: str | None = None
+    resume: Callable[[float], OpOutcome] | None = None
 
 
 @dataclass
@@ -131,6 +140,7 @@ class Executor:
         self._started: dict[OpKey, simpy.Event] = {}
         self._done: dict[OpKey, simpy.Event] = {}
         self._until: int | None = None
+        self._pending: dict[OpKey, OpOutcome] = {}  # segmented ops: the outcome of the running segment
 
     def add(self, op: Op) -> None:
         if op.key in self.ops:
@@ -147,7 +157,8 @@ class Executor:
         self.trace.declare_lane(op.lane)
 
     def planned_end(self, key: OpKey) -> float:
-        """End time of an op that has started (its work already decided it)."""
+        """End time of an op that has started (its work already decided it; a segmented op's
+        current segment's end until its last segment)."""
         return self.records[key].end_ns
 
     def record(self, key: OpKey) -> OpRecord | None:
@@ -170,6 +181,7 @@ class Executor:
         else:
             while not self._stop.triggered and self.env.peek() != float("inf"):
                 self.env.step()  # a dry queue before the stop: the check below names what never ran
+            self._finish_segments()
             for key, rec in self.records.items():
                 if rec.start_ns == rec.start_ns and not rec.traced:
                     self._trace(self.ops[key], rec)
@@ -177,6 +189,26 @@ class Executor:
                    and (until_batch is None or k[1] < until_batch or k == ("begin", until_batch))]
         if missing:
             raise RuntimeError(f"op graph deadlocked; never ran: {sorted(missing)[:5]}")
+
+    def _finish_segments(self) -> None:
+        """At a stop: serve the running segmented ops' remaining segments, all of them in time
+        order, from the stop on (nothing else runs after the stop)."""
+        now = float(self.env.now)
+        heap = [(max(self.records[k].end_ns, now), i, k) for i, k in enumerate(self._pending)]
+        heapq.heapify(heap)
+        while heap:
+            t, i, key = heapq.heappop(heap)
+            outcome, rec = self._pending[key], self.records[key]
+            if outcome.resume is None:
+                continue
+            outcome = outcome.resume(t)
+            if outcome.end_ns < t:
+                raise RuntimeError(f"op {key} segment ends before it starts")
+            self._pending[key] = outcome
+            rec.end_ns = float(outcome.end_ns)
+            rec.label = outcome.label or rec.label
+            heapq.heappush(heap, (rec.end_ns, i, key))
+        self._pending.clear()
 
     def _trace(self, op: Op, rec: OpRecord) -> None:
         self.trace.record(op.lane, rec.start_ns, rec.end_ns, rec.label, op.batch, op.category)
@@ -224,7 +256,18 @@ class Executor:
             self._waiting -= 1
             if self._waiting == 0:
                 self._stop.succeed()
+        if outcome.resume is not None:
+            self._pending[op.key] = outcome  # the running segment (a stop finishes the rest)
         yield self.env.timeout(rec.end_ns - rec.start_ns)
+        while outcome.resume is not None:  # a segmented op: the next segment, decided now
+            outcome = outcome.resume(rec.end_ns)
+            self._pending[op.key] = outcome
+            if outcome.end_ns < rec.end_ns:
+                raise RuntimeError(f"op {op.key} segment ends before it starts")
+            seg_start, rec.end_ns = rec.end_ns, float(outcome.end_ns)
+            rec.label = outcome.label or rec.label
+            yield self.env.timeout(rec.end_ns - seg_start)
+        self._pending.pop(op.key, None)
         for name in names:
             self._lane_last[name] = op.key
         self._trace(op, rec)

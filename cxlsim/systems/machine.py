@@ -66,6 +66,13 @@ FP32_B = 4
 #: The host writes log and redo records sequentially in 4 KiB pieces (a page, as the host writes
 #: to an SSD); the checkpointing logic writes them in its DMA engine's ``burst_B``.
 HOST_WRITE_B = 4096
+#: The undo logs are background copies beside the lookup, the update and the GPU's work; each is
+#: served in segments of at most this many bytes, each decided when it begins
+#: (:class:`~cxlsim.engine.executor.OpOutcome` ``resume``), so streams that start meanwhile share
+#: the media with it at that granularity. A modelling resolution, not hardware (named assumption,
+#: docs/timing-model.md): the media model serves a stream whole when it is issued, so an unsegmented
+#: copy would hold, from its first instant, every bank slot it will use over milliseconds.
+COPY_SEGMENT_B = 1 << 20
 
 
 class Memory:
@@ -664,24 +671,45 @@ class TrainingMachine:
         return self._engine_outstanding()
 
     def _emb_log(self, n, t, ex, m=0):
+        """Copy the rows batch ``n`` will update into its log slot (in :data:`COPY_SEGMENT_B`
+        segments), then set the flag."""
         b = self._batch(n, m)
         side = self.sides[m]
         out = self._ckpt_outstanding()
-        self._ledger.logic.dma_B += b.n_unique * self.row_B
-        end = self._copy_rows(side, b.unique_rows, self.emb_log_base[n % 2], t, out)
-        end = max(end, t + self.ckpt.copy_issue_ns(b.n_unique * self.row_B, b.n_unique))
-        end += self._flag_ns(side.ckpt_mem)
-        return OpOutcome(end)
+        rows, base, ledger = b.unique_rows, self.emb_log_base[n % 2], self._ledger
+        ledger.logic.dma_B += rows.size * self.row_B
+        issue_end = t + self.ckpt.copy_issue_ns(rows.size * self.row_B, rows.size)
+        per = max(1, COPY_SEGMENT_B // self.row_B)
+
+        def segment(start: float, i: int) -> OpOutcome:
+            self._ledger = ledger  # a later segment still charges batch n
+            j = min(rows.size, i + per)
+            end = self._copy_rows(side, rows[i:j], base + i * self.row_B, start, out)
+            if j < rows.size:
+                return OpOutcome(end, resume=lambda now: segment(now, j))
+            return OpOutcome(max(end, issue_end) + self._flag_ns(side.ckpt_mem))
+
+        return segment(t, 0)
 
     def _mlp_log(self, n, t, ex, m=0):
         side = self.sides[m]
         shard = side.mlp_B
         out = self._ckpt_outstanding()
-        if not self.pipe.relaxed_mlp_log:
-            pull = self.pull_mlp_ns(shard, m)
-            end = self._write_mlp(side, shard, self.mlp_log_base, t, pull, out)
-            end = max(end, t + pull) + self._flag_ns(side.ckpt_mem)
-            return OpOutcome(end)
+        if not self.pipe.relaxed_mlp_log:  # the whole shard, in segments (as _emb_log), then the flag
+            pull_end = t + self.pull_mlp_ns(shard, m)
+            rate_ns_per_B = (pull_end - t) / shard if shard > 0 else 0.0
+            ledger = self._ledger
+
+            def segment(start: float, done_B: float) -> OpOutcome:
+                self._ledger = ledger
+                nbytes = min(shard - done_B, COPY_SEGMENT_B)
+                pull = nbytes * rate_ns_per_B  # the pull streams on: no new latency per segment
+                end = max(start + pull, self._write_mlp(side, nbytes, self.mlp_log_base + int(done_B), start, pull, out))
+                if done_B + nbytes < shard - 1e-6:
+                    return OpOutcome(end, resume=lambda now: segment(now, done_B + nbytes))
+                return OpOutcome(max(end, pull_end) + self._flag_ns(side.ckpt_mem))
+
+            return segment(t, 0.0)
         # relaxed: copy only while its source GPU runs interaction + top MLP of batch n (SPEC §3.4)
         window_end = ex.planned_end(("t_mlp" + sfx(side.source_gpu), n))
         prog = side.mlp_log
