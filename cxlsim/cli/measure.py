@@ -133,7 +133,7 @@ def _preset(args: argparse.Namespace, base: Any, result: dict[str, Any]) -> dict
         whose = f"{base.name} ({clock} GHz, software_ipc {ipc}), {ratio} x this host's time (single-thread ratio)"
         values: dict[str, tuple[Any, str]] = {}
     else:
-        mhz = float(cpu.get("mhz") or 0) / 1e3
+        mhz = round(float(cpu.get("mhz") or 0) / 1e3, 3)
         clock, ipc, ratio = args.clock_ghz or mhz or bp.clock_GHz, 1.0, 1.0
         whose = f"this host ({clock:g} GHz, software_ipc 1.0)"
         values = {
