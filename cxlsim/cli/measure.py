@@ -6,15 +6,17 @@
   1. microbenchmarks on tiny tensors, each counted as cxlsim's op list counts it (an operator from
      Python with and without autograd recording, a nested C++ operator, an autograd node, the
      backward() call, an nn.Module call, SGD.step and zero_grad per call and per tensor, a tensor
-     attribute such as requires_grad_, an element of torch.tensor(python_list)), and a
-     non-negative least-squares fit of the µs per call; --repeat times, for the spread;
-  2. the check: the step cxlsim models (cxlsim/devices/gpu_step.py: bottom MLP, pooled vectors
-     handed off, dot interaction with the reference's Python-list indices, top MLP, BCELoss,
-     zero_grad, backward, SGD, the loss read back) at the workload's layers and tables but batch 2
-     and widths <= 16 (host time only), timed per part beside the op list priced by the fit;
-  3. the reference loop of dlrm_s_pytorch.py (DLRM_Net with sparse EmbeddingBags, one SGD over all
-     parameters) at the workload's shape and --batch under torch.profiler: operators and backward
-     nodes per phase (b_fwd, t_mlp's parts, b_bwd, mlp_opt), and their CPU time (on CPU tensors the
+     attribute such as requires_grad_, an element of torch.tensor(python_list));
+  2. the step cxlsim models (cxlsim/devices/gpu_step.py: bottom MLP, pooled vectors handed off, dot
+     interaction with the reference's Python-list indices, top MLP, BCELoss, zero_grad, backward,
+     SGD, the loss read back) at each of --fit-workloads' and --check-workloads' layers and tables
+     but batch 2 and widths <= 16 (host time only), timed per part;
+  3. the fit: non-negative least squares of the step's parts on --fit-workloads with the
+     microbenchmarks (scaled by the in-step factor: loops run warm, the step cold), counted by the
+     op list; --repeat times, for the spread; the check workloads' parts are out of sample;
+  4. the reference loop of dlrm_s_pytorch.py (DLRM_Net with sparse EmbeddingBags, one SGD over all
+     parameters) at --workload's shape and --batch under torch.profiler: operators and backward
+     nodes per part (b_fwd, t_mlp's parts, b_bwd, mlp_opt), and their CPU time (on CPU tensors the
      kernels' compute is in it).
 Tables have --rows-per-table rows (default 1000): host costs do not depend on table rows.
 
@@ -28,7 +30,7 @@ is this machine's (--clock-ghz, default the OS's MHz; software_ipc 1.0).
 Examples:
   cxlsim measure host --repeat 5
   cxlsim measure host --workload rm2 --batch 128 --json > host.json
-  cxlsim measure host --scale-to-base --ratio 1.3 --name i5-9600k-measured --out /tmp/i5.yaml
+  cxlsim measure host --scale-to-base --ratio 1.1 --name i5-9600k-measured --out /tmp/i5.yaml
   cxlsim measure host --device cuda --repeat 3
 torch is optional: pip install 'cxlsim[measure]'; without it this command exits 2.
 """
@@ -83,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
     from cxlsim.devices.registry import get_family, load_preset
     from cxlsim.workloads.catalog import load_workload
 
+    if args.set or args.config:
+        raise InputError("measure host: --config and --set do not apply (the measurement has no configuration)")
     base = load_preset(args.base)
     if base.family != "cpu":
         raise InputError(f"measure host: --base {args.base} is a {base.family} preset, not a cpu one")
