@@ -27,14 +27,19 @@ that many rows only when a row is one line; overlapped with its compute:
   ``k`` (:data:`SOFTWARE_CALLS`) executes ``<k>_instructions`` at ``software_ipc`` instructions
   per cycle, so :meth:`CpuModel.software_ns` ``(k, count=1)`` = ``count × <k>_instructions /
   (software_ipc × clock_GHz)``. The counts are the software's (the i5-9600K preset derives them
-  once from published µs at its 3.7 GHz and a named IPC, so it reproduces those µs exactly); another
-  host runs the same counts at its own clock and IPC. Named accessors:
+  once from µs -- measured or published -- at its 3.7 GHz and a named IPC, so it reproduces those
+  µs exactly); another host runs the same counts at its own clock and IPC. Named accessors:
   :meth:`CpuModel.op_dispatch_ns` ``(caller)`` (a framework operator called from Python with
   autograd recording, from Python without it, or from C++: the autograd engine and nested ops),
   :meth:`CpuModel.launch_call_ns`, :meth:`CpuModel.sync_call_ns`, :meth:`CpuModel.memcpy_call_ns`
   (the CUDA-like runtime calls of the software data path), :meth:`CpuModel.mmio_write_ns` ``(n)``
-  (issuing ``n`` MMIO register writes) and :meth:`CpuModel.python_elements_ns`
-  ``(n)`` (``n`` elements of a Python list built and converted to a tensor). The GPU step
+  (issuing ``n`` MMIO register writes), :meth:`CpuModel.python_elements_ns`
+  ``(n)`` (``n`` elements of a Python list built and converted to a tensor),
+  :meth:`CpuModel.tensor_attribute_ns`, :meth:`CpuModel.module_call_ns` and
+  :meth:`CpuModel.autograd_node_ns` ``(n)`` (the framework's Python and engine work that is no
+  operator; ``backward_call``, ``optimizer_step``, ``optimizer_tensor`` and ``zero_grad_call`` through
+  :meth:`software_ns`). The counts of the framework calls are fitted by ``cxlsim measure host``
+  (:mod:`cxlsim.devices.host_measure`). The GPU step
   (:mod:`cxlsim.devices.gpu_step`) and the software path (:mod:`cxlsim.devices.pcie`) take the host
   model and read these; the machine's embedding operators (the host engine's one call per batch)
   cost :meth:`op_dispatch_ns` ``("python")``; the CXL protocol takes the host for its register
@@ -76,6 +81,20 @@ SOFTWARE_CALLS: dict[str, str] = {
                   "instructions and the cycles the core stalls on the uncached store)",
     "python_element": "instructions per element of a Python list built in a comprehension and converted by "
                       "torch.tensor (interpreter loop + per-item conversion)",
+    "tensor_attribute": "instructions of one tensor attribute or method call from Python that dispatches no "
+                        "framework operator (requires_grad_, p.grad = None, .numpy() of a host tensor)",
+    "module_call": "instructions of one nn.Module call from Python beyond the operators its forward dispatches "
+                   "(__call__'s hook checks, the forward method's own Python)",
+    "autograd_node": "instructions of the autograd engine per backward node it runs, beyond the operators the node "
+                     "dispatches (ready queue, the node's call, hooks, its outputs' input buffers)",
+    "backward_call": "instructions of one loss.backward() call beyond its root gradient and its nodes "
+                     "(torch.autograd.backward's Python, the engine's graph task: set-up, hand-off, finish)",
+    "optimizer_step": "instructions of one optimizer.step() call's fixed Python (profiling hook, grad-mode "
+                      "decorator, parameter-group set-up), beyond its per-tensor work",
+    "optimizer_tensor": "instructions of the optimizer's Python per parameter tensor in step() (gathering the tensor, "
+                        "its gradient and state; the update loop), beyond the tensor's update operator",
+    "zero_grad_call": "instructions of one optimizer.zero_grad() call's fixed Python (profiling hook, the loop's "
+                      "set-up), beyond its per-tensor work",
 }
 #: The framework-operator callers of :meth:`CpuModel.op_dispatch_ns` and their calls.
 DISPATCH_CALLERS = {"python": "op_dispatch_python", "python_no_grad": "op_dispatch_python_no_grad",
@@ -226,6 +245,18 @@ class CpuModel(DeviceModel):
     def python_elements_ns(self, n_elements: int) -> float:
         """Host time (ns) to build a Python list of ``n_elements`` and convert it to a tensor."""
         return self.software_ns("python_element", n_elements)
+
+    def tensor_attribute_ns(self, n: int = 1) -> float:
+        """Host time (ns) of ``n`` tensor attribute or method calls that dispatch no operator."""
+        return self.software_ns("tensor_attribute", n)
+
+    def module_call_ns(self, n: int = 1) -> float:
+        """Host time (ns) of ``n`` nn.Module calls beyond their forwards' operators."""
+        return self.software_ns("module_call", n)
+
+    def autograd_node_ns(self, n: int = 1) -> float:
+        """Host time (ns) of the autograd engine's work for ``n`` backward nodes beyond their operators."""
+        return self.software_ns("autograd_node", n)
 
     # ---- the mechanism the simulator runs, and its bound -------------------------------------------
     def _rows(self, rows: Any, dim: int) -> np.ndarray:

@@ -19,14 +19,21 @@ Contract (times ns, sizes B; pure, no simulation engine):
   cached interaction indices); the defaults are the reference DLRM on PyTorch 1.x (2022).
 * :class:`StepOp` -- one dispatched operator: ``name`` (the aten op or Python step), ``what``,
   ``caller`` (``"python"``: called from Python with autograd recording; ``"python_no_grad"``;
-  ``"cpp"``: dispatched by the autograd engine or nested in another op; ``"host"``: host-only
-  Python work), ``kind`` (``"kernel"``, ``"copy"``: a DMA on the stream, ``"host"``: no stream
-  work -- views, shape ops, CPU tensors), ``dispatch_ns`` (host time), ``launch_ns`` (kernels: the
+  ``"cpp"``: dispatched by the autograd engine or nested in another op; ``"host"``: Python or
+  engine work that dispatches no operator -- an ``nn.Module`` call, an autograd node, a tensor
+  attribute such as ``requires_grad_``, the ``backward()`` call, ``SGD.step``'s and ``zero_grad``'s
+  Python per call and per tensor, a Python list), ``kind`` (``"kernel"``, ``"copy"``: a DMA on
+  the stream, ``"host"``: no stream work -- views, shape ops, CPU tensors), ``dispatch_ns`` (host time), ``launch_ns`` (kernels: the
   GPU's launch latency; copies 0), ``gpu_ns`` (the kernel's or the DMA's time on the stream) and
-  ``sync``/``sync_ns`` (the host waits for the stream after it, then pays the synchronisation call).
+  ``sync``/``sync_ns`` (the host waits for the stream after it, then pays the synchronisation call),
+  ``part`` (where in the step: the phase's name, or in ``t_mlp`` ``hand-off``, ``interaction``,
+  ``top_fwd``, ``loss``, ``readback``, ``zero_grad``, ``backward``: what ``cxlsim measure host`` times).
 * :meth:`StepModel.phase_ops` ``(shapes, phase) -> list[StepOp]``; :meth:`StepModel.step_ops`.
   Host costs come from the host model (:meth:`~cxlsim.devices.cpu.CpuModel.op_dispatch_ns`,
-  ``memcpy_call_ns``, ``sync_call_ns``, ``python_elements_ns``), kernel times from the GPU model
+  ``memcpy_call_ns``, ``sync_call_ns``, ``python_elements_ns``, ``module_call_ns``,
+  ``autograd_node_ns``, ``tensor_attribute_ns``, ``software_ns`` of ``backward_call``,
+  ``optimizer_step``, ``optimizer_tensor``, ``zero_grad_call``: counts fitted by ``cxlsim measure
+  host``), kernel times from the GPU model
   (a layer's kernels are the MLP timing table's layer time split in the formula's proportions;
   other kernels from :meth:`~cxlsim.devices.gpu.GpuModel.gemm` / ``elementwise``), the launch
   latency from the GPU preset, copies from the link (``link.dma_ns``; no link: 0).
@@ -201,6 +208,7 @@ class StepOp:
     gpu_ns: float = 0.0
     sync: bool = False
     sync_ns: float = 0.0
+    part: str = ""
 
     def __post_init__(self) -> None:
         if self.caller not in CALLERS:
@@ -414,6 +422,10 @@ class _PhaseBuilder:
     model: StepModel
     shapes: StepShapes
     ops: list[StepOp] = field(default_factory=list)
+    part: str = ""
+
+    def _add(self, op: StepOp) -> None:
+        self.ops.append(replace(op, part=self.part))
 
     # ---- primitives --------------------------------------------------------------------------
     def _dispatch(self, caller: str) -> float:
@@ -422,17 +434,43 @@ class _PhaseBuilder:
     def host_op(self, name: str, what: str, caller: str = "python", dispatch_ns: float | None = None) -> None:
         """An op with no stream work (a view, a shape op, a CPU tensor, Python work)."""
         d = self._dispatch(caller) if dispatch_ns is None else dispatch_ns
-        self.ops.append(StepOp(name, what, caller, "host", d))
+        self._add(StepOp(name, what, caller, "host", d))
+
+    def host_call(self, call: str, name: str, what: str, count: int = 1) -> None:
+        """Python or engine work that dispatches no operator, priced by the host's software call
+        ``call`` (:data:`~cxlsim.devices.cpu.SOFTWARE_CALLS`)."""
+        self._add(StepOp(name, what, "host", "host", self.model.host.software_ns(call, count)))
+
+    def module(self, name: str, what: str) -> None:
+        """An ``nn.Module`` call (``__call__`` and its forward's own Python; its operators follow)."""
+        self.host_call("module_call", name, f"{what}: nn.Module call")
+
+    def node(self, name: str, what: str) -> None:
+        """The autograd engine runs one backward node (its operators follow)."""
+        self.host_call("autograd_node", name, f"{what}: autograd engine runs the node")
+
+    def attribute(self, name: str, what: str) -> None:
+        """A tensor attribute or method call from Python that dispatches no operator."""
+        self.host_call("tensor_attribute", name, what)
 
     def kernel(self, name: str, what: str, caller: str, gpu_ns: float) -> None:
-        self.ops.append(StepOp(name, what, caller, "kernel", self._dispatch(caller), self.model.gpu.launch_ns, gpu_ns))
+        self._add(StepOp(name, what, caller, "kernel", self._dispatch(caller), self.model.gpu.launch_ns, gpu_ns))
 
     def copy(self, name: str, what: str, caller: str, size_B: float) -> None:
         """A synchronous copy from or to pageable host memory: dispatch + one memcpy call, the DMA
         on the stream, then a stream synchronisation (PyTorch's copy_ with non_blocking=False)."""
         host, link = self.model.host, self.model.link
-        self.ops.append(StepOp(name, what, caller, "copy", self._dispatch(caller) + host.memcpy_call_ns(), 0.0,
+        self._add(StepOp(name, what, caller, "copy", self._dispatch(caller) + host.memcpy_call_ns(), 0.0,
                                link.dma_ns(size_B) if link is not None else 0.0, True, host.sync_call_ns()))
+
+    def to_device(self, name: str, what: str, caller: str, size_B: float) -> None:
+        """``Tensor.to(device)`` / ``.cpu()`` between pageable host memory and the GPU: ``to`` ->
+        ``_to_copy`` -> ``empty_strided`` (the destination) and ``copy_`` (the copy, which
+        synchronises); four operators, as the profiler lists them."""
+        self.host_op(name, f"{what}: dispatch", caller)
+        self.host_op("_to_copy", f"{what}: (nested)", "cpp")
+        self.host_op("empty_strided", f"{what}: the destination (nested)", "cpp")
+        self.copy("copy_", f"{what}: the copy (nested), pageable (synchronises)", "cpp", size_B)
 
     def elementwise_ns(self, size_B: float) -> float:
         return self.model.gpu.elementwise(size_B).time_ns
@@ -452,12 +490,14 @@ class _PhaseBuilder:
         b, o = self.shapes.batch, self.options.addmm_bias_epilogue
         k = self._layer_kernels(n_in, n_out, "forward")
         tag = f"{mlp} layer {i} ({n_in}->{n_out})"
+        self.module("nn.Linear", tag)
         self.host_op("linear", f"{tag}: nn.Linear -> F.linear")
         self.host_op("t", f"{tag}: weight transpose (view)", "cpp")
         if not o or n_out == 1:
             self.kernel("copy_", f"{tag}: addmm copies the broadcast bias into its output", "cpp",
                         self.elementwise_ns(FP32_B * (b * n_out + n_out)))
         self.kernel("addmm", f"{tag}: GEMM [{b},{n_in}]x[{n_in},{n_out}] + bias", "cpp", k["fwd_gemm"])
+        self.module("nn.ReLU" if activation == "relu" else "nn.Sigmoid", tag)
         self.kernel(activation, f"{tag}: {activation}", "python", k["fwd_activation"])
 
     def linear_backward(self, mlp: str, i: int, n_in: int, n_out: int, activation: str, input_grad: bool) -> None:
@@ -465,7 +505,9 @@ class _PhaseBuilder:
         k = self._layer_kernels(n_in, n_out, "backward")
         tag = f"{mlp} layer {i} ({n_in}->{n_out})"
         name = "threshold_backward" if activation == "relu" else f"{activation}_backward"
+        self.node("ReluBackward0" if activation == "relu" else "SigmoidBackward0", tag)
         self.kernel(name, f"{tag}: {activation} backward", "cpp", k["bwd_activation_grad"])
+        self.node("AddmmBackward0", tag)
         if input_grad:
             self.host_op("t", f"{tag}: AddmmBackward, W^T transposed back (view)", "cpp")
             self.kernel("mm", f"{tag}: AddmmBackward, dX = dY W", "cpp", k["bwd_grad_input"])
@@ -474,12 +516,14 @@ class _PhaseBuilder:
         self.host_op("t", f"{tag}: AddmmBackward, result transposed to W^T's layout (view)", "cpp")
         self.kernel("sum", f"{tag}: bias gradient, sum_to_size of the broadcast", "cpp", k["bwd_grad_bias"])
         self.accumulate_grad(f"{tag} bias", n_out)
+        self.node("TBackward0", tag)
         self.host_op("t", f"{tag}: TBackward (view)", "cpp")
         self.accumulate_grad(f"{tag} weight", n_in * n_out)
 
     def accumulate_grad(self, what: str, elements: int) -> None:
-        """AccumulateGrad: with zeroed gradients kept (set_to_none False) an in-place add; else the
-        new gradient is stolen (no op)."""
+        """AccumulateGrad (a node): with zeroed gradients kept (set_to_none False) an in-place add;
+        else the new gradient is stolen (no op)."""
+        self.node("AccumulateGrad", what)
         if not self.options.zero_grad_set_to_none:
             self.kernel("add_", f"AccumulateGrad {what}: grad += new grad", "cpp", self.elementwise_ns(3 * FP32_B * elements))
 
@@ -495,14 +539,17 @@ class _PhaseBuilder:
         return self.model.options
 
     def build(self, phase: str) -> list[StepOp]:
+        self.part = phase
         getattr(self, f"_{phase}")()
         return self.ops
 
     def _b_fwd(self) -> None:
         s = self.shapes
         if self.options.input_copies:
-            self.copy("to", "dlrm_wrap: dense features X.to(device), pageable H2D (synchronises)", "python_no_grad",
-                      FP32_B * s.batch * s.bottom[0])
+            self.to_device("to", "dlrm_wrap: dense features X.to(device), H2D", "python_no_grad",
+                           FP32_B * s.batch * s.bottom[0])
+        self.module("DLRM_Net", "dlrm_wrap: dlrm(X, lS_o, lS_i)")
+        self.module("nn.Sequential", "apply_mlp: the bottom MLP")
         for i, (a, c) in enumerate(s.layers("bottom")):
             self.linear_forward("bottom", i, a, c, "relu")
 
@@ -511,12 +558,14 @@ class _PhaseBuilder:
         b, t, d, n, pairs = s.batch, s.tables, s.dim, s.n_vectors, s.pairs
         gpu = self.model.gpu
         # hand-off: the pooled vectors [B, T*d] in GPU memory become T leaf views collecting their gradient
-        self.host_op("requires_grad_", "hand-off: the pooled vectors become a leaf that collects its gradient",
-                     "python_no_grad")
+        self.part = "hand-off"
+        self.attribute("requires_grad_", "hand-off: the pooled vectors become a leaf that collects its gradient "
+                       "(a flag on the tensor, no operator)")
         self.host_op("split", f"hand-off: [B, {t}x{d}] split into the {t} per-table tensors of apply_emb (views)")
         for _ in range(t):
             self.host_op("narrow", "hand-off: one table's view (nested in split)", "cpp")
         # interact_features (dot)
+        self.part = "interaction"
         self._cat_kernels("cat", f"interaction: T = cat([x] + ly) of {n} inputs", "python", n, FP32_B * b * n * d)
         self.host_op("view", f"interaction: T.view(B, {n}, {d})")
         self.host_op("transpose", "interaction: T^T (view)")
@@ -530,43 +579,55 @@ class _PhaseBuilder:
         self.host_op("index", "interaction: Zflat = Z[:, li, lj] (advanced indexing)")
         if not o.cached_tril_indices:
             for which in ("li", "lj"):
-                self.copy("to", f"interaction: index moves CPU {which} to the GPU, pageable H2D (synchronises)",
-                          "cpp", INDEX_B * pairs)
+                self.to_device("to", f"interaction: index moves CPU {which} to the GPU, H2D", "cpp", INDEX_B * pairs)
         self.kernel("index", f"interaction: gather {pairs} pairs per sample", "cpp",
                     self.elementwise_ns(2 * FP32_B * b * pairs + 2 * INDEX_B * pairs))
         self._cat_kernels("cat", "interaction: R = cat([x, Zflat])", "python", 2, FP32_B * b * s.interaction_width)
         # top MLP forward: ReLU layers, the last one sigmoid (DLRM's sigmoid_top)
         top = s.layers("top")
+        self.part = "top_fwd"
+        self.module("nn.Sequential", "apply_mlp: the top MLP")
         for i, (a, c) in enumerate(top):
             self.linear_forward("top", i, a, c, "sigmoid" if i == len(top) - 1 else "relu")
         # loss
+        self.part = "loss"
         if o.input_copies:
-            self.copy("to", "loss_fn_wrap: targets T.to(device), pageable H2D (synchronises)", "python_no_grad", FP32_B * b)
+            self.to_device("to", "loss_fn_wrap: targets T.to(device), H2D", "python_no_grad", FP32_B * b)
         loss = "binary_cross_entropy" if o.loss == "bce" else "mse_loss"
+        self.module("nn.BCELoss" if o.loss == "bce" else "nn.MSELoss", "loss_fn_wrap: dlrm.loss_fn(Z, T)")
         self.kernel(loss, f"loss: {loss} per sample", "python", self.elementwise_ns(3 * FP32_B * b))
         self.kernel("mean", "loss: mean reduction (nested)", "cpp", self.elementwise_ns(FP32_B * b))
         if o.loss == "bce":
             self.kernel("copy_", "loss: BCE copies the reduced value into its output (nested)", "cpp",
                         self.elementwise_ns(2 * FP32_B))
         if o.loss_to_host:
-            self.host_op("detach", "loop: E.detach()", "python_no_grad")
-            self.copy("cpu", "loop: L = E.detach().cpu().numpy(), D2H (synchronises)", "python_no_grad", FP32_B)
+            self.part = "readback"
+            self.host_op("detach", "loop: L = E.detach().cpu().numpy(): E.detach()", "python_no_grad")
+            self.host_op("detach", "loop: E.detach(): the view (nested)", "cpp")
+            self.to_device("cpu", "loop: .cpu(), D2H", "python_no_grad", FP32_B)
+            self.attribute("numpy", "loop: .numpy() of the host tensor (no operator)")
         # optimizer.zero_grad(), then E.backward()
+        self.part = "zero_grad"
         self._zero_grad()
+        self.part = "backward"
         self.kernel("ones_like", "backward: the root gradient (torch.autograd._make_grads)", "python_no_grad",
                     self.elementwise_ns(FP32_B))
-        self.host_op("run_backward", "backward: enter the autograd engine", "python_no_grad")
+        self.host_call("backward_call", "run_backward", "backward: torch.autograd.backward and the engine's graph task")
         if o.loss == "bce":
+            self.node("BinaryCrossEntropyBackward0", "loss backward")
             self.host_op("expand", "loss backward: grad expanded to the input (view)", "cpp")
             self.kernel("binary_cross_entropy_backward", "loss backward", "cpp", self.elementwise_ns(4 * FP32_B * b))
             self.kernel("div_", "loss backward: mean reduction's 1/B (nested)", "cpp", self.elementwise_ns(2 * FP32_B * b))
         else:
+            self.node("MseLossBackward0", "loss backward")
             self.kernel("mse_loss_backward", "loss backward: 2 (x - y) g / B", "cpp", self.elementwise_ns(4 * FP32_B * b))
         for i, (a, c) in reversed(list(enumerate(top))):
             self.linear_backward("top", i, a, c, "sigmoid" if i == len(top) - 1 else "relu", input_grad=True)
         # interaction backward
+        self.node("CatBackward0", "interaction backward: R = cat([x, Zflat])")
         for _ in range(2):
             self.host_op("narrow", "interaction backward: CatBackward of R, one input's slice (view)", "cpp")
+        self.node("IndexBackward0", "interaction backward: Zflat = Z[:, li, lj]")
         self.kernel("new_zeros", f"interaction backward: IndexBackward's zero [B,{n},{n}]", "cpp",
                     self.elementwise_ns(FP32_B * b * n * n))
         self.host_op("_index_put_impl_", "interaction backward: index_put_(accumulate=True)", "cpp")
@@ -576,22 +637,28 @@ class _PhaseBuilder:
                     self.elementwise_ns(4 * 2 * INDEX_B * pairs))
         self.kernel("index_put_", "interaction backward: scatter-add of the pairs' gradients (nested)", "cpp",
                     self.elementwise_ns(3 * FP32_B * b * pairs + INDEX_B * pairs))
+        self.node("BmmBackward0", "interaction backward: Z = bmm(T, T^T)")
         self.host_op("transpose", "interaction backward: BmmBackward, T^T (view)", "cpp")
         self.kernel("bmm", f"interaction backward: dT = bmm(dZ, T), {b} x [{n},{n}]x[{n},{d}]", "cpp",
                     gpu.gemm(n, d, n, count=b).time_ns)
         self.host_op("transpose", "interaction backward: BmmBackward, T^T (view)", "cpp")
         self.kernel("bmm", f"interaction backward: d(T^T) = bmm(T^T, dZ), {b} x [{d},{n}]x[{n},{n}]", "cpp",
                     gpu.gemm(d, n, n, count=b).time_ns)
+        self.node("TransposeBackward0", "interaction backward: T^T")
         self.host_op("transpose", "interaction backward: TransposeBackward (view)", "cpp")
         self.kernel("add", "interaction backward: T's two gradients summed (engine input buffer)", "cpp",
                     self.elementwise_ns(3 * FP32_B * b * n * d))
+        self.node("ViewBackward0", "interaction backward: T.view(B, n, d)")
         self.host_op("view", "interaction backward: ViewBackward (view)", "cpp")
+        self.node("CatBackward0", "interaction backward: T = cat([x] + ly)")
         for _ in range(n):
             self.host_op("narrow", "interaction backward: CatBackward of T, one input's slice (view)", "cpp")
         self.kernel("add", "interaction backward: x's two gradients summed (engine input buffer)", "cpp",
                     self.elementwise_ns(3 * FP32_B * b * d))
+        self.node("SplitBackward0", "hand-off backward: split of the pooled vectors")
         self.kernel("cat", f"hand-off backward: SplitBackward, the pooled vectors' gradient [B, {t}x{d}]", "cpp",
                     self.elementwise_ns(2 * FP32_B * b * t * d))
+        self.node("AccumulateGrad", "hand-off backward: the pooled vectors' leaf takes its gradient (stolen, no op)")
 
     def _b_bwd(self) -> None:
         for i, (a, c) in reversed(list(enumerate(self.shapes.layers("bottom")))):
@@ -599,28 +666,35 @@ class _PhaseBuilder:
 
     def _mlp_opt(self) -> None:
         tensors = self.shapes.parameter_tensors()
+        self.host_call("optimizer_step", "SGD.step", "optimizer.step(): the call's fixed Python")
         if self.options.foreach:
+            for name, _ in tensors:
+                self.host_call("optimizer_tensor", "SGD tensor", f"SGD (foreach): {name} gathered")
             self.host_op("_foreach_add_", "SGD (foreach): params += -lr * grads, one dispatch", "python_no_grad")
             for j, elements in enumerate(_foreach_launches([e for _, e in tensors], depth=2)):
-                self.ops.append(StepOp("multi_tensor_apply", f"SGD (foreach): launch {j + 1}", "cpp", "kernel",
+                self._add(StepOp("multi_tensor_apply", f"SGD (foreach): launch {j + 1}", "cpp", "kernel",
                                        self._dispatch("cpp") if j else 0.0, self.model.gpu.launch_ns,
                                        self.elementwise_ns(3 * FP32_B * elements)))
             return
         for name, elements in tensors:
+            self.host_call("optimizer_tensor", "SGD tensor", f"SGD: {name}: the per-tensor Python")
             self.kernel("add_", f"SGD: {name} += -lr * grad", "python_no_grad", self.elementwise_ns(3 * FP32_B * elements))
 
     def _zero_grad(self) -> None:
-        if self.options.zero_grad_set_to_none:
-            return  # Python attribute stores only: no operator
         tensors = self.shapes.parameter_tensors()
+        self.host_call("zero_grad_call", "zero_grad", "optimizer.zero_grad(): the call's fixed Python")
+        if self.options.zero_grad_set_to_none:
+            for name, _ in tensors:  # Python attribute stores only: no operator
+                self.attribute("grad = None", f"zero_grad: {name}.grad = None")
+            return
         for name, elements in tensors:
-            self.host_op("requires_grad_", f"zero_grad: {name}.grad.requires_grad_(False)", "python_no_grad")
+            self.attribute("requires_grad_", f"zero_grad: {name}.grad.requires_grad_(False) (no operator)")
             if not self.options.foreach:
                 self.kernel("zero_", f"zero_grad: {name}.grad.zero_()", "python_no_grad", self.elementwise_ns(FP32_B * elements))
         if self.options.foreach:
             self.host_op("_foreach_zero_", "zero_grad (foreach): one dispatch", "python_no_grad")
             for j, elements in enumerate(_foreach_launches([e for _, e in tensors], depth=1)):
-                self.ops.append(StepOp("multi_tensor_apply", f"zero_grad (foreach): launch {j + 1}", "cpp", "kernel",
+                self._add(StepOp("multi_tensor_apply", f"zero_grad (foreach): launch {j + 1}", "cpp", "kernel",
                                        self._dispatch("cpp") if j else 0.0, self.model.gpu.launch_ns,
                                        self.elementwise_ns(FP32_B * elements)))
 

@@ -264,7 +264,10 @@ class TrainingMachine:
                        "it neither runs the embeddings nor calls a software data path here")
                 for key in ("software_ipc", "op_dispatch_python_instructions", "op_dispatch_python_no_grad_instructions",
                             "op_dispatch_cpp_instructions", "stream_sync_instructions", "memcpy_call_instructions",
-                            "python_element_instructions", "kernel_launch_instructions"):
+                            "python_element_instructions", "kernel_launch_instructions",
+                            "tensor_attribute_instructions", "module_call_instructions", "autograd_node_instructions",
+                            "backward_call_instructions", "optimizer_step_instructions",
+                            "optimizer_tensor_instructions", "zero_grad_call_instructions"):
                     cpu.skip(key, why)
             rh = self.replay_host.params  # the step model has read what of it the replayed step uses
             for key in rh.unread():
