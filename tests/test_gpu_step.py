@@ -306,8 +306,7 @@ def test_batch_for_the_bottom_forward_time(model, rm1):
     """RM1's bottom-MLP forward, from its first dispatch to its last kernel's end, about 0.6 ms."""
     b = model.batch_for_phase_time(rm1, "b_fwd", 0.6e6)
     assert model.phase_ns(rm1.with_batch(b), "b_fwd") >= 0.6e6 > model.phase_ns(rm1.with_batch(b - 1), "b_fwd")
-    assert b == 359  # docs/devices-compute.md (367 before the measured framework costs; the workloads' batch_size
-    # follows SPEC §4's rule: updating workloads/rm*.yaml is the lead's call)
+    assert b == 359  # docs/devices-compute.md (367 before the measured framework costs); the workloads hold it
     s = model.phase_schedule(rm1.with_batch(b), "b_fwd")
     assert s.span_ns == s.gpu_end_ns  # the GPU finishes last: the phase ends with its last kernel
     with pytest.raises(ValueError, match="below"):

@@ -50,7 +50,7 @@ def _record(system, workload, g, m, levels, thr, energy, bottleneck="gpu"):
     return {"id": f"{system}{workload}{g}{m}{levels}", "status": "ok", "swept": {
         "system": system, "workload": workload, "topology.gpus_count": g, "topology.cxl_mems_count": m,
         "devices.switch.levels": levels}, "result": {
-        "batch_time_ms": {"mean": 1e3 * 367 * g / thr}, "throughput_samples_per_s": thr,
+        "batch_time_ms": {"mean": 1e3 * 359 * g / thr}, "throughput_samples_per_s": thr,
         "energy_J_per_batch": {"total": energy}, "bottleneck": {"resource": bottleneck, "utilisation": 0.9}}}
 
 
@@ -63,8 +63,8 @@ def test_reader_tables_and_figure(tmp_path):
     points = scaleout.read_points(tmp_path)
     assert len(points) == len(recs) - 1
     p = next(x for x in points if x.system == "cxl" and x.gpus == 8 and x.mems == 7)
-    assert p.balanced and p.samples_per_batch == pytest.approx(367 * 8)
-    assert p.energy_per_sample_mJ == pytest.approx(1e3 * 8 / (367 * 8))
+    assert p.balanced and p.samples_per_batch == pytest.approx(359 * 8)
+    assert p.energy_per_sample_mJ == pytest.approx(1e3 * 8 / (359 * 8))
     head, rows = scaleout.balanced_table(points)
     cxl = next(r for r in rows if r[0] == "cxl")
     assert cxl[2:6] == ["1.0", "2.0", "4.0", "8.0"] and cxl[6] == "1.00"  # linear: efficiency 1
