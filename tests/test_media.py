@@ -115,15 +115,20 @@ def test_writes_after_reads_wait_for_their_data():
         m.serve(s, m.new_state(), (4, 0), 1)
 
 
-def test_split_pools_share_the_controllers_limit():
-    """The controllers hold count × modules accesses of both kinds: a pair within it is admitted
-    whole, a larger one shares it in proportion (one each at least); an absent kind offers none."""
-    m = build_device("pmem/u200-emulated")  # 16 per controller
-    assert m.loaded((32, 32), 4)[1] == (32, 32)
-    assert m.loaded((96, 32), 4)[1] == (48, 16)
-    assert m.loaded((64, 0), 4)[1] == (64, 0)
-    assert m.loaded((1, 100), 1)[1] == (1, 15)
-    assert m.loaded((32, 32), 4)[0] is m.loaded(64, 4)[0]
+def test_split_pools_are_admitted_and_contend_per_kind():
+    """A controller queues reads and writes separately: each pool is held to count × modules, and
+    its waiting requests grow only its own kind's occupancy; an absent kind offers none."""
+    m = MODELS["optane"]  # 12 per controller, contention ratios for reads and writes
+    c = m.controller_outstanding
+    fp, admitted = m.loaded((2 * c, 2 * c), 2)
+    assert fp is m._fp and admitted == (2 * c, 2 * c)  # none waits
+    fp, admitted = m.loaded((3 * c, c), 1)
+    assert admitted == (c, c)
+    assert fp[1] == m.occ_write_ns and fp[0] == m.loaded(3 * c, 1)[0][0] > m.occ_read_ns
+    fp, admitted = m.loaded((5, 4 * c), 1)
+    assert admitted == (5, c) and fp[0] == m.occ_read_ns and fp[1] == m.loaded(4 * c, 1)[0][1]
+    fp, admitted = m.loaded((64, 0), 1)
+    assert admitted == (c, 0) and fp[1] == m.occ_write_ns
 
 
 @FAST

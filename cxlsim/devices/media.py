@@ -541,9 +541,12 @@ class MediaModel(DeviceModel):
         ``outstanding`` accesses in flight over ``modules`` modules (docs/devices-media.md,
         "Controller limit and contention").
 
-        A ``(reads, writes)`` pair (split pools; a kind absent from the stream offers 0) offers
-        their sum: the controllers hold ``count × modules`` accesses of both kinds together; when
-        that admits fewer than the sum, the pools share it in proportion, one each at least.
+        A ``(reads, writes)`` pair (split pools; a kind absent from the stream offers 0) is
+        admitted and contends per kind: a controller queues reads and writes separately (Intel's
+        iMC: read and write pending queues; the DDR4 MIG, Xilinx PG150: read and write queues), so
+        each kind's pool is held to ``count × modules``, and its waiting requests grow only its own
+        kind's occupancy (reads and read-modify-write fills by the reads', media writes by the
+        writes').
 
         * Little's law: the modules' controllers hold ``controller_outstanding_count`` accesses
           each, so at most ``count × modules`` are in flight (applied to the stream as a whole:
@@ -557,11 +560,13 @@ class MediaModel(DeviceModel):
         With ``controller_outstanding_count`` 0 the parameters are returned unchanged."""
         if isinstance(outstanding, tuple):
             r, w = (int(x) for x in outstanding)
-            fp, admitted = self.loaded(r + w, modules)
-            if r == 0 or w == 0 or admitted >= r + w:
-                return fp, (min(r, admitted), min(w, admitted))
-            ra = max(1, min(r, round(admitted * r / (r + w)), admitted - 1))
-            return fp, (ra, max(1, min(w, admitted - ra)))
+            fr, ra = self.loaded(r, modules) if r > 0 else (self._fp, 0)
+            fw, wa = self.loaded(w, modules) if w > 0 else (self._fp, 0)
+            if fr is self._fp and fw is self._fp:
+                return self._fp, (ra, wa)
+            fp = self._fp.copy()
+            fp[X.F_OCC_R], fp[X.F_OCC_W] = fr[X.F_OCC_R], fw[X.F_OCC_W]
+            return fp, (ra, wa)
         c = self.controller_outstanding
         if c <= 0:
             return self._fp, outstanding
