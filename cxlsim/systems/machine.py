@@ -622,7 +622,7 @@ class TrainingMachine:
         if not read_source:
             return self._serve(side.ckpt_mem, t, dst, burst_B, True, outstanding).done_ns
         src = self._rows_addr(rows)
-        if side.ckpt_mem is not side.tables:
+        if side.ckpt_mem is not side.tables:  # two streams: with (reads, writes), each takes its own pool
             r = self._serve(side.tables, t, src, self.row_B, False, outstanding)
             w = self._serve(side.ckpt_mem, t, dst, burst_B, True, outstanding)
             return max(r.done_ns, w.done_ns)
