@@ -1,5 +1,6 @@
-"""The shared media mechanism: kernel == reference, monotonicity, determinism, the idle-run twins,
-the occupancy bound of any stream, energy from bytes (bounds vs factors: tests/test_device_api.py)."""
+"""The shared media mechanism: kernel == reference (one closed loop or split read/write pools),
+monotonicity, determinism, the idle-run twins, the occupancy bound of any stream, energy from
+bytes (bounds vs factors: tests/test_device_api.py)."""
 
 from __future__ import annotations
 
@@ -63,6 +64,71 @@ def test_kernel_equals_reference_across_calls(monkeypatch, name, s1, s2, modules
         _same(m.serve(s, fast, outstanding, modules), m.serve(s, ref, outstanding, modules, reference=True))
     at = max(fast.horizon_ns, 0.0) + 1.0
     assert m.drain(fast, at) == m.drain(ref, at)
+
+
+@FAST
+@given(name=st.sampled_from(sorted(MODELS)), s1=streams(), s2=streams(), modules=st.integers(1, 3),
+       reads=st.integers(1, 6), writes=st.integers(1, 6), after=st.booleans())
+def test_kernel_equals_reference_with_split_pools(monkeypatch, name, s1, s2, modules, reads, writes, after):
+    """Separate read and write loops (``outstanding=(reads, writes)``), with and without writes
+    held for the reads before them: the kernel and its plain-Python twin agree, across calls and
+    pending-table rebuilds (a rebuild resumes the kernel mid-stream with both loops' slots)."""
+    monkeypatch.setattr(media, "INITIAL_TABLE_SLOTS", 8)
+    m = MODELS[name]
+    s2 = AccessStream.of(s2.issue_ns + s1.issue_ns[-1], s2.addr_B, s2.size_B, s2.is_write)
+    fast, ref, totals = m.new_state(modules), m.new_state(modules), m.new_state(modules)
+    for s in (s1, s2):
+        a = m.serve(s, fast, (reads, writes), modules, write_after_reads=after)
+        _same(a, m.serve(s, ref, (reads, writes), modules, reference=True, write_after_reads=after))
+        _same(a, m.serve(s, totals, (reads, writes), modules, per_access=False, write_after_reads=after), arrays=False)
+    at = max(fast.horizon_ns, 0.0) + 1.0
+    assert m.drain(fast, at) == m.drain(ref, at)
+
+
+@FAST
+@given(name=st.sampled_from(sorted(MODELS)), s=streams(), modules=st.integers(1, 3), n=st.integers(1, 6),
+       other=st.integers(1, 6))
+def test_split_pools_of_one_kind_are_one_pool(name, s, modules, n, other):
+    """A stream of one kind only uses that kind's loop: (n, any) on reads and (any, n) on writes
+    give exactly one loop of n (the unused pool's size changes nothing)."""
+    m = MODELS[name]
+    for write in (False, True):
+        one = AccessStream.of(s.issue_ns, s.addr_B, s.size_B, write)
+        pair = (other, n) if write else (n, other)
+        _same(m.serve(one, m.new_state(modules), pair, modules), m.serve(one, m.new_state(modules), n, modules))
+
+
+def test_writes_after_reads_wait_for_their_data():
+    """With ``write_after_reads`` a write starts no earlier than the data of the reads between it and
+    the previous write is back; without it, a write pool with free slots issues it at once."""
+    m = MODELS["dram"]
+    s = AccessStream.of(0.0, [0, 4096, 1 << 20, 8192, 12288, (1 << 20) + 4096], [64, 64, 128, 64, 64, 128],
+                        [False, False, True, False, False, True])
+    free = m.serve(s, m.new_state(), (4, 4), 1)
+    held = m.serve(s, m.new_state(), (4, 4), 1, write_after_reads=True)
+    assert free.start_ns[2] == free.start_ns[5] == 0.0
+    assert held.start_ns[2] == max(held.ack_ns[0], held.ack_ns[1])
+    assert held.start_ns[5] == max(held.ack_ns[3], held.ack_ns[4])
+    with pytest.raises(ValueError, match="split pools"):
+        m.serve(s, m.new_state(), 4, 1, write_after_reads=True)
+    with pytest.raises(ValueError, match="two limits"):
+        m.serve(s, m.new_state(), (4, 0), 1)
+
+
+def test_split_pools_are_admitted_and_contend_per_kind():
+    """A controller queues reads and writes separately: each pool is held to count × modules, and
+    its waiting requests grow only its own kind's occupancy; an absent kind offers none."""
+    m = MODELS["optane"]  # 12 per controller, contention ratios for reads and writes
+    c = m.controller_outstanding
+    fp, admitted = m.loaded((2 * c, 2 * c), 2)
+    assert fp is m._fp and admitted == (2 * c, 2 * c)  # none waits
+    fp, admitted = m.loaded((3 * c, c), 1)
+    assert admitted == (c, c)
+    assert fp[1] == m.occ_write_ns and fp[0] == m.loaded(3 * c, 1)[0][0] > m.occ_read_ns
+    fp, admitted = m.loaded((5, 4 * c), 1)
+    assert admitted == (5, c) and fp[0] == m.occ_read_ns and fp[1] == m.loaded(4 * c, 1)[0][1]
+    fp, admitted = m.loaded((64, 0), 1)
+    assert admitted == (c, 0) and fp[1] == m.occ_write_ns
 
 
 @FAST

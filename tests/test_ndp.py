@@ -70,10 +70,15 @@ def test_energy_per_op(ndp):
 
 
 @settings(max_examples=100, deadline=None)
-@given(size_B=st.integers(0, 10**9), segs=st.integers(1, 10**5), rtt=st.floats(100, 10_000))
-def test_dma_concurrency_is_littles_law(ckpt, size_B, segs, rtt):
+@given(size_B=st.integers(0, 10**9), segs=st.integers(1, 10**5), rd=st.floats(100, 10_000), wr=st.floats(100, 10_000))
+def test_dma_concurrency_is_littles_law(ckpt, size_B, segs, rd, wr):
+    """Reads and writes are separate channels: the slower one's Little's law bounds the copy."""
     p = ckpt.params
-    assert ckpt.copy_concurrency_ns(size_B, rtt, segs) >= size_B / (p.outstanding_count * p.burst_B) * rtt
+    t = ckpt.copy_concurrency_ns(size_B, rd, wr, segs)
+    assert t >= size_B / (p.read_outstanding_count * p.burst_B) * rd
+    assert t >= size_B / (p.write_outstanding_count * p.burst_B) * wr
+    assert t == max(ckpt.copy_concurrency_ns(size_B, rd, 0.0, segs), ckpt.copy_concurrency_ns(size_B, 0.0, wr, segs))
+    assert ckpt.outstanding == (p.read_outstanding_count, p.write_outstanding_count)
 
 
 def test_dma_rows_cost_descriptors_and_flags(ckpt):

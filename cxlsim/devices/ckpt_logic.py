@@ -10,10 +10,13 @@ Contract (times ns, bytes ``*_B``; the API of :mod:`cxlsim.devices.base`):
   concurrently, so each beat counts once. Bound (op ``"copy_issue"``): ``size / datapath_B +
   segments × descriptor cycles``; ``bound_factor`` = ``1 + 1 / descriptor_cycles_count`` (or
   ``1 + datapath_B`` without descriptor cycles, for segments of at least one byte).
-* :meth:`CkptLogicModel.copy_concurrency_ns` ``(size_B, round_trip_ns, n_segments=1)`` -- the
-  Little's-law limit of its ``outstanding_count`` requests against a round-trip time (read from
-  the source + write to the log, from the memory/link models); the media time comes from the
-  memory model and the system takes the maximum.
+* :meth:`CkptLogicModel.copy_concurrency_ns` ``(size_B, read_ns, write_ns, n_segments=1)`` -- the
+  Little's-law limit of its requests in flight: reads (one per segment, at most a burst each)
+  ``read_outstanding_count`` at a time against ``read_ns``, packed log writes (bursts)
+  ``write_outstanding_count`` at a time against ``write_ns``; the two channels run concurrently
+  (AXI4's read and write channels are independent), so the limit is the slower. The media time
+  comes from the memory model (which the system serves with these two limits as separate pools,
+  :meth:`CkptLogicModel.outstanding`) and the system takes the maximum.
 * :class:`LogCounters`: the two counters and two persistent flags; a flag is one persisted line
   (:attr:`CkptLogicModel.flag_write_B`).
 * Energy: ``copy_cost``, :meth:`CkptLogicModel.dma_energy_J` ``(size_B)`` (``dma_pJ_per_B``; media
@@ -40,7 +43,8 @@ SCHEMA = Schema(
         Param("datapath_B", int, "DMA datapath width (bytes per cycle)", minimum=1),
         Param("burst_B", int, "largest DMA request (burst) size", minimum=1),
         Param("descriptor_cycles_count", int, "cycles to set up one contiguous segment (descriptor)", minimum=0),
-        Param("outstanding_count", int, "max outstanding DMA requests", minimum=1),
+        Param("read_outstanding_count", int, "max outstanding DMA read requests (AXI read channel)", minimum=1),
+        Param("write_outstanding_count", int, "max outstanding DMA write requests (AXI write channel)", minimum=1),
         Param("channels_count", int, "DMA channels copying concurrently (the relaxed MLP log takes its own "
               "when >= 2, so it can use every GPU window)", default=1, minimum=1),
         Param("flag_line_B", int, "bytes of one persistent flag write (a persisted line)", default=64, minimum=1),
@@ -117,10 +121,19 @@ class CkptLogicModel(DeviceModel):
         d = self.params.descriptor_cycles_count
         return 1 + 1 / d if d > 0 else 1 + self.params.datapath_B
 
-    def copy_concurrency_ns(self, size_B: float, round_trip_ns: float, n_segments: int = 1) -> float:
-        """Little's-law limit (ns): ``outstanding_count`` requests in flight, each taking
-        ``round_trip_ns`` (read from the source + write to the log, from the memory/link models)."""
-        return math.ceil(self.requests(size_B, n_segments) / self.params.outstanding_count) * round_trip_ns
+    @property
+    def outstanding(self) -> tuple[int, int]:
+        """``(reads, writes)`` the engine keeps in flight: separate pools, one per AXI channel."""
+        return self.params.read_outstanding_count, self.params.write_outstanding_count
+
+    def copy_concurrency_ns(self, size_B: float, read_ns: float, write_ns: float, n_segments: int = 1) -> float:
+        """Little's-law limit (ns) of copying ``size_B`` bytes in ``n_segments`` segments into a
+        packed log: the reads (:meth:`requests`) ``read_outstanding_count`` in flight, each taking
+        ``read_ns``, beside the log writes (whole bursts) ``write_outstanding_count`` in flight,
+        each taking ``write_ns`` (from the memory/link models); the slower channel."""
+        reads = math.ceil(self.requests(size_B, n_segments) / self.params.read_outstanding_count) * read_ns
+        writes = math.ceil(self.requests(size_B) / self.params.write_outstanding_count) * write_ns
+        return max(reads, writes)
 
     def dma_energy_J(self, size_B: float) -> float:
         """Dynamic energy (J) of the DMA logic copying ``size_B`` bytes (media and links excluded)."""
@@ -144,7 +157,7 @@ def microbench(model: CkptLogicModel, options: Mapping[str, Any]) -> dict[str, A
         t = model.copy_issue_ns(total, segs)
         out[f"copy_{size}B_segments"] = {"issue_ns_per_MiB": t, "issue_GBps": total / t}
     out["flag_write_bytes"] = model.flag_write_B
-    out["outstanding_count"] = model.params.outstanding_count
+    out["read_outstanding_count"], out["write_outstanding_count"] = model.outstanding
     return out
 
 

@@ -18,6 +18,10 @@ SSD) built from a family's preset; several modules are interleaved by address. I
 * ``serve(stream, state, outstanding, modules=1, interleave_B=4096) -> StreamResult``: the detailed
   model (numba kernel in :mod:`cxlsim.devices.media_kernel`), stateful across calls through a
   :class:`MediaState` (bank/queue timelines, write-combining buffer, per-unit pending-until);
+  ``outstanding`` is one closed loop's limit, or a ``(reads, writes)`` pair: a requester with
+  separate read and write channels (AXI4), each kind with a loop of its own; with a pair,
+  ``write_after_reads=True`` holds each write until the reads before it (since the previous write)
+  have returned their data (a copy's write carries what its reads fetched);
 * ``drain(state, at_ns) -> DrainResult``: write every buffered unit back to the media;
 * energy: ``traffic_energy_J(media_read_B, media_write_B, requested_B)`` (media bits read and
   written at ``read/write_media_pJ_per_bit``, requested bits at ``io_pJ_per_bit``; the one place
@@ -518,7 +522,7 @@ class MediaModel(DeviceModel):
         without it)."""
         return state.wear_count if self.params.wear_level_interval_count > 0 else None
 
-    def _ip(self, state: MediaState, outstanding: int) -> np.ndarray:
+    def _ip(self, state: MediaState, outstanding: int, write_outstanding: int = 0) -> np.ndarray:
         p = self.params
         ip = np.zeros(X.N_IP, np.int64)
         ip[X.I_UNIT], ip[X.I_BANKS] = self.unit_B, self.banks
@@ -529,12 +533,20 @@ class MediaModel(DeviceModel):
         ip[X.I_POW2], ip[X.I_CHUNK_SH], ip[X.I_MOD_SH], ip[X.I_UNIT_SH] = self._K.pow2_geometry(
             self.unit_B, state.interleave_B, state.modules, self.banks)
         ip[X.I_WEAR_INTERVAL], ip[X.I_OUTSTANDING] = p.wear_level_interval_count, outstanding
+        ip[X.I_WRITE_OUTSTANDING] = write_outstanding
         return ip
 
-    def loaded(self, outstanding: int, modules: int = 1) -> tuple[np.ndarray, int]:
+    def loaded(self, outstanding: int | tuple[int, int], modules: int = 1) -> tuple[np.ndarray, Any]:
         """The kernel's float parameters and outstanding limit for a requester offering
         ``outstanding`` accesses in flight over ``modules`` modules (docs/devices-media.md,
         "Controller limit and contention").
+
+        A ``(reads, writes)`` pair (split pools; a kind absent from the stream offers 0) is
+        admitted and contends per kind: a controller queues reads and writes separately (Intel's
+        iMC: read and write pending queues; the DDR4 MIG, Xilinx PG150: read and write queues), so
+        each kind's pool is held to ``count × modules``, and its waiting requests grow only its own
+        kind's occupancy (reads and read-modify-write fills by the reads', media writes by the
+        writes').
 
         * Little's law: the modules' controllers hold ``controller_outstanding_count`` accesses
           each, so at most ``count × modules`` are in flight (applied to the stream as a whole:
@@ -546,6 +558,15 @@ class MediaModel(DeviceModel):
           ``write_contention_ratio`` for media writes).
 
         With ``controller_outstanding_count`` 0 the parameters are returned unchanged."""
+        if isinstance(outstanding, tuple):
+            r, w = (int(x) for x in outstanding)
+            fr, ra = self.loaded(r, modules) if r > 0 else (self._fp, 0)
+            fw, wa = self.loaded(w, modules) if w > 0 else (self._fp, 0)
+            if fr is self._fp and fw is self._fp:
+                return self._fp, (ra, wa)
+            fp = self._fp.copy()
+            fp[X.F_OCC_R], fp[X.F_OCC_W] = fr[X.F_OCC_R], fw[X.F_OCC_W]
+            return fp, (ra, wa)
         c = self.controller_outstanding
         if c <= 0:
             return self._fp, outstanding
@@ -558,16 +579,30 @@ class MediaModel(DeviceModel):
         fp[X.F_OCC_W] *= 1.0 + self.contention[1] * waiting / c
         return fp, admitted
 
-    def serve(self, stream: AccessStream, state: MediaState, outstanding: int, modules: int = 1,
-              interleave_B: int = 4096, reference: bool = False, per_access: bool = True) -> StreamResult:
+    def serve(self, stream: AccessStream, state: MediaState, outstanding: int | tuple[int, int], modules: int = 1,
+              interleave_B: int = 4096, reference: bool = False, per_access: bool = True,
+              write_after_reads: bool = False) -> StreamResult:
         """Detailed timing of ``stream`` on ``state`` (updated in place); ``reference=True`` runs
         the plain-Python twin of the kernel (same results, slow); ``per_access=False`` keeps only
-        the totals (no per-access arrays: what a system simulation needs, at less memory traffic)."""
+        the totals (no per-access arrays: what a system simulation needs, at less memory traffic).
+        ``outstanding``: one closed loop's limit, or ``(reads, writes)``: split pools (module
+        docstring), where ``write_after_reads`` applies."""
         max_units = self._validate(stream, state, outstanding, modules, interleave_B)
-        fp, outstanding = self.loaded(outstanding, modules)
+        split = isinstance(outstanding, tuple)
+        if write_after_reads and not split:
+            raise ValueError("write_after_reads needs split pools: outstanding=(reads, writes)")
         n = len(stream)
-        ip = self._ip(state, outstanding)
+        if split:
+            writes = int(np.count_nonzero(stream.is_write))
+            offered = (outstanding[0] if writes < n else 0, outstanding[1] if writes > 0 else 0)
+            fp, (outstanding, w_out) = self.loaded(offered, modules)
+            outstanding, w_out = max(1, outstanding), max(1, w_out)  # an absent kind's loop is never used
+        else:
+            fp, outstanding = self.loaded(outstanding, modules)
+            w_out = 0
+        ip = self._ip(state, outstanding, w_out)
         ip[X.I_PER_ACCESS] = int(per_access or reference)
+        ip[X.I_WRITE_AFTER_READS] = int(write_after_reads)
         if n == 0:
             return StreamResult(*(np.zeros(0),) * 3, -math.inf, -math.inf, 0.0, 0.0, 0, 0, 0.0, 0, 0.0, 0.0)
         K = self._K
@@ -577,8 +612,11 @@ class MediaModel(DeviceModel):
             m = n if per_access else 1
             start, complete, ack = np.empty(m), np.empty(m), np.empty(m)
             c = np.zeros(X.N_C)
-            c[X.C_ACK_MAX] = c[X.C_END_MAX] = X.NO_TIME
+            c[X.C_ACK_MAX] = c[X.C_END_MAX] = c[X.C_FILL] = X.NO_TIME
             loop_ring = np.full(outstanding, X.NO_TIME)
+            # split pools: the writes' loop and the next slot of each loop (None: the one-pool kernel)
+            wloop_ring = np.full(w_out, X.NO_TIME) if split else None
+            loop_pos = np.zeros(2, np.int64)
             scratch = [np.zeros(state.modules, np.int64), np.zeros(state.modules), np.zeros(state.modules)]
             room = 2 * max_units + 2
             # the kernel is compiled per policy: the other policy's state goes in as None
@@ -602,7 +640,7 @@ class MediaModel(DeviceModel):
                                    *fifo, state.wcb_tag, state.wcb_filt, state.wcb_stamp,
                                    state.stamp, state.wcb_prev, state.wcb_next, state.wcb_lru,
                                    state.keys, state.times, state.used, self._wear(state),
-                                   *posted, loop_ring, start, complete, ack, c, *scratch)
+                                   *posted, loop_ring, wloop_ring, loop_pos, start, complete, ack, c, *scratch)
                 stopped = True
             if not per_access:
                 start = complete = ack = np.zeros(0)
@@ -613,12 +651,16 @@ class MediaModel(DeviceModel):
                             media_r, media_w, int(c[X.C_RMW]), int(c[X.C_RAW]), float(c[X.C_RAW_NS]),
                             int(c[X.C_HITS]), requested, self.traffic_energy_J(media_r, media_w, requested))
 
-    def _validate(self, s: AccessStream, state: MediaState, outstanding: int, modules: int, interleave_B: int) -> int:
+    def _validate(self, s: AccessStream, state: MediaState, outstanding: int | tuple[int, int], modules: int,
+                  interleave_B: int) -> int:
         """Check the call; returns the most units one access of ``s`` touches (0 if empty)."""
         if state.modules != modules or state.interleave_B != interleave_B:
             raise ValueError(f"state was made for {state.modules} modules at {state.interleave_B} B, "
                              f"not {modules} at {interleave_B} B")
-        if outstanding < 1:
+        if isinstance(outstanding, tuple):
+            if len(outstanding) != 2 or min(outstanding) < 1:
+                raise ValueError("outstanding (reads, writes) must be two limits >= 1")
+        elif outstanding < 1:
             raise ValueError("outstanding must be >= 1")
         n = len(s)
         if not (s.issue_ns.shape[0] == s.size_B.shape[0] == s.is_write.shape[0] == n):

@@ -39,7 +39,11 @@ I_MOD_SH = 11  # log2(modules), when I_POW2
 I_UNIT_SH = 12  # log2(unit), when I_POW2
 I_PER_ACCESS = 13  # 1: write per-access start/complete/ack; 0: only the totals (outputs of length 1)
 I_READ_PRIORITY = 14  # 1: media writes are posted and yield their bank to reads (write queue below)
-N_IP = 15
+I_WRITE_OUTSTANDING = 15  # >0: writes take slots of their own pool of this size, reads those of
+#                           I_OUTSTANDING (split pools); 0: one pool of I_OUTSTANDING for all accesses
+I_WRITE_AFTER_READS = 16  # 1 (split pools): a write starts no earlier than the data of the reads
+#                           between it and the previous write in the stream is back (it carries it)
+N_IP = 17
 
 # --- indices into the counter vector -------------------------------------------------------------
 C_MEDIA_R = 0  # media bytes read
@@ -50,7 +54,8 @@ C_RAW_NS = 4  # total read-after-write wait, ns
 C_HITS = 5  # units served by / merged into the write-combining buffer
 C_ACK_MAX = 6  # latest acknowledgement (reads: data back), ns; -inf before any access
 C_END_MAX = 7  # latest completion or acknowledgement, ns; -inf before any access
-N_C = 8
+C_FILL = 8  # split pools: latest data-back time of the reads since the last write, ns (kernel state)
+N_C = 9
 
 EMPTY = -1  # an unused hash-table slot / buffer entry
 NO_TIME = -math.inf  # "no pending write" / "never"

@@ -9,7 +9,12 @@ vector layout and sentinels live in the numba-free :mod:`cxlsim.devices.media_in
 Mechanism per access, in stream order (see ``docs/devices-media.md``):
 
 * closed loop: access ``i`` starts at ``max(issue[i], done[i - outstanding])`` where ``done`` is the
-  completion of a read or the acknowledgement of a write;
+  completion of a read or the acknowledgement of a write; with split pools (``I_WRITE_OUTSTANDING``
+  > 0: a requester with separate read and write channels, as AXI's) reads and writes each have a
+  loop of their own: the ``k``-th read waits for the ``(k - outstanding)``-th read, the ``k``-th write
+  for the ``(k - write_outstanding)``-th write, each pool's slots released in its issue order; with
+  ``I_WRITE_AFTER_READS`` a write also starts no earlier than the data of the reads between it and
+  the previous write is back (a copy's write carries the data its reads fetched);
 * addresses map to modules by ``interleave_B`` chunks, to internal units (``unit_B``) and to
   ``banks`` parallel units per module (local unit index modulo ``banks``);
 * a unit served by the media holds its bank for ``occ`` ns (``banks * unit / bandwidth``); a read
@@ -46,6 +51,7 @@ import numpy as np
 from cxlsim.devices.media_index import (  # noqa: F401 (re-exported: the kernel's layout)
     C_ACK_MAX,
     C_END_MAX,
+    C_FILL,
     C_HITS,
     C_MEDIA_R,
     C_MEDIA_W,
@@ -78,6 +84,8 @@ from cxlsim.devices.media_index import (  # noqa: F401 (re-exported: the kernel'
     I_UNIT_SH,
     I_WCB,
     I_WEAR_INTERVAL,
+    I_WRITE_AFTER_READS,
+    I_WRITE_OUTSTANDING,
     MAX_LOAD_FRACTION,
     N_C,
     N_FP,
@@ -565,13 +573,15 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                  bank_free, cmd_free, last_line, wq_ring, wq_head, wcb_tag, wcb_filt, wcb_stamp, stamp,
                  wcb_prev, wcb_next, wcb_lru,
                  keys, times, used, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, loop_ring,
-                 start_out, complete_out, ack_out, counters, need, ready, mod_end):
+                 wloop_ring, loop_pos, start_out, complete_out, ack_out, counters, need, ready, mod_end):
     """Serve accesses ``first..n-1`` in order; returns the index reached (n when done).
 
     State arrays are updated in place; ``need``, ``ready``, ``mod_end`` are per-module scratch
     (``need``: units of the access on the module that the write-combining buffer misses). Pass
     either ``wq_ring``/``wq_head`` (arrival order) or the six ``pq_*`` arrays (read priority), the
-    other group as None, and ``wear_count`` None when wear levelling is off.
+    other group as None, and ``wear_count`` None when wear levelling is off. ``loop_ring`` holds the
+    completions of the accesses in flight (the reads' with split pools); ``wloop_ring`` the writes'
+    with split pools (None: one pool), whose next slots are ``loop_pos`` = [read slot, write slot].
     Returns early (index of the access not started) when the pending table needs a rebuild.
     """
     n = issue.shape[0]
@@ -584,6 +594,8 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     c_hits = counters[C_HITS]
     c_ack = counters[C_ACK_MAX]
     c_end = counters[C_END_MAX]
+    fill = counters[C_FILL]
+    after_reads = ip[I_WRITE_AFTER_READS] == 1
     unit = ip[I_UNIT]
     modules = ip[I_MODULES]
     wcb = ip[I_WCB]
@@ -619,7 +631,15 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             reached = i  # the pending table needs a rebuild first
             break
         now = issue[i]
-        t = max(now, loop_ring[slot])
+        if wloop_ring is not None:  # split pools (numba compiles the one-pool variant without this)
+            if is_write[i]:
+                t = max(now, wloop_ring[loop_pos[1]])
+                if after_reads and fill > t:
+                    t = fill
+            else:
+                t = max(now, loop_ring[loop_pos[0]])
+        else:
+            t = max(now, loop_ring[slot])
         start_out[o] = t
         if g0 == g1 and not is_write[i]:  # the common case, one unit read: no per-module loops
             m, loc, b = _where(g0, ip)
@@ -797,12 +817,22 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         # reads: data back (done = acked); writes: acknowledged (acked) and in place (done)
         complete_out[o] = done
         ack_out[o] = acked
-        loop_ring[slot] = acked
+        if wloop_ring is not None:
+            if is_write[i]:
+                wloop_ring[loop_pos[1]] = acked
+                loop_pos[1] = loop_pos[1] + 1 if loop_pos[1] + 1 < wloop_ring.shape[0] else 0
+                fill = NO_TIME
+            else:
+                loop_ring[loop_pos[0]] = acked
+                loop_pos[0] = loop_pos[0] + 1 if loop_pos[0] + 1 < outstanding else 0
+                fill = max(fill, acked)
+        else:
+            loop_ring[slot] = acked
+            slot += 1
+            if slot == outstanding:
+                slot = 0
         c_ack = max(c_ack, acked)
         c_end = max(c_end, done)
-        slot += 1
-        if slot == outstanding:
-            slot = 0
     counters[C_MEDIA_R] = c_mr
     counters[C_MEDIA_W] = c_mw
     counters[C_RMW] = c_rmw
@@ -811,6 +841,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     counters[C_HITS] = c_hits
     counters[C_ACK_MAX] = c_ack
     counters[C_END_MAX] = c_end
+    counters[C_FILL] = fill
     return reached
 
 
@@ -825,14 +856,24 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
     """
     n = len(issue)
     unit, banks, modules, interleave = int(ip[I_UNIT]), int(ip[I_BANKS]), int(ip[I_MODULES]), int(ip[I_INTERLEAVE])
-    wcb, outstanding = int(ip[I_WCB]), int(ip[I_OUTSTANDING])
+    wcb, outstanding, w_outstanding = int(ip[I_WCB]), int(ip[I_OUTSTANDING]), int(ip[I_WRITE_OUTSTANDING])
     occ_r, occ_w, d_seq, d_rand = float(fp[F_OCC_R]), float(fp[F_OCC_W]), float(fp[F_D_SEQ]), float(fp[F_D_RAND])
     start = np.zeros(n)
     complete = np.zeros(n)
     ack_out = np.zeros(n)
     c = [0.0] * N_C
-    c[C_ACK_MAX] = c[C_END_MAX] = NO_TIME
-    done_ring = [NO_TIME] * outstanding
+    c[C_ACK_MAX] = c[C_END_MAX] = c[C_FILL] = NO_TIME
+    done_ring = [NO_TIME] * outstanding  # the reads' with split pools
+    w_ring = [NO_TIME] * max(w_outstanding, 1)  # the writes' (split pools)
+    nr = nw = 0  # reads and writes so far (split pools)
+
+    def slot(i):
+        """``(ring, index)`` of access ``i``'s closed-loop slot."""
+        if w_outstanding == 0:
+            return done_ring, i % outstanding
+        if is_write[i]:
+            return w_ring, nw % w_outstanding
+        return done_ring, nr % outstanding
 
     def where(g):
         chunk = (g * unit) // interleave
@@ -885,7 +926,10 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
     for i in range(n):
         a0, a1 = int(addr[i]), int(addr[i]) + int(size[i])
         units = range(a0 // unit, (a1 - 1) // unit + 1)
-        t = max(float(issue[i]), done_ring[i % outstanding])
+        ring, k = slot(i)
+        t = max(float(issue[i]), ring[k])
+        if w_outstanding and is_write[i] and ip[I_WRITE_AFTER_READS]:
+            t = max(t, c[C_FILL])
         start[i] = t
         misses = {}  # module -> units the write-combining buffer misses
         for g in units:
@@ -924,7 +968,9 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                     u = s + occ_r + (d_seq if seq else d_rand)
                     c[C_MEDIA_R] += unit
                 done = max(done, u)
-            complete[i] = ack_out[i] = done_ring[i % outstanding] = done
+            complete[i] = ack_out[i] = ring[k] = done
+            nr += 1
+            c[C_FILL] = max(c[C_FILL], done)
             c[C_ACK_MAX] = max(c[C_ACK_MAX], done)
             c[C_END_MAX] = max(c[C_END_MAX], done)
         else:
@@ -1002,7 +1048,9 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
             for m in need if not rp else ():
                 wq_ring[m, wq_head[m]] = mod_end[m]
             complete[i] = done
-            ack_out[i] = done_ring[i % outstanding] = ack
+            ack_out[i] = ring[k] = ack
+            nw += 1
+            c[C_FILL] = NO_TIME
             c[C_ACK_MAX] = max(c[C_ACK_MAX], ack)
             c[C_END_MAX] = max(c[C_END_MAX], done)
     return start, complete, ack_out, np.array(c)

@@ -90,8 +90,9 @@ class Memory:
         self.interleave_B = role.interleave_B
         self.state = self.model.new_state(self.modules, self.interleave_B)
 
-    def serve(self, t_ns: float, addr_B: np.ndarray, size_B, is_write, outstanding: int):
-        """Serve accesses issued together at ``t_ns`` (in order, at most ``outstanding`` in flight).
+    def serve(self, t_ns: float, addr_B: np.ndarray, size_B, is_write, outstanding: int | tuple[int, int]):
+        """Serve accesses issued together at ``t_ns`` (in order, at most ``outstanding`` in flight:
+        one closed loop, or ``(reads, writes)``, a requester with separate read and write channels).
 
         Every stream of a step is issued at the step's start: the media model needs issue times
         that never decrease across calls, and steps start in simulated-time order. Only totals are
@@ -107,6 +108,21 @@ def interleave(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     out = np.empty(a.size + b.size, dtype=np.result_type(a, b))
     out[0::2], out[1::2] = a, b
     return out
+
+
+def log_copy_stream(src_B: np.ndarray, dst_base: int, row_B: int, burst_B: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(addr, size, is_write)`` of copying rows at ``src_B`` (in that order) into a packed log
+    from ``dst_base`` in one memory: the reads of burst 0's rows, the write of burst 0, the reads
+    of burst 1's rows, ... (``burst_B`` bytes a burst, ``row_B`` a row)."""
+    n = src_B.size
+    k = int(math.ceil(n * row_B / burst_B))
+    dst = dst_base + np.arange(k, dtype=np.int64) * burst_B
+    burst_of = np.arange(n) // max(1, burst_B // row_B)
+    key = np.concatenate([burst_of * 2, np.arange(k) * 2 + 1])
+    order = np.argsort(key, kind="stable")
+    addr = np.concatenate([src_B, dst])[order]
+    size = np.concatenate([np.full(n, row_B), np.full(k, burst_B)])[order]
+    return addr, size, np.concatenate([np.zeros(n, bool), np.ones(k, bool)])[order]
 
 
 @dataclass
@@ -346,8 +362,9 @@ class TrainingMachine:
         (``pcie``, or :func:`~cxlsim.systems.activity.cxl_path_key` of the path's endpoints)."""
         self._ledger.add_link(path, nbytes)
 
-    def _serve(self, mem: Memory, t_ns: float, addr_B: np.ndarray, size_B, is_write, outstanding: int):
-        """:meth:`Memory.serve`, charging what it moved to the batch being served."""
+    def _serve(self, mem: Memory, t_ns: float, addr_B: np.ndarray, size_B, is_write, outstanding: int | tuple[int, int]):
+        """:meth:`Memory.serve` (``outstanding``: one limit, or ``(reads, writes)`` pools), charging
+        what it moved to the batch being served."""
         res = mem.serve(t_ns, addr_B, size_B, is_write, outstanding)
         tr = self._ledger.traffic(mem.key)
         tr.media_read_B += float(res.media_read_B)
@@ -602,11 +619,22 @@ class TrainingMachine:
             return self.ckpt.params.burst_B
         return HOST_WRITE_B
 
-    def _copy_rows(self, side: MemSide, rows: np.ndarray, dst_base: int, t: float, outstanding: int,
+    def _copy_rows(self, side: MemSide, rows: np.ndarray, dst_base: int, t: float, outstanding: int | tuple[int, int],
                    read_source: bool = True) -> float:
         """Copy rows into a sequential log area: rows are gathered (read) from the data region and
         written packed, in the agent's bursts (:meth:`_burst_B`), each burst after the reads that
-        fill it.
+        fill it in the stream.
+
+        ``outstanding`` (:meth:`_ckpt_outstanding`): the host's or near-data logic's one closed
+        loop, or the checkpointing logic's ``(reads, writes)``: separate pools, as its AXI read and
+        write channels. Named approximation (split pools): a write burst is issued when a write
+        slot is free, not held until the reads that fill it are back. The media model orders each
+        module's commands and books a write's command at its acknowledgement (630 ns after issue on
+        the emulated U200 PMEM); held writes would then stall every later read on their module for
+        that long (RM1's log on the prototype: 7.6 ms, against 2.4 ms unheld); without that
+        ordering, holding them changes the copy by ≈1 % (docs/timing-model.md). The last burst can
+        then be acknowledged before the last read returns: the copy ends early by at most one
+        burst's write latency.
         Returns the time the last write is acknowledged."""
         if rows.size == 0:
             return t
@@ -617,20 +645,12 @@ class TrainingMachine:
         if not read_source:
             return self._serve(side.ckpt_mem, t, dst, burst_B, True, outstanding).done_ns
         src = self._rows_addr(rows)
-        if side.ckpt_mem is not side.tables:
+        if side.ckpt_mem is not side.tables:  # two streams: with (reads, writes), each takes its own pool
             r = self._serve(side.tables, t, src, self.row_B, False, outstanding)
             w = self._serve(side.ckpt_mem, t, dst, burst_B, True, outstanding)
             return max(r.done_ns, w.done_ns)
-        per = max(1, burst_B // self.row_B)
-        burst_of = np.arange(rows.size) // per
-        # order: reads of burst 0, write of burst 0, reads of burst 1, ...
-        key = np.concatenate([burst_of * 2, np.arange(k) * 2 + 1])
-        addr = np.concatenate([src, dst])
-        size = np.concatenate([np.full(rows.size, self.row_B), np.full(k, burst_B)])
-        wr = np.concatenate([np.zeros(rows.size, bool), np.ones(k, bool)])
-        order = np.argsort(key, kind="stable")
-        res = self._serve(side.tables, t, addr[order], size[order], wr[order], outstanding)
-        return res.done_ns
+        addr, size, wr = log_copy_stream(src, dst_base, self.row_B, burst_B)
+        return self._serve(side.tables, t, addr, size, wr, outstanding).done_ns
 
     def pull_mlp_ns(self, nbytes: float, m: int = 0) -> float:
         """Time to bring ``nbytes`` of MLP parameters from the GPU to device ``m``'s checkpointing
@@ -668,9 +688,13 @@ class TrainingMachine:
         w = self._serve(side.ckpt_mem, t, addr, burst_B, True, outstanding)
         return float(max(w.done_ns, t + pull_ns))
 
-    def _ckpt_outstanding(self) -> int:
+    def _ckpt_outstanding(self) -> int | tuple[int, int]:
+        """Requests the persistence agent keeps in flight: the checkpointing logic's separate read
+        and write pools (its AXI read and write channels, :attr:`CkptLogicModel.outstanding`), else
+        the embedding engine's one closed loop (the host's line-fill buffers, the near-data
+        logic's ports), as it serves its own streams."""
         if self.pipe.checkpoint_agent == "ckpt_logic":
-            return self.ckpt.params.outstanding_count
+            return self.ckpt.outstanding
         return self._engine_outstanding()
 
     def _emb_log(self, n, t, ex, m=0):
