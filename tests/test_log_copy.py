@@ -86,3 +86,18 @@ def test_more_reads_in_flight_speed_a_read_bound_copy(machine):
     wide = _copy_ns(_machine(2 * machine.ckpt.params.read_outstanding_count), rows)
     assert wide < 0.85 * base
 
+
+
+def test_pipeline_option_shares_one_loop():
+    """``pipeline.log_copy_channels``: 'shared' puts the log copy back into one closed loop of
+    read_outstanding_count requests; 'separate' (default) is at least as fast (RM1, small batch)."""
+    from cxlsim.api import simulate
+
+    span = {}
+    for mode in ("separate", "shared"):
+        r = simulate("cxl-b", "rm1", batches=1, warmup=1, seed=1, trace=False, workload_sets={"batch_size": 64},
+                     sets={"platform": "prototype", "pipeline.log_copy_channels": mode,
+                           "pipeline.undo_log_start": "lookup"})
+        rec = r.executor.records[("emb_log", 1)]
+        span[mode] = rec.end_ns - rec.start_ns
+    assert span["separate"] < span["shared"]

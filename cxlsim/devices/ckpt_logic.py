@@ -7,9 +7,12 @@ Contract (times ns, bytes ``*_B``; the API of :mod:`cxlsim.devices.base`):
 * :meth:`CkptLogicModel.copy_issue_ns` ``(size_B, n_segments=1)`` -- the engine-side issue limit
   of a copy in ``n_segments`` contiguous segments (e.g. one per embedding row): descriptor setup
   per segment + one datapath beat per ``datapath_B``; the read and write sides stream
-  concurrently, so each beat counts once. Bound (op ``"copy_issue"``): ``size / datapath_B +
-  segments × descriptor cycles``; ``bound_factor`` = ``1 + 1 / descriptor_cycles_count`` (or
-  ``1 + datapath_B`` without descriptor cycles, for segments of at least one byte).
+  concurrently, so each beat counts once. With ``descriptor_prefetch`` the descriptor of the next
+  segment is set up while the current one streams: each segment takes the longer of its beats and
+  its setup, plus one setup to fill the pipeline. Bound (op ``"copy_issue"``): ``size /
+  datapath_B + segments × descriptor cycles`` (with prefetch the larger of the two); ``bound_factor``
+  = ``1 + 1 / descriptor_cycles_count`` (with prefetch ``2 + 1 / descriptor_cycles_count``), or
+  ``1 + datapath_B`` without descriptor cycles, for segments of at least one byte.
 * :meth:`CkptLogicModel.copy_concurrency_ns` ``(size_B, read_ns, write_ns, n_segments=1)`` -- the
   Little's-law limit of its requests in flight: reads (one per segment, at most a burst each)
   ``read_outstanding_count`` at a time against ``read_ns``, packed log writes (bursts)
@@ -43,6 +46,9 @@ SCHEMA = Schema(
         Param("datapath_B", int, "DMA datapath width (bytes per cycle)", minimum=1),
         Param("burst_B", int, "largest DMA request (burst) size", minimum=1),
         Param("descriptor_cycles_count", int, "cycles to set up one contiguous segment (descriptor)", minimum=0),
+        Param("descriptor_prefetch", bool, "the next segment's descriptor is set up while the current one "
+              "streams (its own pipeline stage), so a segment costs the longer of its beats and its setup",
+              default=False),
         Param("read_outstanding_count", int, "max outstanding DMA read requests (AXI read channel)", minimum=1),
         Param("write_outstanding_count", int, "max outstanding DMA write requests (AXI write channel)", minimum=1),
         Param("channels_count", int, "DMA channels copying concurrently (the relaxed MLP log takes its own "
@@ -108,18 +114,24 @@ class CkptLogicModel(DeviceModel):
         _check(n_segments=n_segments)
         if size_B <= 0:
             return 0.0
-        beats = n_segments * math.ceil(size_B / max(1, n_segments) / self.params.datapath_B)
-        return (beats + n_segments * self.params.descriptor_cycles_count) * self.cycle_ns
+        per_segment = math.ceil(size_B / max(1, n_segments) / self.params.datapath_B)
+        d = self.params.descriptor_cycles_count
+        if self.params.descriptor_prefetch:
+            return (n_segments * max(per_segment, d) + d) * self.cycle_ns
+        return n_segments * (per_segment + d) * self.cycle_ns
 
     def _bound_copy_issue(self, size_B: float, n_segments: int = 1) -> float:
         """Bound of :meth:`copy_issue_ns`: bytes / datapath + descriptor cycles, at the clock (ns)."""
         if size_B <= 0:
             return 0.0
-        return (size_B / self.params.datapath_B + n_segments * self.params.descriptor_cycles_count) * self.cycle_ns
+        beats, setup = size_B / self.params.datapath_B, n_segments * self.params.descriptor_cycles_count
+        return (max(beats, setup) if self.params.descriptor_prefetch else beats + setup) * self.cycle_ns
 
     def _bound_factor(self, op: str) -> float:
         d = self.params.descriptor_cycles_count
-        return 1 + 1 / d if d > 0 else 1 + self.params.datapath_B
+        if d == 0:
+            return 1 + self.params.datapath_B
+        return (2 + 1 / d) if self.params.descriptor_prefetch else 1 + 1 / d
 
     @property
     def outstanding(self) -> tuple[int, int]:

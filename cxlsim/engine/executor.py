@@ -161,6 +161,10 @@ class Executor:
         current segment's end until its last segment)."""
         return self.records[key].end_ns
 
+    def finished(self, key: OpKey) -> bool:
+        """Whether op ``key`` has ended (its last segment too)."""
+        return key in self._done and self._done[key].triggered
+
     def record(self, key: OpKey) -> OpRecord | None:
         return self.records.get(key)
 

@@ -129,6 +129,10 @@ PIPELINE = Schema(
               "'inputs' (its own engine, as soon as the batch's indices are there and the previous update is "
               "done, sharing the media with the lookup; SPEC §3.2) or 'lookup' (after the lookup, when the "
               "CXL-MEM is otherwise idle)", default="inputs", choices=("inputs", "lookup")),
+        Param("log_copy_channels", str, "the checkpointing logic's copies: 'separate' read and write request pools "
+              "(AXI4's independent read and write channels: read_outstanding_count reads beside "
+              "write_outstanding_count writes) or one 'shared' closed loop of read_outstanding_count requests of "
+              "either kind", default="separate", choices=("separate", "shared")),
         Param("correction", str, "relaxed lookup: where the correction's adds run: 'fused' (in batch n's update "
               "pass, on the logic's lanes, as it computes each row's change), 'own_engine' (an adder bank "
               "of its own, beside the update) or 'serial' (on the logic's lanes, before the update); "
@@ -478,6 +482,8 @@ def _check_roles(cfg: SystemConfig, where: str, platform_file: str = "") -> None
                           "own beside the update")
     if p.persistence != "undo":
         p.skip("undo_log_start", "no undo log here (persistence is not undo)")
+    if p.persistence == "none" or p.checkpoint_agent != "ckpt_logic":
+        p.skip("log_copy_channels", "no checkpointing logic copies here (the host or near-data logic is the agent)")
     if not p.relaxed_lookup:
         p.skip("correction", "no relaxed lookup here, so nothing to correct")
     if p.persistence == "undo" and p.checkpoint_agent != "ckpt_logic":

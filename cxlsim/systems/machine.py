@@ -66,13 +66,14 @@ FP32_B = 4
 #: The host writes log and redo records sequentially in 4 KiB pieces (a page, as the host writes
 #: to an SSD); the checkpointing logic writes them in its DMA engine's ``burst_B``.
 HOST_WRITE_B = 4096
-#: The undo logs are background copies beside the lookup, the update and the GPU's work; each is
-#: served in segments of at most this many bytes, each decided when it begins
-#: (:class:`~cxlsim.engine.executor.OpOutcome` ``resume``), so streams that start meanwhile share
-#: the media with it at that granularity. A modelling resolution, not hardware (named assumption,
+#: Long media streams (an engine's lookup and update, the checkpointing logic's copies) are served
+#: in segments of at most this many requested bytes, each decided when the previous one ends
+#: (:class:`~cxlsim.engine.executor.OpOutcome` ``resume``), so streams that overlap in time share
+#: the media at that granularity. A modelling resolution, not hardware (named assumption,
 #: docs/timing-model.md): the media model serves a stream whole when it is issued, so an unsegmented
-#: copy would hold, from its first instant, every bank slot it will use over milliseconds.
-COPY_SEGMENT_B = 1 << 20
+#: stream would hold, from its first instant, every bank slot it will use over milliseconds, and a
+#: stream that starts a little later would wait for all of it.
+SEGMENT_B = 1 << 20
 
 
 class Memory:
@@ -297,6 +298,9 @@ class TrainingMachine:
                     pcie.skip(key, "no copy of this system bounces through host memory (the host is the embedding engine)")
             elif not pcie.bounce_host_copy:
                 pcie.skip("host_copy_bw_GBps", "bounce_host_copy is false: the bounce uses one staging buffer")
+        if self.ckpt is not None and p.checkpoint_agent == "ckpt_logic" and p.log_copy_channels == "shared":
+            self.ckpt.params.skip("write_outstanding_count", "pipeline.log_copy_channels is shared: one closed "
+                                  "loop of read_outstanding_count requests")
         if self.cxl is not None:
             cxl = self.cxl.params
             cxl.skip("dcoh_snoop_ns", "no step of this dataflow snoops a DCOH (flushes push the lines to their home)")
@@ -378,6 +382,25 @@ class TrainingMachine:
         self._ledger = self.ledgers.setdefault(batch, BatchLedger())
         base, *index = name.split(".")
         return getattr(self, f"_{base}")(batch, start_ns, ex, *(int(i) for i in index))
+
+    def _in_segments(self, t: float, n_items: int, item_B: float, serve, finish) -> OpOutcome:
+        """An op over ``n_items`` items of ``item_B`` requested bytes each, served in segments of
+        :data:`SEGMENT_B`: ``serve(start, i, j)`` serves items ``i:j`` from ``start`` and returns
+        when they are done; ``finish(latest)`` gives the op's end (or its last outcome) from the
+        latest of those. Each segment charges the ledger of the batch the op belongs to."""
+        ledger = self._ledger
+        per = max(1, int(SEGMENT_B // max(1.0, item_B)))
+
+        def segment(start: float, i: int, latest: float) -> OpOutcome:
+            self._ledger = ledger
+            j = min(n_items, i + per)
+            latest = max(latest, serve(start, i, j))
+            if j < n_items:
+                return OpOutcome(latest, resume=lambda now: segment(now, j, latest))
+            end = finish(latest)
+            return end if isinstance(end, OpOutcome) else OpOutcome(end)
+
+        return segment(t, 0, t)
 
     def _begin(self, n, t, ex):
         return OpOutcome(t)
@@ -465,15 +488,22 @@ class TrainingMachine:
             led.raw_stall_count += int(r_miss.raw_stall_count)
             media_end = end
         else:
-            res, media_end = self._host_read(side.tables, t, rows, out)
-            led.raw_stall_ns += float(res.raw_stall_ns)
-            led.raw_stall_count += int(res.raw_stall_count)
+            media_end = None
         if self.pipe.embedding_engine == "ndp":
             compute = self.ndp.pool_ns(b.n_indices, self.dim)
             led.logic.pooled_vectors += b.n_indices
         else:
             compute = self.cpu.lookup_compute_ns(b.n_indices, self.dim)
-        return OpOutcome(max(media_end, t + compute))
+        if media_end is not None:
+            return OpOutcome(max(media_end, t + compute))
+
+        def serve(start: float, i: int, j: int) -> float:
+            res, end = self._host_read(side.tables, start, rows[i:j], out)
+            self._ledger.raw_stall_ns += float(res.raw_stall_ns)
+            self._ledger.raw_stall_count += int(res.raw_stall_count)
+            return end
+
+        return self._in_segments(t, rows.size, self.row_B, serve, lambda latest: max(latest, t + compute))
 
     def _correction(self, n, t, ex, m=0):
         if self.pipe.correction == "fused":  # update n−1's pass did the adds (:meth:`_fused_correction_ns`)
@@ -516,21 +546,25 @@ class TrainingMachine:
         else:
             mem = side.tables
         addr = self._rows_addr(rows)
-        # read each distinct row, add its accumulated gradient, write it back (read, write, ...)
-        wr = interleave(np.zeros(addr.size, bool), np.ones(addr.size, bool))
-        if self._on_storage(mem):  # the reads fault the pages in; the writes dirty them
-            res = self._serve(mem, t, interleave(addr, addr), self.row_B, wr, self.cpu.storage_reads_in_flight())
-            done = res.done_ns + self.cpu.fault_ns(rows.size)
-        else:
-            res = self._serve(mem, t, interleave(addr, addr), self.row_B, wr, out)
-            done = res.done_ns
         if self.pipe.embedding_engine == "ndp":
             compute = self.ndp.update_ns(b.n_unique, self.dim, b.n_indices) + self._fused_correction_ns(n, ex, m)
             self._ledger.logic.updated_rows += b.n_unique
             self._ledger.logic.gradient_vectors += b.n_indices
         else:
             compute = self.cpu.update_compute_ns(b.n_unique, self.dim)
-        return OpOutcome(max(t, done, evicted_end, t + compute))
+        # read each distinct row, add its accumulated gradient, write it back (read, write, ...)
+        if self._on_storage(mem):  # the reads fault the pages in; the writes dirty them
+            wr = interleave(np.zeros(addr.size, bool), np.ones(addr.size, bool))
+            res = self._serve(mem, t, interleave(addr, addr), self.row_B, wr, self.cpu.storage_reads_in_flight())
+            return OpOutcome(max(t, res.done_ns + self.cpu.fault_ns(rows.size), evicted_end, t + compute))
+
+        def serve(start: float, i: int, j: int) -> float:
+            a = addr[i:j]
+            return self._serve(mem, start, interleave(a, a), self.row_B,
+                               interleave(np.zeros(a.size, bool), np.ones(a.size, bool)), out).done_ns
+
+        return self._in_segments(t, addr.size, 2 * self.row_B, serve,
+                                 lambda latest: max(latest, evicted_end, t + compute))
 
     # -- data movement -------------------------------------------------------------------------
     def pooled_B_of(self, m: int) -> float:
@@ -667,11 +701,24 @@ class TrainingMachine:
         bounce = self.pipe.checkpoint_agent == "ndp"
         return self.pcie.sync_ns(self.cpu) + self.pcie.memcpy_ns(nbytes, bounce, self.cpu)
 
-    def _write_mlp(self, side: MemSide, nbytes: float, base: int, t: float, pull_ns: float, outstanding: int) -> float:
+    def _write_mlp(self, side: MemSide, nbytes: float, base: int, t: float, pull_ns: float,
+                   outstanding: int | tuple[int, int], count: bool = True) -> float:
         """Write ``nbytes`` sequentially at ``base`` while they arrive over ``pull_ns``; returns the
-        later of the last acknowledgement and the end of the pull."""
+        later of the last acknowledgement and the end of the pull. ``count``: charge the pull to
+        the ledger (:meth:`_count_pull`; a segmented pull charges it once, whole)."""
         if nbytes <= 0:
             return t
+        if count:
+            self._count_pull(side, nbytes)
+        burst_B = self._burst_B()
+        k = int(math.ceil(nbytes / burst_B))
+        addr = base + np.arange(k, dtype=np.int64) * burst_B
+        w = self._serve(side.ckpt_mem, t, addr, burst_B, True, outstanding)
+        return float(max(w.done_ns, t + pull_ns))
+
+    def _count_pull(self, side: MemSide, nbytes: float) -> None:
+        """Charge a pull of ``nbytes`` of MLP parameters: the logged bytes, the DMA engine's work,
+        the link bytes (as the link's cost model prices one transfer of that size)."""
         # the bytes pulled as pull_mlp_ns times them (counted here: relaxed logging pulls part)
         self._ledger.mlp_log_B += nbytes
         if self.pipe.checkpoint_agent == "ckpt_logic" and self.pipe.mlp_pull == "cxl_cache":
@@ -682,11 +729,6 @@ class TrainingMachine:
                              self.cxl.read_cost(nbytes, 0.0, path).size_B)
         else:
             self._count_link("pcie", self.pcie.memcpy_cost(nbytes, self.pipe.checkpoint_agent == "ndp", self.cpu).size_B)
-        burst_B = self._burst_B()
-        k = int(math.ceil(nbytes / burst_B))
-        addr = base + np.arange(k, dtype=np.int64) * burst_B
-        w = self._serve(side.ckpt_mem, t, addr, burst_B, True, outstanding)
-        return float(max(w.done_ns, t + pull_ns))
 
     def _ckpt_outstanding(self) -> int | tuple[int, int]:
         """Requests the persistence agent keeps in flight: the checkpointing logic's separate read
@@ -694,49 +736,33 @@ class TrainingMachine:
         the embedding engine's one closed loop (the host's line-fill buffers, the near-data
         logic's ports), as it serves its own streams."""
         if self.pipe.checkpoint_agent == "ckpt_logic":
+            if self.pipe.log_copy_channels == "shared":  # one closed loop, as before the channels split
+                return self.ckpt.params.read_outstanding_count
             return self.ckpt.outstanding
         return self._engine_outstanding()
 
     def _emb_log(self, n, t, ex, m=0):
-        """Copy the rows batch ``n`` will update into its log slot (in :data:`COPY_SEGMENT_B`
+        """Copy the rows batch ``n`` will update into its log slot (in :data:`SEGMENT_B`
         segments), then set the flag."""
         b = self._batch(n, m)
         side = self.sides[m]
         out = self._ckpt_outstanding()
-        rows, base, ledger = b.unique_rows, self.emb_log_base[n % 2], self._ledger
-        ledger.logic.dma_B += rows.size * self.row_B
+        rows, base = b.unique_rows, self.emb_log_base[n % 2]
+        self._ledger.logic.dma_B += rows.size * self.row_B
         issue_end = t + self.ckpt.copy_issue_ns(rows.size * self.row_B, rows.size)
-        per = max(1, COPY_SEGMENT_B // self.row_B)
-
-        def segment(start: float, i: int) -> OpOutcome:
-            self._ledger = ledger  # a later segment still charges batch n
-            j = min(rows.size, i + per)
-            end = self._copy_rows(side, rows[i:j], base + i * self.row_B, start, out)
-            if j < rows.size:
-                return OpOutcome(end, resume=lambda now: segment(now, j))
-            return OpOutcome(max(end, issue_end) + self._flag_ns(side.ckpt_mem))
-
-        return segment(t, 0)
+        return self._in_segments(
+            t, rows.size, self.row_B,
+            lambda start, i, j: self._copy_rows(side, rows[i:j], base + i * self.row_B, start, out),
+            lambda latest: max(latest, issue_end) + self._flag_ns(side.ckpt_mem))
 
     def _mlp_log(self, n, t, ex, m=0):
         side = self.sides[m]
         shard = side.mlp_B
         out = self._ckpt_outstanding()
-        if not self.pipe.relaxed_mlp_log:  # the whole shard, in segments (as _emb_log), then the flag
+        if not self.pipe.relaxed_mlp_log:  # the whole shard, in segments, then the flag
             pull_end = t + self.pull_mlp_ns(shard, m)
-            rate_ns_per_B = (pull_end - t) / shard if shard > 0 else 0.0
-            ledger = self._ledger
-
-            def segment(start: float, done_B: float) -> OpOutcome:
-                self._ledger = ledger
-                nbytes = min(shard - done_B, COPY_SEGMENT_B)
-                pull = nbytes * rate_ns_per_B  # the pull streams on: no new latency per segment
-                end = max(start + pull, self._write_mlp(side, nbytes, self.mlp_log_base + int(done_B), start, pull, out))
-                if done_B + nbytes < shard - 1e-6:
-                    return OpOutcome(end, resume=lambda now: segment(now, done_B + nbytes))
-                return OpOutcome(max(end, pull_end) + self._flag_ns(side.ckpt_mem))
-
-            return segment(t, 0.0)
+            return self._pull_in_segments(side, shard, self.mlp_log_base, t, pull_end - t, out,
+                                          lambda latest: max(latest, pull_end) + self._flag_ns(side.ckpt_mem))
         # relaxed: copy only while its source GPU runs interaction + top MLP of batch n (SPEC §3.4)
         window_end = ex.planned_end(("t_mlp" + sfx(side.source_gpu), n))
         prog = side.mlp_log
@@ -758,6 +784,22 @@ class TrainingMachine:
         self._ledger.mlp_log_gap_batches = max(self._ledger.mlp_log_gap_batches, gap)  # the worst device's
         return OpOutcome(end, label=f"mlp_log{sfx(m)} {n} ({100 * prog.done_B / shard:.0f}%)")
 
+    def _pull_in_segments(self, side: MemSide, nbytes: float, base: int, t: float, pull_ns: float,
+                          outstanding, finish) -> OpOutcome:
+        """Pull ``nbytes`` of MLP parameters (``pull_ns`` in all) and write them from ``base``, in
+        :data:`SEGMENT_B` segments: each segment's bytes stream in at the pull's rate (no new
+        latency per segment) and are written as they arrive; ``finish`` as :meth:`_in_segments`."""
+        n = int(math.ceil(nbytes))
+        rate = pull_ns / nbytes if nbytes > 0 else 0.0
+        if nbytes > 0:
+            self._count_pull(side, nbytes)
+
+        def serve(start: float, i: int, j: int) -> float:
+            k = min(float(j), nbytes) - i
+            return max(start + k * rate, self._write_mlp(side, k, base + i, start, k * rate, outstanding, count=False))
+
+        return self._in_segments(t, n, 1.0, serve, finish)
+
     def _redo_mlp(self, n, t, ex, m=0):
         """``redo_mlp_pull: with_optimizer``: the record's MLP part, pulled as soon as the optimizer
         step has produced the parameters, beside the update (written after the record's rows' space)."""
@@ -765,8 +807,8 @@ class TrainingMachine:
         side = self.sides[m]
         pull = self.pull_mlp_ns(side.mlp_B, m)
         mlp_base = self.redo_base + side.redo_cursor + b.n_unique * self.row_B
-        end = self._write_mlp(side, side.mlp_B, mlp_base, t, pull, self._ckpt_outstanding())
-        return OpOutcome(max(end, t + pull))
+        return self._pull_in_segments(side, side.mlp_B, mlp_base, t, pull, self._ckpt_outstanding(),
+                                      lambda latest: max(latest, t + pull))
 
     def _redo(self, n, t, ex, m=0):
         b = self._batch(n, m)
@@ -779,12 +821,18 @@ class TrainingMachine:
         if agent == "ckpt_logic":
             rows_end = max(rows_end, t + self.ckpt.copy_issue_ns(b.n_unique * self.row_B, b.n_unique))
             self._ledger.logic.dma_B += b.n_unique * self.row_B
-        if self.pipe.redo_mlp_pull == "with_optimizer":  # its MLP part is already under way
-            mlp_end = ex.planned_end(("redo_mlp" + sfx(m), n))
-        else:
-            pull = self.pull_mlp_ns(side.mlp_B, m)
-            mlp_end = max(t + pull, self._write_mlp(side, side.mlp_B, base + b.n_unique * self.row_B, t, pull, out))
         record_B = b.n_unique * self.row_B + side.mlp_B
         side.redo_cursor = (side.redo_cursor + self._round(record_B)) % (64 * self._round(record_B))
-        end = max(rows_end, mlp_end) + self._flag_ns(side.ckpt_mem)
-        return OpOutcome(end)
+        if self.pipe.redo_mlp_pull == "with_optimizer":  # its MLP part is under way: commit after both
+            key, ledger = ("redo_mlp" + sfx(m), n), self._ledger
+
+            def commit(now: float) -> OpOutcome:
+                if ex.finished(key):
+                    self._ledger = ledger
+                    return OpOutcome(max(now, ex.planned_end(key)) + self._flag_ns(side.ckpt_mem))
+                return OpOutcome(max(now, ex.planned_end(key)), resume=commit)  # its current segment's end
+
+            return OpOutcome(rows_end, resume=commit)
+        pull = self.pull_mlp_ns(side.mlp_B, m)
+        mlp_end = max(t + pull, self._write_mlp(side, side.mlp_B, base + b.n_unique * self.row_B, t, pull, out))
+        return OpOutcome(max(rows_end, mlp_end) + self._flag_ns(side.ckpt_mem))
