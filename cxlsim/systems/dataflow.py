@@ -167,11 +167,9 @@ def build_graph(ex: Executor, machine: Machine, pipeline: ParamSet, n_batches: i
             if relaxed:
                 update_deps.append(("lookup" + c, n + 1))  # write after read: the relaxed lookup reads the table first
             if undo:
-                # SPEC §3.2, §12: the update writes in place once the batch's logs are flagged on every
-                # device (without the MLP log, a crash in the update would leave the MLP a batch behind)
+                # SPEC §3.2, the paper's embedding logging step 4: once the embedding log is flagged on
+                # every device, the update may write in place; it does not wait for the MLP log
                 update_deps += every("emb_log", n, mems)
-                if not pipeline.relaxed_mlp_log:
-                    update_deps += every("mlp_log", n, mems)
             add("update" + c, n, eng(m), update_deps)
         if G > 1:
             holds: tuple[str, ...] = ()
