@@ -114,9 +114,10 @@ def test_every_device_logs_its_rows_and_a_shard_of_the_mlp():
     m = r.machine
     assert [s.mlp_B for s in m.sides] == [m.mlp_B / 2] * 2 and [s.source_gpu for s in m.sides] == [0, 1]
     rec = r.executor.records
-    for dev in ("", ".1"):  # the update writes in place once every device's logs are flagged
+    for dev in ("", ".1"):  # the update writes in place once every device's embedding log is flagged
         assert rec[("update" + dev, 1)].start_ns >= max(rec[(f"emb_log{d}", 1)].end_ns for d in ("", ".1"))
-        assert rec[("update" + dev, 1)].start_ns >= max(rec[(f"mlp_log{d}", 1)].end_ns for d in ("", ".1"))
+    for g in ("", ".1"):  # the optimizer step overwrites the parameters once every device's MLP log is flagged
+        assert rec[("mlp_opt" + g, 1)].start_ns >= max(rec[(f"mlp_log{d}", 1)].end_ns for d in ("", ".1"))
 
 
 def test_host_engine_systems_refuse_several_memory_devices():
