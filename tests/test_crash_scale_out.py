@@ -145,7 +145,7 @@ def test_other_topologies_recover(system, topology):
     assert s["violations"] == 0, s["first_violation"]
 
 
-@pytest.mark.parametrize("bug", ["flag-before-data", "delete-old-log-early"])
+@pytest.mark.parametrize("bug", ["flag-before-data", "delete-old-log-early", "delete-on-embedding-flag"])
 def test_single_device_bugs_are_caught_on_two_cxl_mems(bug):
     assert run_points(campaign("cxl-b", bug), POINTS).summary["violations"] > 0
 

@@ -17,4 +17,6 @@ BUGS = {
     "local-persistence": "several CXL-MEMs: each trusts its own flags (deletes its old logs once they are "
                          "set; relaxed: flags its MLP log after its own embedding log) and recovery takes the "
                          "persistent batch from CXL-MEM 0's flags alone",
+    "delete-on-embedding-flag": "the old checkpoint is deleted once the new embedding log is flagged, without "
+                                "waiting for the MLP log's flag",
 }

@@ -23,7 +23,12 @@ Injected bugs (``--inject-bug``) break one rule each, so the checker must find v
 - ``delete-old-log-early``: the previous log (undo: embedding and MLP log; redo: the previous
   record's commit flag) is deleted when the new one starts, before the new one is durable;
 - ``local-persistence`` (several CXL-MEMs): each device treats a batch as persistent once its own
-  logs are flagged, and recovery trusts CXL-MEM 0's flags.
+  logs are flagged, and recovery trusts CXL-MEM 0's flags;
+- ``delete-on-embedding-flag`` (undo): the old checkpoint is deleted once the new embedding log is
+  flagged, without waiting for the MLP log's flag (``cxl-b``: the logs of ``n − 1`` go on the
+  embedding flag of ``n``; ``cxl``: the previous MLP log goes on the embedding flag of the batch
+  its successor starts copying at). The update no longer waits for the MLP log (SPEC §3.2), so a
+  crash between the two flags finds no MLP log.
 
 Several CXL-MEMs (SPEC §12, undo only): each device logs the rows it holds
 (:class:`~cxlsim.systems.topology.Placement`) and a shard of the MLP (whole chunks) in its own
@@ -174,18 +179,28 @@ def write_latency(cfg: SystemConfig, role: str) -> float:
     return float(get_family(r.preset.family).build(r.params).write_latency_ns())
 
 
-def build_protocol(cfg: SystemConfig, ref: Reference, tl: Timeline, bug: str | None = None) -> Protocol:
-    """The protocol ``cfg`` persists with, over the reference run's batches and the timeline."""
+def check_campaign(cfg: SystemConfig, bug: str | None, mems: int) -> None:
+    """Refuse what the protocols do not cover (one line each): a system that does not persist, an
+    unknown bug, several CXL-MEMs with redo, a bug that needs several CXL-MEMs or undo logs."""
     p = cfg.pipeline
     if p.persistence == "none":
         raise InputError(f"system {cfg.name!r} does not persist (pipeline.persistence: none); nothing to crash-test")
     if bug is not None and bug not in BUGS:
         raise InputError(f"--inject-bug: unknown bug {bug!r}; choose from {', '.join(BUGS)}")
-    if tl.mems > 1 and p.persistence != "undo":
+    if mems > 1 and p.persistence != "undo":
         raise InputError(f"system {cfg.name!r}: crashtest covers several CXL-MEMs (topology.cxl_mems_count "
-                         f"{tl.mems}) for undo persistence (cxl-b, cxl); redo persists through one device")
-    if bug == "local-persistence" and tl.mems < 2:
+                         f"{mems}) for undo persistence (cxl-b, cxl); redo persists through one device")
+    if bug == "local-persistence" and mems < 2:
         raise InputError("--inject-bug local-persistence needs several CXL-MEMs (topology.cxl_mems_count >= 2)")
+    if bug == "delete-on-embedding-flag" and p.persistence != "undo":
+        raise InputError(f"--inject-bug delete-on-embedding-flag needs undo logs (cxl-b, cxl); system {cfg.name!r} "
+                         "persists with redo records")
+
+
+def build_protocol(cfg: SystemConfig, ref: Reference, tl: Timeline, bug: str | None = None) -> Protocol:
+    """The protocol ``cfg`` persists with, over the reference run's batches and the timeline."""
+    check_campaign(cfg, bug, tl.mems)
+    p = cfg.pipeline
     build = _build_undo if p.persistence == "undo" else _build_redo
     return build(cfg, ref, tl, bug)
 
@@ -277,6 +292,7 @@ def _build_undo(cfg: SystemConfig, ref: Reference, tl: Timeline, bug: str | None
     zero = pool.put(np.zeros(im.LINE_B, np.uint8))
     early_flag = bug == "flag-before-data"
     early_delete = bug == "delete-old-log-early"
+    emb_flag_delete = bug == "delete-on-embedding-flag"  # the old checkpoint goes on the new embedding flag
     seq = [1] * M  # next MLP log, per device
     chunk_state = [np.full(d.n_chunks, -1, np.int64) for d in mems]  # relaxed: state of each chunk of the log in progress
 
@@ -321,7 +337,8 @@ def _build_undo(cfg: SystemConfig, ref: Reference, tl: Timeline, bug: str | None
             if not p.relaxed_mlp_log:
                 s = seq[i] % 2
                 if not early_delete:
-                    at = persistent([max(a, b) for a, b in zip(emb_ack, mlp_ack, strict=True)], i)
+                    both = emb_ack if emb_flag_delete else [max(a, b) for a, b in zip(emb_ack, mlp_ack, strict=True)]
+                    at = persistent(both, i)
                     if n >= 1:
                         _delete(log, d.emb_flag_addr(1 - slot), zero, at, lat_log, f"delete emb_log{c} {n - 1}", n)
                     _delete(log, d.mlp_flag_addr(1 - s), zero, at, lat_log, f"delete mlp_log{c} {seq[i] - 1}", n)
@@ -347,6 +364,9 @@ def _build_undo(cfg: SystemConfig, ref: Reference, tl: Timeline, bug: str | None
             flag = None
             if early_delete and c0 == 0:
                 _delete(log, d.mlp_flag_addr(1 - s), zero, ml[0], lat_log, f"delete mlp_log{c} {seq[i] - 1}", n)
+            if emb_flag_delete and c0 == 0:
+                _delete(log, d.mlp_flag_addr(1 - s), zero, persistent(emb_ack, i), lat_log,
+                        f"delete mlp_log{c} {seq[i] - 1}", n)
             if c1 == k:
                 parts.append(im.contiguous(d.chunk_table[s].base, pool.put(state.copy()), k * 8))
                 flag = im.line(d.mlp_flag_addr(s), pool.put(flag_words(seq[i], int(state.min()), int(state.max()))))
@@ -355,7 +375,7 @@ def _build_undo(cfg: SystemConfig, ref: Reference, tl: Timeline, bug: str | None
             ack = _timed(log, im.WriteBatch.concat(parts), ml, lat_log, im.LOG, f"mlp_log{c} {n} (log {seq[i]})", n,
                          flag, f"mlp_log{c} {n} flag (log {seq[i]})", early_flag, flag_after=persistent(emb_ack, i))
             if flag is not None:
-                if not early_delete:
+                if not (early_delete or emb_flag_delete):
                     _delete(log, d.mlp_flag_addr(1 - s), zero, ack, lat_log, f"delete mlp_log{c} {seq[i] - 1}", n)
                 seq[i] += 1
                 state[:] = -1

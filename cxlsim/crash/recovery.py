@@ -84,13 +84,16 @@ def _read_mem(img: np.ndarray, proto: Protocol, d: MemLog) -> tuple[dict, dict, 
 
 def plan_undo(img: np.ndarray, proto: Protocol) -> RecoveryPlan:
     """The global rule (SPEC §12; :mod:`cxlsim.crash.protocols`): ``P`` is the newest batch whose
-    embedding log is flagged on every CXL-MEM. Without relaxation every device's newest MLP log must
-    hold the parameters after ``P − 1``; if one does not, recovery goes one batch back (``P − 1``,
-    whose embedding logs are still flagged everywhere, with MLP logs of the parameters after
-    ``P − 2``). Every device restores its flagged embedding logs of ``P`` and newer, newest first
-    (undoing a possibly partial update ``P``): ``m = P − 1``. No such batch: the data region is the
-    initial model (``m = −1``). One device: the single-device rule of the module docstring. With the
-    ``local-persistence`` bug only CXL-MEM 0's flags decide ``P``."""
+    embedding log is flagged on every CXL-MEM and, without relaxation, for which every device still
+    has a flagged MLP log of the parameters after ``P − 1`` — a device's newest MLP log may be a
+    batch ahead (it flagged both logs of ``P + 1`` while another device has not) or a batch behind
+    (its MLP log of ``P`` is not flagged yet: then ``P − 1``, whose embedding logs are still flagged
+    everywhere because deletion waits for both flags of ``P`` on every device). Every device
+    restores its flagged embedding logs of ``P`` and newer, newest first (undoing a possibly partial
+    update ``P``): ``m = P − 1``, and reads the MLP log holding the parameters after ``m`` (relaxed:
+    its newest). No such batch: the data region is the initial model (``m = −1``). One device: the
+    single-device rule of the module docstring. With the ``local-persistence`` bug only CXL-MEM 0's
+    flags decide ``P``."""
     read = [_read_mem(img, proto, d) for d in proto.mems]
     for _, _, err in read:
         if err:
@@ -99,18 +102,19 @@ def plan_undo(img: np.ndarray, proto: Protocol) -> RecoveryPlan:
     trusted = range(len(embs)) if proto.global_rule else range(1)
     common = sorted(set.intersection(*(set(embs[i]) for i in trusted)), reverse=True)
     P = common[0] if common else None
-    want = None  # without relaxation: the batch the MLP logs must hold (None: each device's newest)
-    if common and not proto.relaxed_mlp:
-        def newest_holds(h: int) -> bool:
-            return all(mlps[i][max(mlps[i])][2] == h for i in trusted)
-
-        def some_holds(h: int) -> bool:
-            return all(any(v[2] == h for v in mlps[i].values()) for i in trusted)
-
-        if newest_holds(P - 1):
-            want = P - 1
-        elif P - 1 in common and some_holds(P - 2):  # MLP logs of P not flagged everywhere: one batch back
-            P, want = P - 1, P - 2
+    want = None  # without relaxation: the batch every MLP log read must hold (None: each device's newest)
+    if not proto.relaxed_mlp:
+        # the newest batch P flagged on every device whose MLP logs of the parameters after P − 1
+        # exist on every device (P's MLP logs may not all be flagged yet: then P − 1, whose logs are
+        # still there because deletion waits for both flags of P on every device)
+        for cand in common or [None]:
+            h = -1 if cand is None else cand - 1
+            if all(any(v[2] == h for v in mlps[i].values()) for i in trusted):
+                P, want = cand, h
+                break
+        else:
+            return RecoveryPlan(-2, error=f"no MLP log holds the parameters after batch {-1 if P is None else P - 1} "
+                                          f"(or the batch before it) on every CXL-MEM")
     m = -1 if P is None else P - 1
     one = len(proto.mems) == 1
     restores, used, parts = [], [], []
@@ -122,7 +126,7 @@ def plan_undo(img: np.ndarray, proto: Protocol) -> RecoveryPlan:
             used.append(f"{on}emb_log {b} (slot {s}, {nrows} rows)")
         seq = max(mlp)
         if want is not None and mlp[seq][2] != want:  # the log of the parameters after m, if any
-            seq = next((q for q, v in mlp.items() if v[2] == want), seq)
+            seq = max((q for q, v in mlp.items() if v[2] == want), default=seq)
         s = mlp[seq][0]
         ct = d.chunk_table[s]
         claimed = img[ct.base:ct.base + d.n_chunks * 8].view(np.int64).copy()

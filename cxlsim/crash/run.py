@@ -22,7 +22,7 @@ import numpy as np
 from cxlsim.crash.checker import Checker, PointResult
 from cxlsim.crash.options import DEFAULT_BATCHES, DEFAULT_SCALE
 from cxlsim.crash.points import crash_instants, split_windows
-from cxlsim.crash.protocols import Protocol, build_protocol
+from cxlsim.crash.protocols import Protocol, build_protocol, check_campaign
 from cxlsim.crash.recovery import RecoveryCost
 from cxlsim.crash.reference import Reference, run_reference
 from cxlsim.crash.resume import input_stream, resume_to_end
@@ -82,14 +82,8 @@ def prepare(system: str | SystemConfig, workload: str | None = None, scale: floa
     if getattr(cfg, "model", "dataflow") != "dataflow" or cfg.pipeline is None:
         raise InputError(f"system {cfg.name!r} is an analytic model without a byte-level persistence protocol; "
                          "crashtest runs the dataflow systems that persist (ssd, pmem, pcie, cxl-d, cxl-b, cxl)")
-    if cfg.pipeline.persistence == "none":
-        raise InputError(f"system {cfg.name!r} does not persist (pipeline.persistence: none); nothing to crash-test")
     mems = cfg.topology.cxl_mems_count
-    if mems > 1 and cfg.pipeline.persistence != "undo":
-        raise InputError(f"system {cfg.name!r}: crashtest covers several CXL-MEMs (topology.cxl_mems_count {mems}) "
-                         "for undo persistence (cxl-b, cxl); redo persists through one device")
-    if bug == "local-persistence" and mems < 2:
-        raise InputError("--inject-bug local-persistence needs several CXL-MEMs (topology.cxl_mems_count >= 2)")
+    check_campaign(cfg, bug, mems)  # before the timing model: refusals cost nothing
     wl, extra = scaled_workload(cfg.workload, cfg.workload_overrides, scale)
     wl = global_batch(cfg.workload, {**cfg.workload_overrides, **extra}, wl, cfg.topology.gpus_count)
     t0 = time.perf_counter()

@@ -44,6 +44,9 @@ class Timeline:
     mems: int = 1  # CXL-MEMs (memory devices), each with its own steps and logs
     #: relaxed MLP log of CXL-MEMs 1 … mems−1 (device 0's is ``mlp_fraction``)
     more_mlp_fraction: tuple[list[tuple[float, float]], ...] = ()
+    #: (N,) when each batch completed: every device's update and every GPU's MLP optimizer step
+    #: ended (None: at its update's end)
+    batch_end: np.ndarray | None = None
 
     def span(self, name: str, n: int, d: int = 0) -> tuple[float, float]:
         """Span of step ``name`` of batch ``n`` on memory device ``d``."""
@@ -60,6 +63,14 @@ class Timeline:
         """The last batch whose update ended by ``t`` on every device (all its writes durable; −1
         if none)."""
         return int(np.searchsorted(self.update_end, t, side="right")) - 1
+
+    def completed_batches(self, t: float) -> int:
+        """The last batch that completed by ``t``: its update (every device) and its MLP optimizer
+        step (every GPU) ended (−1 if none). Without the relaxed MLP log the optimizer step waits
+        for the batch's MLP logs, so a batch whose update ended before its MLP log was flagged is not
+        complete (SPEC §3.2: the update does not wait for the MLP log)."""
+        end = self.update_end if self.batch_end is None else self.batch_end
+        return int(np.searchsorted(end, t, side="right")) - 1
 
     def committed_records(self, t: float) -> int:
         """The last batch whose redo record was committed by ``t`` (−1 if none)."""
@@ -90,6 +101,9 @@ def from_simulation(cfg: SystemConfig, workload_sets: dict, n_batches: int, seed
         return np.array([max(rec[(step + sfx(d), n)].end_ns for d in range(mems)) for n in range(n_batches)])
 
     update_end = last_end("update")
+    gpus = getattr(res.machine, "gpus", 1)
+    opt_end = np.array([max(rec[("mlp_opt" + sfx(g), n)].end_ns for g in range(gpus)) for n in range(n_batches)])
+    batch_end = np.maximum.accumulate(np.maximum(update_end, opt_end))
     redo_end = last_end("redo") if p.persistence == "redo" else None
     fractions: list = [None]
     gap = 0
@@ -97,7 +111,7 @@ def from_simulation(cfg: SystemConfig, workload_sets: dict, n_batches: int, seed
         fractions = [relaxed_mlp_fractions(res, n_batches, d) for d in range(mems)]
         gaps = [a.mlp_log_gap_batches for a in res.activity if a.batch < n_batches]
         gap = (max(gaps) if gaps else n_batches) + RELAXED_GAP_SLACK
-    return Timeline(spans, n_batches, update_end, redo_end, fractions[0], gap, mems, tuple(fractions[1:]))
+    return Timeline(spans, n_batches, update_end, redo_end, fractions[0], gap, mems, tuple(fractions[1:]), batch_end)
 
 
 def relaxed_mlp_fractions(res, n_batches: int, d: int = 0) -> list[tuple[float, float]]:
