@@ -107,15 +107,16 @@ def test_split_flags_roll_every_cxl_mem_back_to_the_last_global_batch(system):
 
 @pytest.mark.parametrize("system", SYSTEMS)
 def test_trusting_one_cxl_mem_fails_where_flags_split(system):
-    """The same instants with each CXL-MEM trusting its own flags and recovery CXL-MEM 0's: the
-    checker finds violations there (and replays them); the global rule passes them all."""
+    """Each CXL-MEM trusting its own flags and recovery CXL-MEM 0's: the campaign finds violations
+    (and replays them); the global rule passes every instant where the devices' flags split.
+    (Whether the bug bites inside a split window depends on the schedule: with the undo log started
+    from its inputs, batch n's update waits for every device's embedding log, so a split embedding
+    flag leaves both data regions at n − 1; the bug then shows where one device's old logs are gone.)"""
     bad = campaign(system, "local-persistence")
     good = campaign(system)
     windows = split_windows(bad.protocol)
     assert windows.size
     ts = np.concatenate([windows[:, 0], windows.mean(axis=1)])
-    failing = [t for t in ts if bad.checker.evaluate_slow(float(t)).violation]
-    assert failing, "a checker that trusts one CXL-MEM's flag passed every split instant"
     assert not [t for t in ts if good.checker.evaluate_slow(float(t)).violation]
     s = run_points(bad, POINTS).summary
     assert s["violations"] > 0
