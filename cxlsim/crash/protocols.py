@@ -5,7 +5,8 @@ The protocol follows the system's pipeline settings:
 - ``persistence: redo`` (``ssd``, ``pmem``, ``pcie``, ``cxl-d``) — the data region is updated in
   place (on ``ssd`` the host-DRAM vector cache absorbs the update: nothing durable); then the redo
   step writes record ``n`` (row ids, the updated rows, all MLP parameters) into the log region and,
-  after a fence, its commit flag. A full snapshot of the initial model sits in the log region.
+  after a fence, its commit flag; on ``cxl-d`` (``redo_mlp_pull: with_optimizer``) the MLP part is
+  written over the ``redo_mlp`` span, beside the update, and the flag follows both parts. A full snapshot of the initial model sits in the log region.
 - ``persistence: undo`` (``cxl-b``, ``cxl``) — the embedding log of batch ``n`` (the rows the batch
   will update, copied before the update) goes to slot ``n % 2``, then its flag; the MLP log goes to
   the MLP slot ``seq % 2`` (``seq`` counts MLP logs; the initial parameters are log 0), then its
@@ -416,15 +417,19 @@ def _build_redo(cfg: SystemConfig, ref: Reference, tl: Timeline, bug: str | None
         if data_events:
             _update_events(log, cfg, ref, tl, n, lat_data)
         ids_at, vals_at, mlp_at = proto.record_parts(n, nrows)
-        wb = im.WriteBatch.concat([
-            im.contiguous(ids_at, int(ref.ids_off[n]), nrows * 8),
-            im.gathered(vals_at, ref.table_offset(n) + rows * row_B, row_B),
-            im.contiguous(mlp_at, ref.mlp_offset(n), ref.mlp_n * 4),
-        ])
+        parts = [im.contiguous(ids_at, int(ref.ids_off[n]), nrows * 8),
+                 im.gathered(vals_at, ref.table_offset(n) + rows * row_B, row_B)]
+        mlp = im.contiguous(mlp_at, ref.mlp_offset(n), ref.mlp_n * 4)
+        mlp_done = float("-inf")
+        if tl.has("redo_mlp", n):  # cxl-d: the MLP part beside the update, on its own span
+            mlp_done = _timed(log, mlp, tl.span("redo_mlp", n), lat_log, im.LOG, f"redo_mlp {n}", n)
+        else:
+            parts.append(mlp)
         rd = tl.span("redo", n)
         flag = im.line(proto.record_flag_addr(n), pool.put(flag_words(n, nrows, recs[n].base)))
         if bug == "delete-old-log-early" and n >= 1:
             _delete(log, proto.record_flag_addr(n - 1), zero, rd[0], lat_log, f"delete record {n - 1}", n)
-        _timed(log, wb, rd, lat_log, im.LOG, f"redo {n}", n, flag, f"redo {n} commit flag", bug == "flag-before-data")
+        _timed(log, im.WriteBatch.concat(parts), rd, lat_log, im.LOG, f"redo {n}", n, flag, f"redo {n} commit flag",
+               bug == "flag-before-data", flag_after=mlp_done)
     proto.events = log.finish()
     return proto

@@ -28,7 +28,7 @@ RELAXED_GAP_SLACK = 2
 
 #: Ops whose spans the crash points and step labels use (every dataflow step).
 STEP_NAMES = ("begin", "config", "b_fwd", "lookup", "correction", "pooled", "t_mlp", "grads", "b_bwd",
-              "update", "mlp_opt", "emb_log", "mlp_log", "redo")
+              "update", "mlp_opt", "emb_log", "mlp_log", "redo_mlp", "redo")
 
 
 @dataclass
