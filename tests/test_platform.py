@@ -102,3 +102,22 @@ def test_platforms_give_different_numbers_for_the_same_architecture():
     pa, pb = a.config.pipeline.as_dict(), b.config.pipeline.as_dict()
     assert {k for k in pa if pa[k] != pb[k]} == {"grads_handoff"}
     assert a.batch_time_ms["mean"] != b.batch_time_ms["mean"]
+
+
+def test_platform_pipeline_defaults_are_under_the_system_and_the_sets(tmp_path, monkeypatch):
+    """A platform's ``pipeline:`` gives apparatus-dependent defaults (the prototype hands the
+    gradients over after the interaction); a system file or ``--set pipeline.*`` wins; a bad key
+    or value names the platform file."""
+    assert load_system("cxl-b", [("platform", "prototype")]).pipeline.grads_handoff == "after_interaction"
+    assert load_system("cxl-b").pipeline.grads_handoff == "after_backward"
+    sets = [("platform", "prototype"), ("pipeline.grads_handoff", "after_backward")]
+    assert load_system("cxl-b", sets).pipeline.grads_handoff == "after_backward"
+    folder = tmp_path / "configs" / "platforms"
+    folder.mkdir(parents=True)
+    text = open(load_platform("prototype").path).read()
+    monkeypatch.setenv("CXLSIM_PATH", str(tmp_path))
+    for bad, key in (("grads_handoff: sideways", "pipeline.grads_handoff"), ("grads_hand: after_backward", "pipeline.grads_hand")):
+        (folder / "prototype.yaml").write_text(text.replace("grads_handoff: after_interaction", bad))
+        with pytest.raises(ConfigError) as err:
+            load_system("cxl-b", [("platform", "prototype")])
+        assert err.value.where.endswith("prototype.yaml") and err.value.key == key

@@ -287,11 +287,12 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
         if tpu_doc is not None:
             raise ConfigError(where, "tpu_ps", "tpu_ps: parameters need model: tpu_ps")
         # the platform's pipeline defaults (apparatus-dependent settings), under the system's own
-        for key in platform.pipeline:
-            if key not in PIPELINE.by_name():
-                raise ConfigError(platform.path, f"pipeline.{key}", unknown_key_message(key, PIPELINE.by_name()))
-        pipeline_where = at("pipeline") if pipeline_doc else platform.path
-        pipeline = PIPELINE.validate({**platform.pipeline, **pipeline_doc}, {}, pipeline_where, "pipeline.")
+        declared = PIPELINE.by_name()
+        for key, value in platform.pipeline.items():
+            if key not in declared:
+                raise ConfigError(platform.path, f"pipeline.{key}", unknown_key_message(key, declared))
+            declared[key].coerce(value, platform.path, f"pipeline.{key}")  # a bad value names the platform file
+        pipeline = PIPELINE.validate({**platform.pipeline, **pipeline_doc}, {}, at("pipeline"), "pipeline.")
     topology_doc = doc.get("topology") or {}
     if not isinstance(topology_doc, dict):
         raise ConfigError(at("topology"), "topology", "expected a mapping of parameter: value")
