@@ -221,6 +221,7 @@ class MediaState:
         self.pq_len = np.zeros((modules, banks), np.int64)
         self.pq_n = np.zeros(modules, np.int64)
         self.horizon_ns = -math.inf  # latest issue time seen
+        self.served_since_scan = 0  # accesses served since the pending table was last scanned
 
     def copy(self) -> MediaState:
         K = _kernel()
@@ -626,12 +627,16 @@ class MediaModel(DeviceModel):
             i, stopped = 0, False
             while i < n:
                 # drop entries dead before access i (issue times never decrease) when the kernel
-                # stopped at the load limit, or at the start when the table is large for this stream
-                # and mostly dead (dead entries lengthen every probe); sized for the rest of the
-                # stream at once (at most a new key per unit written)
+                # stopped at the load limit, or at the start when the table is large for the
+                # accesses served since the last look (this stream and any short ones before it:
+                # the scan is amortised over them) and mostly dead (dead entries lengthen every
+                # probe); sized for the rest of the stream at once (at most a new key per unit written)
                 now, live = float(stream.issue_ns[i]), None
-                if i == 0 and state.keys.shape[0] > INITIAL_TABLE_SLOTS and 8 * n * max_units >= state.keys.shape[0]:
-                    live = state._live(now)
+                if i == 0:
+                    state.served_since_scan += n
+                    if (state.keys.shape[0] > INITIAL_TABLE_SLOTS
+                            and 8 * state.served_since_scan * max_units >= state.keys.shape[0]):
+                        live, state.served_since_scan = state._live(now), 0
                 if stopped or (live is not None and 2 * live < state.used[0]):
                     rest = room + min(int(np.count_nonzero(stream.is_write[i:])) * max_units, MAX_GROW_ROOM)
                     state._rebuild(now, rest, live)
