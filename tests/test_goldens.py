@@ -59,9 +59,10 @@ def test_relaxed_lookup_has_no_raw_stall(results, platform, workload):
 
 @pytest.mark.parametrize("platform", goldens.PLATFORMS)
 def test_dependent_lookup_after_update_has_raw_stall(results, platform):
-    """cxl-b's next lookup starts as its update is acknowledged; cxl-d's redo record separates them.
-    On the prototype the emulated PMEM (DDR4 behind delays) has drained the update's writes by then:
-    no stall (docs/validation.md)."""
+    """cxl-b's next lookup can start while its update's writes are still queued at Optane (on some
+    model: RM2 at the goldens' batch, where the update outlasts the GPU's backward and optimizer
+    step); cxl-d's redo record separates them. On the prototype the emulated PMEM (DDR4 behind
+    delays) has drained the update's writes by then: no stall (docs/validation.md)."""
     if platform == "physical":
-        assert results[f"{platform}/cxl-b/rm1"]["raw_stall_ms"] > 0.0
+        assert max(results[f"{platform}/cxl-b/{w}"]["raw_stall_ms"] for w in goldens.WORKLOADS) > 0.0
     assert results[f"{platform}/cxl-d/rm1"]["raw_stall_ms"] == 0.0
