@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from cxlsim.config.params import Param, ParamSet, Schema
-from cxlsim.devices.base import DeviceModel, static_energy_J
+from cxlsim.devices.base import DeviceModel, smallest_reaching, static_energy_J
 from cxlsim.devices.gpu_table import MlpTable, find_table, params_signature
 from cxlsim.devices.registry import DeviceFamily, register
 from cxlsim.units import US, watts_over
@@ -323,17 +323,9 @@ class GpuModel(DeviceModel):
             while t(b) < target_ns:
                 b *= 2
             return b
-        lo, hi = 0, max_batch  # t(lo) < target (lo=0: empty batch) <= t(hi)
         if t(1) >= target_ns:
             return 1
-        lo = 1
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if t(mid) >= target_ns:
-                hi = mid
-            else:
-                lo = mid
-        return hi
+        return smallest_reaching(t, target_ns, 1, max_batch)
 
     # ---- energy ------------------------------------------------------------------------------
     def static_energy_J(self, wall_ns: float, count: int = 1) -> float:

@@ -64,7 +64,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from cxlsim.devices.base import DeviceModel, check_non_negative
+from cxlsim.devices.base import DeviceModel, check_non_negative, smallest_reaching
 from cxlsim.devices.gpu import FP32_B, GpuModel
 
 if TYPE_CHECKING:
@@ -388,14 +388,7 @@ class StepModel(DeviceModel):
             raise ValueError(f"{phase} at batch {max_batch} takes {t(max_batch):.0f} ns, below {target_ns} ns")
         if t(1) >= target_ns:
             return 1
-        lo, hi = 1, max_batch
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if t(mid) >= target_ns:
-                hi = mid
-            else:
-                lo = mid
-        return hi
+        return smallest_reaching(t, target_ns, 1, max_batch)
 
     def summary(self, shapes: StepShapes) -> dict[str, dict[str, float]]:
         """Per phase: ops, kernels (and copies), synchronisations, Σ dispatch, Σ gpu and the phase's

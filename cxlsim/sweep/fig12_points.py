@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from cxlsim.devices.base import smallest_reaching
 from cxlsim.reports.output import format_table
 from cxlsim.systems.run import simulate
 
@@ -80,13 +81,7 @@ def implied_batch(system: str, platform: str, read: Callable[[dict[str, Any]], f
     top = value(max_batch)
     if top < paper_ms:
         return math.inf, top, lo_v
-    lo, hi = 1, max_batch
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if value(mid) >= paper_ms:
-            hi = mid
-        else:
-            lo = mid
+    hi = smallest_reaching(value, paper_ms, 1, max_batch)
     return hi, value(hi), lo_v
 
 
