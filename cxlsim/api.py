@@ -58,5 +58,7 @@ def simulate_from_args(args: argparse.Namespace) -> RunResult:
     sets = parse_set(args.set)
     if getattr(args, "platform", None):
         sets.append(("platform", args.platform))
+    if getattr(args, "symmetry", None):
+        sets.append(("topology.symmetry", args.symmetry))
     return simulate(system, workload=args.workload, batches=args.batches, seed=args.seed,
                     warmup=getattr(args, "warmup", None), sets=sets, trace=True)

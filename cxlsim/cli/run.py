@@ -32,6 +32,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warmup", type=whole(0), help="warm-up batches excluded from statistics")
     p.add_argument("--seed", type=whole(0, MAX_SEED), help="seed of the input streams")
     add_platform_option(p)
+    p.add_argument("--symmetry", choices=("off", "on", "auto"),
+                   help="topology.symmetry: simulate one group of identical GPUs and CXL-MEMs and load the shared "
+                   "fabric analytically (on: or refuse, with the reason; auto: from 32 GPUs on); default: the "
+                   "system's, off (full detail)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,6 +59,10 @@ def render(d: dict) -> str:
     if dev and (dev.get("gpus", 1) > 1 or dev.get("cxl_mems", 1) > 1):
         mems = dev["cxl_mems"]
         lines.append(f"  devices      {dev['gpus']} GPU(s), {mems} memory device{'s' if mems > 1 else ''}")
+    sym = d.get("symmetry") or {}
+    if sym.get("reduced"):
+        lines.append(f"  symmetry     one of {sym['groups']} identical groups simulated in detail, the fabric's other "
+                     "traffic analytic (docs/scale-out.md)")
     if d.get("bottleneck"):
         top = ", ".join(f"{k} {100 * v:.0f}%" for k, v in list(d["utilisation"].items())[:4])
         lines.append(f"  busiest      {top}")

@@ -16,6 +16,9 @@ host's, the GPU's (``gpu_link``) and the CXL-MEM's (``fabric_link``) links to a 
 switches joined by ``levels − 1`` links; the host's link is the ``host_link`` role, the inter-switch
 links are of the ``fabric_link`` role.
 
+A symmetry-reduced run's activity is one of ``act.groups`` identical groups (:mod:`cxlsim.systems.symmetry`):
+its dynamic and active energies are that many times the group's; static power is the whole system's.
+
 Every joule comes from a device model's energy method (``static_energy_J``, ``active_energy_J``,
 ``traffic_energy_J``, ``ops_energy_J``, ``dma_energy_J``, link and path ``energy_J``) on the
 models of the system's :class:`~cxlsim.systems.graph.DeviceGraph` (the objects that timed the run):
@@ -73,7 +76,7 @@ def batch_energy(act: BatchActivity, devices: DeviceGraph, pools: dict[str, Modu
     e = _zero()
     T = act.wall_ns
     gpu, cpu = devices["gpu"], devices["host_cpu"]
-    e["gpu"]["static"], e["gpu"]["active"] = gpu.static_energy_J(T, d.gpus), gpu.active_energy_J(act.gpu_kernel_ns)
+    e["gpu"]["static"], e["gpu"]["active"] = gpu.static_energy_J(T, d.gpus), act.groups * gpu.active_energy_J(act.gpu_kernel_ns)
     e["cpu"]["static"], e["cpu"]["active"] = cpu.static_energy_J(T), cpu.active_energy_J(act.host_core_busy_ns)
 
     for role, pool in pools.items():
@@ -81,23 +84,25 @@ def batch_energy(act: BatchActivity, devices: DeviceGraph, pools: dict[str, Modu
         part["static"] += pool.model.static_energy_J(T, pool.modules)
         for key, tr in act.media.items():  # a role's traffic on every device that holds it
             if key.split(".")[0] == role:
-                part["dynamic"] += pool.model.traffic_energy_J(tr.media_read_B, tr.media_write_B, tr.requested_B)
+                part["dynamic"] += act.groups * pool.model.traffic_energy_J(tr.media_read_B, tr.media_write_B,
+                                                                            tr.requested_B)
 
     logic = e["cxl_mem_logic"]
     if devices.has("ndp"):
         ndp, w = devices["ndp"], act.logic
         logic["static"] += ndp.static_energy_J(T, d.mems)
-        logic["dynamic"] += ndp.ops_energy_J(dim, w.pooled_vectors, w.updated_rows, w.gradient_vectors, w.corrected_vectors)
+        logic["dynamic"] += act.groups * ndp.ops_energy_J(dim, w.pooled_vectors, w.updated_rows, w.gradient_vectors,
+                                                          w.corrected_vectors)
     if devices.has("ckpt_logic"):
         ckpt = devices["ckpt_logic"]
         logic["static"] += ckpt.static_energy_J(T, d.mems)
-        logic["dynamic"] += ckpt.dma_energy_J(act.logic.dma_B)
+        logic["dynamic"] += act.groups * ckpt.dma_energy_J(act.logic.dma_B)
 
     links = e["links"]
     n_pcie = pcie_links(devices, d)
     if n_pcie:
         links["static"] += devices["pcie"].static_energy_J(T, n_pcie)
-        links["dynamic"] += devices["pcie"].energy_J(act.link_B.get(PCIE, 0.0))
+        links["dynamic"] += act.groups * devices["pcie"].energy_J(act.link_B.get(PCIE, 0.0))
     for link in cxl_links(d):
         links["static"] += link.static_energy_J(T)
     if _switches(d):
@@ -105,5 +110,5 @@ def batch_energy(act: BatchActivity, devices: DeviceGraph, pools: dict[str, Modu
     for key, size_B in act.link_B.items():
         if key.startswith(CXL_PREFIX) and size_B:
             path = d.fabric.path(*cxl_path_endpoints(key))
-            links["dynamic"] += path.energy_J([size_B] * len(path.links))
+            links["dynamic"] += act.groups * path.energy_J([size_B] * len(path.links))
     return e

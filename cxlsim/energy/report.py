@@ -69,9 +69,10 @@ def energy_detail(result: Any, config: SystemConfig | None = None) -> dict[str, 
     wl = result.workload
     devices = result.devices if config is None else build_devices(cfg)
     m = result.machine
-    fabric = m.fabric if config is None or m.fabric is None else Fabric.of(devices, m.gpus, m.mems)
-    deployment = Deployment(m.gpus, m.mems, fabric)
-    pools = provision(devices, wl, m.mems)
+    fabric = (m.system_fabric if config is None or m.system_fabric is None
+              else Fabric.of(devices, m.system_gpus, m.system_mems))
+    deployment = Deployment(m.system_gpus, m.system_mems, fabric)
+    pools = provision(devices, wl, m.system_mems)
     per = [batch_energy(a, devices, pools, wl.params.dim, deployment) for a in result.activity]
     return {c: {part: float(np.mean([b[c][part] for b in per])) for part in PARTS} for c in COMPONENTS}
 

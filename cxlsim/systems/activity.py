@@ -117,12 +117,17 @@ class BatchActivity:
     mlp_log_gap_batches: int  # relaxed MLP log: embedding-log batch − MLP-log batch
     gpu_kernel_ns: float = 0.0  # stream busy time of the batch's GPU phases (every GPU)
     host_dispatch_ns: float = 0.0  # host time dispatching them (one core each; 0 when the GPU replays)
+    #: identical groups this activity is one of (a symmetry-reduced run, :mod:`cxlsim.systems.symmetry`):
+    #: the extensive quantities above are one group's; the system's are ``groups`` times them (the
+    #: host's lane work excepted: the reduced run already times the host every group shares)
+    groups: int = 1
 
 
 def batch_activity(executor: Executor, ledgers: Mapping[int, BatchLedger], spans: Mapping[int, tuple[float, float]],
-                   host_cores: int, host_threads: int, batches: Iterable[int]) -> list[BatchActivity]:
+                   host_cores: int, host_threads: int, batches: Iterable[int], groups: int = 1) -> list[BatchActivity]:
     """Activity of each batch in ``batches``: ledger + executor records; ``spans[n]`` is batch
-    ``n``'s (begin, next begin) in ns."""
+    ``n``'s (begin, next begin) in ns; ``groups``: :attr:`BatchActivity.groups` (every group's
+    GPUs have their own dispatching threads on the host)."""
     threads = min(host_threads, host_cores)
     by_batch: dict[int, list] = {}
     for (name, n), rec in executor.records.items():
@@ -141,7 +146,7 @@ def batch_activity(executor: Executor, ledgers: Mapping[int, BatchLedger], spans
             if lane == "host_cpu":
                 core_ns += d * (threads if name in ALL_CORE_STEPS else 1) / host_cores
         led = ledgers.get(n, BatchLedger())
-        core_ns += led.host_dispatch_ns / host_cores
+        core_ns += groups * led.host_dispatch_ns / host_cores
         out.append(BatchActivity(
             batch=n,
             wall_ns=t1 - t0,
@@ -159,5 +164,6 @@ def batch_activity(executor: Executor, ledgers: Mapping[int, BatchLedger], spans
             mlp_log_gap_batches=led.mlp_log_gap_batches,
             gpu_kernel_ns=led.gpu_kernel_ns,
             host_dispatch_ns=led.host_dispatch_ns,
+            groups=groups,
         ))
     return out

@@ -98,6 +98,10 @@ TOPOLOGY = Schema(
         Param("tables_policy", str, "where tables live: 'whole' (each table on one CXL-MEM, spread to balance "
               "bytes) or 'row_sharded' (every table's rows split over all CXL-MEMs)", default="whole",
               choices=("whole", "row_sharded")),
+        Param("symmetry", str, "simulate one representative group of identical devices and load the shared "
+              "fabric analytically (docs/scale-out.md, 'Symmetry'): 'off' (full detail), 'on' (reduce or refuse "
+              "with the reason), 'auto' (reduce from 32 GPUs on, else full detail)", default="off",
+              choices=("off", "on", "auto")),
     ),
 )
 

@@ -130,7 +130,7 @@ class RunResult:
         analytic = self.machine is None  # tpu-ps: no device models, so no provisioning or utilisation
         util = {} if analytic else self.utilisation()
         resolved["provisioned_modules"] = ({} if analytic else
-                                           provisioned_modules(self.devices, self.workload, self.machine.mems))
+                                           provisioned_modules(self.devices, self.workload, self.machine.system_mems))
         return {
             "system": cfg.name,
             "workload": self.workload.name,

@@ -26,9 +26,11 @@ from cxlsim.systems.machine import TrainingMachine
 from cxlsim.systems.provision import check_provision
 from cxlsim.systems.result import RunResult
 from cxlsim.systems.streams import StreamSet, stream_set
+from cxlsim.systems.symmetry import Reduction, chips_group, plan
 from cxlsim.systems.topology import Fabric, Placement
 from cxlsim.systems.tpu_ps_run import simulate_tpu_ps
 from cxlsim.workloads.catalog import load_workload
+from cxlsim.workloads.layout import TableLayout
 
 Sets = Mapping[str, Any] | list[tuple[str, Any]] | None
 
@@ -62,13 +64,17 @@ def configure(system: str | SystemConfig, workload: str | None = None, batches: 
     return replace(cfg, **changes) if changes else cfg
 
 
-def scale_out(devices: DeviceGraph, streams: StreamSet) -> tuple[int, int, Fabric | None, Placement | None]:
+def scale_out(devices: DeviceGraph, streams: StreamSet,
+              reduction: Reduction | None = None) -> tuple[int, int, Fabric | None, Placement | None]:
     """The GPUs and memory devices of a system's topology, its switch tree (CXL systems with more
     than one device) and where the tables live (more than one memory device); topology
-    parameters that do not apply are declared so (:meth:`~cxlsim.config.params.ParamSet.skip`)."""
+    parameters that do not apply are declared so (:meth:`~cxlsim.config.params.ParamSet.skip`).
+    With a ``reduction``: the representative group's devices, on a tree of the same shape."""
     cfg = devices.config
     topo, p = cfg.topology, cfg.pipeline
     gpus, mems = topo.gpus_count, topo.cxl_mems_count
+    if reduction is not None:
+        gpus, mems = reduction.group_gpus, reduction.group_mems
     if mems > 1 and p.embedding_engine == "host_cpu":
         raise ConfigError("topology", "cxl_mems_count", f"{cfg.name}'s embeddings run on the host CPU over one memory "
                           "pool; memory devices with their own logic need pipeline.embedding_engine: ndp")
@@ -94,7 +100,14 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
     overrides = {**cfg.workload_overrides, **(workload_sets or {})}
     wl = load_workload(cfg.workload, overrides)  # per GPU (data-parallel: the batch size is each GPU's)
     gpus = cfg.topology.gpus_count
-    # the input streams hold every GPU's samples: one global batch of gpus × batch_size
+    reduction, represented = None, None
+    if cfg.model == "tpu_ps":
+        represented = chips_group(gpus, cfg.topology.symmetry, cfg.name)
+        gpus = represented or gpus
+    else:
+        reduction = plan(cfg, TableLayout.from_workload(wl))
+        gpus = reduction.group_gpus if reduction else gpus
+    # the input streams hold every GPU's samples (a reduced run: its group's): a global batch of gpus × batch_size
     global_wl = wl if gpus == 1 else load_workload(cfg.workload, {**overrides, "batch_size": wl.params.batch_size * gpus})
     total = cfg.warmup_batches + cfg.batches + 1  # one more batch closes the last measured one
     gp = global_wl.params
@@ -102,11 +115,16 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
                 f"embedding lookups in {total} batches of {global_wl.name} on {gpus} GPU(s)", "lookups one run holds in memory")
     streams = stream_set(global_wl, cfg.seed, total)
     if cfg.model == "tpu_ps":
-        return simulate_tpu_ps(cfg, wl, streams)
+        return simulate_tpu_ps(cfg, wl, streams, represented)
     devices = build_devices(cfg)
-    gpus, mems, fabric, placement = scale_out(devices, streams)
-    check_provision(devices, wl, mems)
-    machine = TrainingMachine(devices, streams, gpus, mems, fabric, placement)
+    gpus, mems, fabric, placement = scale_out(devices, streams, reduction)
+    system_fabric = None
+    if reduction is not None:
+        if devices.has("fabric_link"):
+            system_fabric = Fabric.of(devices, reduction.gpus, reduction.mems)
+        gpus, mems = reduction.group_gpus, reduction.group_mems
+    check_provision(devices, wl, reduction.mems if reduction else mems)
+    machine = TrainingMachine(devices, streams, gpus, mems, fabric, placement, reduction, system_fabric)
     ex = Executor(TraceRecorder(enabled=trace))
     build_graph(ex, machine, cfg.pipeline, total)
     ex.run(until_batch=total - 1)  # the closing batch is needed only up to its begin
@@ -114,8 +132,10 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
     spans = {n: (ex.records[("begin", n)].start_ns, ex.records[("begin", n + 1)].start_ns) for n in measured}
     parts = [breakdown(ex.records, ("begin", n), ("begin", n + 1))[0] for n in measured]
     cpu = machine.cpu.params
-    activity = batch_activity(ex, machine.ledgers, spans, cpu.cores_count, cpu.threads_count, measured)
+    activity = batch_activity(ex, machine.ledgers, spans, cpu.cores_count, cpu.threads_count, measured,
+                              reduction.groups if reduction else 1)
     times = np.asarray([a.wall_ns for a in activity])
     raw = np.asarray([a.raw_stall_ns for a in activity])
     gap = max((a.mlp_log_gap_batches for a in activity), default=0)
-    return RunResult(cfg, wl, times, parts, raw, gap, ex, machine, activity=activity, devices=devices)
+    extra = {"symmetry": reduction.summary() if reduction else {"reduced": False}}
+    return RunResult(cfg, wl, times, parts, raw, gap, ex, machine, extra, activity=activity, devices=devices)

@@ -167,19 +167,27 @@ class TpuPsResult(RunResult):
         return d
 
 
-def simulate_tpu_ps(cfg: SystemConfig, wl: Workload, streams: StreamSet) -> TpuPsResult:
+def simulate_tpu_ps(cfg: SystemConfig, wl: Workload, streams: StreamSet, group: int | None = None) -> TpuPsResult:
     """Per-step times of ``cfg`` (model ``tpu_ps``) over the measured batches, on
-    ``topology.gpus_count`` chips (``streams`` hold every chip's samples)."""
+    ``topology.gpus_count`` chips (``streams`` hold every chip's samples; with ``group``, the
+    symmetry reduction's: that many chips' samples, whose distinct ids per chip and table are
+    tiled over every chip, :func:`cxlsim.systems.symmetry.chips_group`)."""
     wp = workload_params(wl)
     sp = cfg.tpu_ps
     chips = cfg.topology.gpus_count
     for key in cfg.topology:
-        if key != "gpus_count":
+        if key not in ("gpus_count", "symmetry"):
             cfg.topology.skip(key, NOT_APPLICABLE)
+
+    def ids(n: int) -> list[list[int]]:
+        if group is None:
+            return unique_ids_per_chip(streams, n, chips)
+        return np.tile(np.asarray(unique_ids_per_chip(streams, n, group)), (chips // group, 1)).tolist()
+
     times, parts, steps = [], [], []
     for n in range(cfg.warmup_batches, cfg.warmup_batches + cfg.batches):
         try:
-            step = tpu_ps_step(wp, sp, unique_ids_per_chip(streams, n, chips), chips)
+            step = tpu_ps_step(wp, sp, ids(n), chips)
         except ConfigError as exc:  # name the configuration the key came from
             raise ConfigError(cfg.source, exc.key, exc.message) from None
         times.append(step["step_ns"])
@@ -190,5 +198,6 @@ def simulate_tpu_ps(cfg: SystemConfig, wl: Workload, streams: StreamSet) -> TpuP
     extra = {"tpu_ps": {"placement": last["placement"], "pipelined": last["pipelined"], "chips": chips,
                         "load_imbalance": float(np.mean([s["load_imbalance"] for s in steps])),
                         "rpc_pairs_per_server": last["rpc_pairs_per_server"],
-                        "transfer_bytes_per_chip": float(np.mean([s["transfer_bytes_per_chip"] for s in steps]))}}
+                        "transfer_bytes_per_chip": float(np.mean([s["transfer_bytes_per_chip"] for s in steps]))},
+             "symmetry": {"reduced": True, "groups": chips // group, "group_chips": group} if group else {"reduced": False}}
     return TpuPsResult(cfg, wl, np.asarray(times), parts, np.zeros(len(times)), 0, None, None, extra, steps=steps)
