@@ -9,9 +9,12 @@ from cxlsim.cli import main as cli_main
 from cxlsim.sweep.symmetry_check import compare, kind, settings
 from cxlsim.systems.symmetry import AUTO_MIN_GPUS, SymmetryRefused
 
-#: Largest batch-time error docs/scale-out.md states for the reduction (cxl, RM1/RM4, ≤ 16 GPUs;
-#: the reduced group is the average device, full detail waits for the busiest one).
-STATED_ERROR = 0.12
+#: Batch-time errors docs/scale-out.md states for the reduction (cxl, RM1/RM4): within 10 % up to
+#: 4 groups; at 16 groups on two switch levels (16 × 16) the reduction is 19-25 % fast (full detail
+#: waits for the hottest CXL-MEM and serialises the trunks; the reduction sees the average device and
+#: spreads the other groups' trunk traffic evenly).
+STATED_ERROR = 0.10
+ERROR_16_GROUPS = 0.30
 
 
 def test_the_reduction_agrees_with_full_detail_at_two_gpus():
@@ -25,7 +28,7 @@ def test_the_reduction_agrees_with_full_detail_at_two_gpus():
 @pytest.mark.parametrize("gpus,mems", [(4, 4), (8, 2), (16, 4), (16, 16)])
 def test_the_reduction_agrees_with_full_detail_at_scale(workload, gpus, mems):
     c = compare("cxl", workload, gpus, mems, batches=1, warmup=1)
-    assert abs(c.error) <= STATED_ERROR, c
+    assert abs(c.error) <= (ERROR_16_GROUPS if min(gpus, mems) >= 16 else STATED_ERROR), c
     assert c.same_bottleneck, c
 
 

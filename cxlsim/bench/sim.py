@@ -94,6 +94,7 @@ def run(args) -> dict:
             one.update(parallel_comparison_wall_s=parallel, parallel_speedup=serial / parallel,
                        parallel_ratio_to_target=parallel / TARGET_S * scale)
         out["platforms"][platform] = one
+    out["scale"] = scale_line()
     return out
 
 
@@ -110,4 +111,46 @@ def render(d: dict) -> str:
             text += (f"\nwith {d['workers']} worker processes: {p['parallel_comparison_wall_s']:.1f} s "
                      f"({p['parallel_speedup']:.2f}× serial; {p['parallel_ratio_to_target']:.2f}× the target at 20 batches)")
         parts.append(text)
+    if d.get("scale"):
+        parts.append(render_scale(d["scale"]))
     return "\n\n".join(parts)
+
+
+#: The scale line: cxl on RM1, a CXL-MEM per 4 GPUs (row-sharded), ``topology.symmetry: auto``.
+SCALE_GPUS = (1, 4, 16, 64, 256, 1024)
+
+
+def _scale_point(gpus: int, queue) -> None:
+    import resource
+
+    from cxlsim.api import simulate
+
+    mems = max(1, gpus // 4)
+    t0 = time.perf_counter()
+    simulate("cxl", "rm1", batches=2, warmup=2, trace=False, sets={
+        "topology.gpus_count": gpus, "topology.cxl_mems_count": mems, "topology.tables_policy": "row_sharded",
+        "topology.symmetry": "auto", "devices.ndp.params.scratchpad_KiB": 524288,
+        "devices.switch.levels": 1 if gpus + mems <= 15 else (2 if gpus + mems <= 225 else 3)})
+    queue.put({"gpus": gpus, "cxl_mems": mems, "wall_s": time.perf_counter() - t0,
+               "peak_GB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6})
+
+
+def scale_line() -> list[dict]:
+    """``cxl`` RM1 from 1 to 1,024 GPUs (2 warm-up + 2 measured batches), each point in a fresh
+    process (its wall and peak resident memory; the reduction from 32 GPUs on)."""
+    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    out = []
+    for g in SCALE_GPUS:
+        q = ctx.Queue()
+        proc = ctx.Process(target=_scale_point, args=(g, q))
+        proc.start()
+        out.append(q.get())
+        proc.join()
+    return out
+
+
+def render_scale(rows: list[dict]) -> str:
+    return format_table(["GPUs", "CXL-MEMs", "wall s", "peak GB"],
+                        [[r["gpus"], r["cxl_mems"], r["wall_s"], r["peak_GB"]] for r in rows],
+                        title="scale: cxl rm1, a CXL-MEM per 4 GPUs, topology.symmetry auto (target: 1,024 GPUs in "
+                        "<= 60 s and <= 2 GB)")
