@@ -57,7 +57,8 @@ from typing import Any
 
 import numpy as np
 
-from cxlsim.config.params import Param, ParamSet, Schema
+from cxlsim.config.bounds import MAX_OUTSTANDING_REQUESTS
+from cxlsim.config.params import Param, ParamSet, Schema, check_product_le
 from cxlsim.devices.base import DeviceModel, static_energy_J
 from cxlsim.devices.base import check_non_negative as _check
 from cxlsim.devices.media import AccessStream
@@ -130,6 +131,7 @@ SCHEMA = Schema(
     ),
     checks=(
         lambda v: ("idle_power_W", "must be <= tdp_W") if v["idle_power_W"] > v["tdp_W"] else None,
+        check_product_le(("cores_count", "line_fill_buffers_count"), MAX_OUTSTANDING_REQUESTS, "accesses one requester keeps in flight"),
     ),
 )
 
