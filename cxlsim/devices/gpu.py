@@ -48,7 +48,7 @@ from cxlsim.config.params import Param, ParamSet, Schema
 from cxlsim.devices.base import DeviceModel, smallest_reaching, static_energy_J
 from cxlsim.devices.gpu_table import MlpTable, find_table, params_signature
 from cxlsim.devices.registry import DeviceFamily, register
-from cxlsim.units import US, watts_over
+from cxlsim.units import FP32_B, US, watts_over
 
 #: What an MLP table name may be: a file-name stem (no folder, no ``..``); the tables are found by it
 #: in the catalogs' ``devices/gpu/`` only.
@@ -76,8 +76,6 @@ def _check_table_name(values: Mapping[str, Any]) -> tuple[str, str] | None:
     return ("mlp_table_name", problem) if problem else None
 
 
-#: Bytes per fp32 element.
-FP32_B = 4
 #: Shared-memory loads are 128-bit (4 fp32) vectors (LDS.128), as CUTLASS SIMT kernels issue them.
 LDS_VECTOR_ELEMENTS = 4
 #: Split-K factors a GEMM may use (each split computes a K slice; partials are reduced via memory).

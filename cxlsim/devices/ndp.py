@@ -37,9 +37,7 @@ from cxlsim.config.params import Param, ParamSet, Schema, check_product_le
 from cxlsim.devices.base import Cost, DeviceModel, static_energy_J
 from cxlsim.devices.base import check_non_negative as _check
 from cxlsim.devices.registry import DeviceFamily, register
-from cxlsim.units import PJ, KiB
-
-FP32_B = 4
+from cxlsim.units import FP32_B, PJ, KiB
 
 LINE_B = 64
 
