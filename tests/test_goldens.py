@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -70,7 +71,7 @@ def test_design_order_at_the_configured_batch(configured, platform, workload):
     """cxl <= cxl-b <= cxl-d <= pcie at the batch size each workload is configured with, but for the
     named exceptions (:data:`ORDER_EXCEPTIONS`), which must still break it."""
     bt = configured[(platform, workload)]
-    for step, following in zip(DESIGN_ORDER, DESIGN_ORDER[1:]):
+    for step, following in itertools.pairwise(DESIGN_ORDER):
         holds = bt[step] <= bt[following]
         if (platform, step, following) in ORDER_EXCEPTIONS:
             assert not holds, f"{platform}/{workload}: {step} <= {following} now holds; remove the named exception"
