@@ -54,6 +54,18 @@ def test_identical_links_reproduce_the_measured_switch_latency(switch, link, hop
     assert path.hops == hops and path.latency_ns == (hops + 1) * 77 + hops * 23
 
 
+def test_a_path_asks_its_switch_for_the_hops_latency(switch, link):
+    """FabricPath takes the switch's own rule for its hops (``path_latency_ns``), not a copy of it:
+    a switch whose traversals cost otherwise (here: a fixed 1 µs whatever the hops) is honoured."""
+
+    class FlatSwitch(type(switch)):
+        def path_latency_ns(self, hops: int) -> float:
+            return 1000.0 if hops else 0.0
+
+    path = FabricPath([link] * 4, FlatSwitch(switch.params))
+    assert path.hops == 3 and path.latency_ns == 4 * link.latency_ns + 1000.0
+
+
 def test_a_path_serialises_once_at_its_slowest_link(switch):
     slow, fast = build_device("cxl_link/cxl2-x16"), build_device("cxl_link/cxl3-x16")
     path = FabricPath([fast, slow, fast], switch)

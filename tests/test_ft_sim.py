@@ -169,6 +169,7 @@ def test_bad_scenarios_name_file_and_key(edit, key):
     assert str(err.value).startswith("bad.yaml: ") and key in str(err.value) and "\n" not in str(err.value)
 
 
+@pytest.mark.slow
 def test_cli_runs_every_scenario(capsys, tmp_path):
     assert {p.name for p in CONFIGS} >= {"cpr-emulation.yaml", "check-n-run.yaml", "ecrec.yaml", "tpu.yaml", "side-by-side.yaml"}
     for path in CONFIGS:

@@ -46,10 +46,6 @@ class RecoveryPlan:
     used: list[str] = field(default_factory=list)  # what recovery read, for reports
     error: str | None = None
 
-    @property
-    def restored_rows(self) -> int:
-        return sum(r[2] for r in self.restores)
-
 
 def plan(img: np.ndarray, proto: Protocol) -> RecoveryPlan:
     return plan_undo(img, proto) if proto.kind == "undo" else plan_redo(img, proto)

@@ -22,7 +22,7 @@ Contract (units: time ns, data B, bandwidth GB/s == B/ns, power W, energy J; eve
   energy per operation or per byte comes from ``*_cost`` methods or from methods named
   ``*_energy_J`` (each family's docstring lists them).
 * **No engine.** Models hold no simulation state and import no simulation engine; contention and
-  queueing are the op-graph executor's (:mod:`cxlsim.systems.executor`).
+  queueing are the op-graph executor's (:mod:`cxlsim.engine.executor`).
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ library heuristic would). Nothing is fitted to the paper's batch times.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,10 +48,34 @@ from cxlsim.config.params import Param, ParamSet, Schema
 from cxlsim.devices.base import DeviceModel, smallest_reaching, static_energy_J
 from cxlsim.devices.gpu_table import MlpTable, find_table, params_signature
 from cxlsim.devices.registry import DeviceFamily, register
-from cxlsim.units import US, watts_over
+from cxlsim.units import FP32_B, US, watts_over
 
-#: Bytes per fp32 element.
-FP32_B = 4
+#: What an MLP table name may be: a file-name stem (no folder, no ``..``); the tables are found by it
+#: in the catalogs' ``devices/gpu/`` only.
+TABLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+-]*")
+
+
+def table_name_problem(name: str, exists: bool = True) -> str | None:
+    """Why ``mlp_table_name`` ``name`` cannot be used, or None: '' (the formula) is fine; any other
+    name must be a file-name stem and, with ``exists``, name a table of a catalog (a name that finds
+    nothing is an error, never a silent fallback to the formula: a user would believe measured
+    data were used)."""
+    if not name:
+        return None
+    if not TABLE_NAME.fullmatch(name):
+        return (f"{name!r} is not a table name: a file-name stem of letters, digits, _ + - (no folder): "
+                "tables are found in the catalogs' devices/gpu/")
+    if exists and find_table(name, measured=True) is None and find_table(name, measured=False) is None:
+        return (f"no table {name}_mlp.csv or {name}_mlp_measured.csv in devices/gpu/ of the catalogs (shipped, "
+                "$CXLSIM_PATH); generate one (python -m cxlsim.devices.gpu_table) or give '' for the formula")
+    return None
+
+
+def _check_table_name(values: Mapping[str, Any]) -> tuple[str, str] | None:
+    problem = table_name_problem(values["mlp_table_name"])
+    return ("mlp_table_name", problem) if problem else None
+
+
 #: Shared-memory loads are 128-bit (4 fp32) vectors (LDS.128), as CUTLASS SIMT kernels issue them.
 LDS_VECTOR_ELEMENTS = 4
 #: Split-K factors a GEMM may use (each split computes a K slice; partials are reduced via memory).
@@ -113,7 +138,8 @@ SCHEMA = Schema(
         Param("idle_power_W", float, "board power while idle", minimum=0),
         Param("mlp_table_name", str, "stem of the MLP timing tables devices/gpu/<name>_mlp[_measured].csv ('' = formula only)", default=""),
     ),
-    checks=(lambda v: ("idle_power_W", "must be <= active_power_W") if v["idle_power_W"] > v["active_power_W"] else None,),
+    checks=(lambda v: ("idle_power_W", "must be <= active_power_W") if v["idle_power_W"] > v["active_power_W"] else None,
+            _check_table_name),
 )
 
 

@@ -32,13 +32,13 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from cxlsim.config.params import Param, ParamSet, Schema
+from cxlsim.config.bounds import MAX_OUTSTANDING_REQUESTS
+from cxlsim.config.params import Param, ParamSet, Schema, check_product_le
 from cxlsim.devices.base import Cost, DeviceModel, static_energy_J
 from cxlsim.devices.base import check_non_negative as _check
 from cxlsim.devices.registry import DeviceFamily, register
-from cxlsim.units import PJ, KiB
+from cxlsim.units import FP32_B, PJ, KiB
 
-FP32_B = 4
 LINE_B = 64
 
 NDP_SCHEMA = Schema(
@@ -59,6 +59,8 @@ NDP_SCHEMA = Schema(
               "(table 0 first) or 'reverse' (last table first, as backpropagation runs)", default="reverse",
               choices=("forward", "reverse")),
     ),
+    checks=(check_product_le(("memory_controllers_count", "outstanding_per_mc_count"), MAX_OUTSTANDING_REQUESTS,
+                             "accesses one requester keeps in flight"),),
 )
 
 

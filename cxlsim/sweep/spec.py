@@ -48,7 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cxlsim.config.params import unknown_key_message
+from cxlsim.config.bounds import MAX_SEED
+from cxlsim.config.params import Param, unknown_key_message
 from cxlsim.config.yamlio import check_version, read_yaml
 from cxlsim.errors import ConfigError
 from cxlsim.systems.config import system_path
@@ -172,6 +173,11 @@ def build_spec(doc: Mapping[str, Any], where: str, extra_sets: Sequence[tuple[st
         fixed[key] = ("--set", value)  # --set wins over the file, like everywhere else
 
     swept = {**grid, **zipped}
+    seed = Param("seed", int, "seed of the input streams", minimum=0, maximum=MAX_SEED)  # as a system reads it
+    for origin, value in [fixed["seed"]] if "seed" in fixed else []:
+        seed.coerce(value, "--set" if origin == "--set" else where, "seed" if origin == "--set" else origin)
+    for value in swept.get("seed", []):
+        seed.coerce(value, where, f"{'axes.grid' if 'seed' in grid else 'axes.zip'}.seed")
     for key in swept:
         block = "axes.grid" if key in grid else "axes.zip"
         if key in fixed:

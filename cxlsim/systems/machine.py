@@ -59,11 +59,9 @@ from cxlsim.systems.graph import DeviceGraph
 from cxlsim.systems.streams import BatchStreams, StreamSet
 from cxlsim.systems.symmetry import Reduction, SystemFabric, group_ring_edges
 from cxlsim.systems.topology import Fabric, Placement
-from cxlsim.units import GiB
+from cxlsim.units import FP32_B, WIRE_INDEX_B, GiB
 
-INDEX_B = 4
 CONFIG_REGISTERS = 4
-FP32_B = 4
 #: The host writes log and redo records sequentially in 4 KiB pieces (a page, as the host writes
 #: to an SSD); the checkpointing logic writes them in its DMA engine's ``burst_B``.
 HOST_WRITE_B = 4096
@@ -429,7 +427,7 @@ class TrainingMachine:
 
     def _config(self, n, t, ex, m=0):
         b = self._batch(n, m)
-        idx_B = b.n_indices * INDEX_B
+        idx_B = b.n_indices * WIRE_INDEX_B
         if self.pipe.embedding_engine == "host_cpu":
             return OpOutcome(t + self.cpu.op_dispatch_ns("python"))
         if self.pipe.data_movement == "cxl_cache":

@@ -26,10 +26,9 @@ from typing import Any
 
 from cxlsim.config.bounds import MAX_MODULES_PER_ROLE, check_bound
 from cxlsim.systems.graph import MEMORY_FAMILIES, DeviceGraph
-from cxlsim.units import GB
+from cxlsim.units import FP32_B, GB
 from cxlsim.workloads.catalog import Workload
 
-FP32_B = 4
 #: Name of the implicit host-DRAM pool of systems whose config has no DRAM role.
 HOST_MEMORY = "host_memory"
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from cxlsim.config.bounds import MAX_RUN_LOOKUPS, check_bound
+from cxlsim.config.bounds import MAX_RUN_LOOKUPS, MAX_SEED, check_bound
 from cxlsim.engine.executor import Executor
 from cxlsim.engine.trace import TraceRecorder
 from cxlsim.errors import ConfigError, InputError
@@ -56,8 +56,8 @@ def configure(system: str | SystemConfig, workload: str | None = None, batches: 
             raise InputError(f"--warmup must be >= 0, got {warmup}")
         changes["warmup_batches"] = warmup
     if seed is not None:
-        if seed < 0:
-            raise InputError(f"--seed must be >= 0, got {seed}")
+        if not 0 <= seed <= MAX_SEED:
+            raise InputError(f"--seed must be within 0..{MAX_SEED:,} (cxlsim/config/bounds.py), got {seed:,}")
         changes["seed"] = seed
     if workload is not None:
         changes["workload"] = workload
@@ -98,7 +98,9 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
     (timing only: ``energy`` stays ``None``; :func:`cxlsim.api.simulate` prices it)."""
     cfg = configure(system, workload, batches, seed, warmup, sets)
     overrides = {**cfg.workload_overrides, **(workload_sets or {})}
-    wl = load_workload(cfg.workload, overrides)  # per GPU (data-parallel: the batch size is each GPU's)
+    # where a workload error points: the system's workload_overrides, or the caller's workload_sets
+    origin = ("--set", "") if workload_sets else (cfg.workload_overrides_where, "workload_overrides.")
+    wl = load_workload(cfg.workload, overrides, *origin)  # per GPU (data-parallel: the batch size is each GPU's)
     gpus = cfg.topology.gpus_count
     reduction, represented = None, None
     if cfg.model == "tpu_ps":
@@ -108,7 +110,8 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
         reduction = plan(cfg, TableLayout.from_workload(wl))
         gpus = reduction.group_gpus if reduction else gpus
     # the input streams hold every GPU's samples (a reduced run: its group's): a global batch of gpus × batch_size
-    global_wl = wl if gpus == 1 else load_workload(cfg.workload, {**overrides, "batch_size": wl.params.batch_size * gpus})
+    global_wl = wl if gpus == 1 else load_workload(cfg.workload, {**overrides, "batch_size": wl.params.batch_size * gpus},
+                                                   *origin)
     total = cfg.warmup_batches + cfg.batches + 1  # one more batch closes the last measured one
     gp = global_wl.params
     check_bound(cfg.source, "batches", total * gp.batch_size * gp.tables * gp.lookups_per_table, MAX_RUN_LOOKUPS,
