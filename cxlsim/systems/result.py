@@ -123,6 +123,14 @@ class RunResult:
                 busy[f"media.{key}"] = busy.get(f"media.{key}", 0.0) + ns
         return dict(sorted(((k, v / wall) for k, v in busy.items()), key=lambda kv: -kv[1]))
 
+    @property
+    def media_accesses_per_batch(self) -> float | None:
+        """Requests the memory devices' media models served per measured batch, every memory
+        together (None for the analytic tpu-ps model, which serves none)."""
+        if not self.activity:
+            return None
+        return float(sum(tr.accesses for a in self.activity for tr in a.media.values()) / len(self.activity))
+
     def batch_span(self, n: int) -> tuple[float, float]:
         """Start and end (ns) of batch ``n`` (absolute batch number, warm-up included)."""
         r = self.trace and self.executor.records
@@ -157,6 +165,7 @@ class RunResult:
             "samples_per_J": self.samples_per_J,
             "devices": {"gpus": self.accelerators, "cxl_mems": self.config.topology.cxl_mems_count},
             "utilisation": util,
+            "media_accesses_per_batch": self.media_accesses_per_batch,
             "bottleneck": next(({"resource": k, "utilisation": v} for k, v in util.items()), None),
             **self.extra,
             "config": resolved,
