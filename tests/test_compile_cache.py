@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # fresh interpreters, numba compiling
+
 ROOT = Path(__file__).resolve().parent.parent
 
 #: a fresh interpreter: optionally pretend the package folder is read-only, then compile one kernel
