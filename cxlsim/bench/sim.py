@@ -17,6 +17,7 @@ batches counted as measured ones).
   cxlsim bench sim                auto batches at 1 %
   cxlsim bench sim --quick        2 measured batches per run (ratios scaled to 20 measured batches
                                   by batch simulations per run: 2 warm-up + measured + 1)
+  cxlsim bench sim --batches 20   the fixed comparison auto replaced (20 measured batches, 2 warm-up)
   cxlsim bench sim --workers 1    serial only
 """
 
@@ -115,7 +116,7 @@ def _per_worker_peak(rows: list[dict]) -> dict[str, int]:
 def run(args) -> dict:
     from cxlsim.api import simulate
 
-    batches: int | str = 2 if args.quick else AUTO
+    batches: int | str = getattr(args, "batches", None) or (2 if args.quick else AUTO)
     workers = args.workers if getattr(args, "workers", None) else (os.cpu_count() or 1)
     if "fork" not in mp.get_all_start_methods():
         workers = 1
