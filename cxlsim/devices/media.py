@@ -130,14 +130,23 @@ class AccessStream:
 
     @classmethod
     def of(cls, issue_ns: Any, addr_B: Any, size_B: Any, is_write: Any) -> AccessStream:
-        """Build from array-likes; scalars broadcast to the length of ``addr_B``."""
+        """Build from array-likes; scalars broadcast to the length of ``addr_B``. Each array is a
+        read-only view (of the input, or of a broadcast copy): the kernel only reads them, and one
+        array type per argument compiles it once (numba types read-only arrays apart from writable
+        ones: mixed calls compiled the media kernel twice more, about 10 s of CPU each)."""
         addr = np.atleast_1d(np.asarray(addr_B, dtype=np.int64))
         n = addr.shape[0]
+
+        def read_only(a: np.ndarray) -> np.ndarray:
+            view = np.ascontiguousarray(a).view()
+            view.setflags(write=False)
+            return view
+
         return cls(
-            np.ascontiguousarray(np.broadcast_to(np.asarray(issue_ns, dtype=np.float64), (n,))),
-            np.ascontiguousarray(addr),
-            np.ascontiguousarray(np.broadcast_to(np.asarray(size_B, dtype=np.int64), (n,))),
-            np.ascontiguousarray(np.broadcast_to(np.asarray(is_write, dtype=np.bool_), (n,))),
+            read_only(np.broadcast_to(np.asarray(issue_ns, dtype=np.float64), (n,))),
+            read_only(addr),
+            read_only(np.broadcast_to(np.asarray(size_B, dtype=np.int64), (n,))),
+            read_only(np.broadcast_to(np.asarray(is_write, dtype=np.bool_), (n,))),
         )
 
     def __len__(self) -> int:

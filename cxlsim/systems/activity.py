@@ -53,11 +53,13 @@ def cxl_path_endpoints(key: str) -> tuple[object, object]:
 
 @dataclass
 class MediaTraffic:
-    """Bytes one memory role moved: media units read and written, bytes its requesters asked for."""
+    """Bytes one memory role moved: media units read and written, bytes its requesters asked for,
+    and the requests (accesses) they issued to it."""
 
     media_read_B: float = 0.0
     media_write_B: float = 0.0
     requested_B: float = 0.0
+    accesses: int = 0
 
 
 @dataclass

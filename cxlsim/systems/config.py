@@ -8,8 +8,12 @@ File format::
     description: ...
     workload: rm1          # default workload, replaced by --workload
     seed: 1
-    batches: 20            # measured batches
-    warmup_batches: 2      # simulated first, excluded from statistics
+    batches: 20            # measured batches, or auto (sampling with stated confidence,
+                           # cxlsim.systems.sampling: until the 95 % interval is within
+                           # batches_ci_fraction of the mean)
+    warmup_batches: 2      # simulated first, excluded from statistics; auto (with batches:
+                           # auto): the steady state decides (MSER)
+    batches_ci_fraction: 0.01   # auto's target: relative half-width of the 95 % interval (or "1%")
     devices:               # role: {preset, count, interleave_B, params: {overrides}}
       table_memory: {preset: pmem/paper, count: 4, interleave_B: 4096}
       ...
@@ -35,14 +39,15 @@ from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
 from cxlsim.devices.interleave import MEMORY_FAMILIES, geometry_problem
 from cxlsim.devices.registry import load_preset
-from cxlsim.errors import ConfigError
+from cxlsim.errors import ConfigError, InputError
 from cxlsim.systems.platform import DEFAULT_PLATFORM, load_platform, merge
+from cxlsim.systems.sampling import AUTO, DEFAULT_CI_FRACTION, Sampling, parse_ci
 from cxlsim.systems.tpu_ps import TPU_PS_SCHEMA
 from cxlsim.workloads.catalog import workload_path
 from cxlsim.workloads.schema import WORKLOAD_SCHEMA
 
 TOP_KEYS = {"version", "inherits", "name", "description", "model", "platform", "workload", "seed", "batches",
-            "warmup_batches", "devices", "pipeline", "workload_overrides", "tpu_ps", "topology"}
+            "warmup_batches", "batches_ci_fraction", "devices", "pipeline", "workload_overrides", "tpu_ps", "topology"}
 #: ``model:`` of a system: the shared op-graph dataflow over device models, or the analytic
 #: TPU/parameter-server step model (SPEC §1.4 ``tpu-ps``, :mod:`cxlsim.systems.tpu_ps`).
 MODELS = ("dataflow", "tpu_ps")
@@ -172,8 +177,8 @@ class SystemConfig:
     description: str
     workload: str
     seed: int
-    batches: int
-    warmup_batches: int
+    batches: int | str  # a count, or "auto" (:mod:`cxlsim.systems.sampling`; a result's config holds the count)
+    warmup_batches: int | str
     devices: dict[str, DeviceRole]
     pipeline: ParamSet | None  # None for model tpu_ps
     workload_overrides: dict[str, Any] = field(default_factory=dict)
@@ -184,6 +189,12 @@ class SystemConfig:
     tpu_ps: ParamSet | None = None  # model tpu_ps: the step model's parameters
     topology: ParamSet = field(default_factory=lambda: TOPOLOGY.validate({}, {}, "default"))
     platform: str = DEFAULT_PLATFORM  # the apparatus that filled the roles (configs/platforms/)
+    batches_ci_fraction: float = DEFAULT_CI_FRACTION  # batches: auto's target
+
+    @property
+    def sampling(self) -> Sampling:
+        """How the run picks its batches (:class:`~cxlsim.systems.sampling.Sampling`)."""
+        return Sampling(self.batches, self.warmup_batches, self.batches_ci_fraction)
 
     def role(self, name: str) -> DeviceRole:
         if name not in self.devices:
@@ -266,11 +277,19 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
     for key in doc:
         if key not in TOP_KEYS:
             raise ConfigError(at(key), key, unknown_key_message(key, TOP_KEYS))
-    ints = {}
+    ints: dict[str, Any] = {}
     for key, default, minimum, maximum in (("seed", 0, 0, MAX_SEED), ("batches", 20, 1, None),
                                            ("warmup_batches", 2, 0, None)):
         value = doc.get(key, default)
+        if key != "seed" and value == AUTO:
+            ints[key] = AUTO
+            continue
         ints[key] = Param(key, int, key, minimum=minimum, maximum=maximum).coerce(value, at(key), key)
+    ci = parse_ci(doc.get("batches_ci_fraction", DEFAULT_CI_FRACTION), f"{at('batches_ci_fraction')}: batches_ci_fraction")
+    try:
+        Sampling(ints["batches"], ints["warmup_batches"], ci)
+    except InputError as exc:
+        raise ConfigError(at("warmup_batches"), "warmup_batches", str(exc)) from None
     model = str(doc.get("model", "dataflow"))
     if model not in MODELS:
         raise ConfigError(at("model"), "model", f"unknown model {model!r} (models: {', '.join(MODELS)})")
@@ -331,6 +350,7 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
         tpu_ps=tpu,
         platform=platform.name,
         topology=topology,
+        batches_ci_fraction=ci,
     )
     if model == "dataflow":
         _check_roles(cfg, where, platform.path)

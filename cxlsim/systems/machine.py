@@ -384,6 +384,7 @@ class TrainingMachine:
         tr.media_read_B += float(res.media_read_B)
         tr.media_write_B += float(res.media_write_B)
         tr.requested_B += float(np.sum(size_B)) if np.ndim(size_B) else float(size_B) * len(addr_B)
+        tr.accesses += len(addr_B)
         return res
 
     # -- dispatch ----------------------------------------------------------------------------
@@ -719,6 +720,7 @@ class TrainingMachine:
         if m.params.read_modify_write and line_B % m.unit_B:  # a partial unit is read first
             tr.media_read_B += m.unit_B
         tr.requested_B += line_B
+        tr.accesses += 1
         return m.access_cost("write", line_B).time_ns
 
     def _burst_B(self) -> int:
