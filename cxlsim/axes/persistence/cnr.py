@@ -37,7 +37,15 @@ import numpy as np
 from cxlsim.axes.persistence import Persistence
 from cxlsim.config.params import Param
 from cxlsim.crash import image as im
-from cxlsim.crash.protocols import Protocol, _timed, _update_events, flag_words, line_align, read_flag, write_latency
+from cxlsim.crash.protocols import (
+    Protocol,
+    _timed,
+    _update_events,
+    flag_words,
+    line_align,
+    read_flag,
+    write_latency,
+)
 from cxlsim.crash.recovery import RecoveryPlan
 from cxlsim.crash.reference import MISC_POOL_B
 from cxlsim.engine.executor import OpOutcome
