@@ -31,7 +31,7 @@ from typing import Any
 from cxlsim.cli._args import whole
 from cxlsim.config.bounds import MAX_MODULES_PER_ROLE
 from cxlsim.config.yamlio import parse_set
-from cxlsim.devices.registry import build_device, get_family, load_preset
+from cxlsim.devices.registry import build_device, family_kind, get_family, load_preset
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.reports.output import emit, fmt_num
 
@@ -45,11 +45,13 @@ DEFAULT_SWITCH = "cxl_switch/cxl3-x16"
 #: The host whose software path a PCIe link's copies, launches and synchronisations run on.
 DEFAULT_HOST = "cpu/i5-9600k"
 DEFAULTS = {"medium": DEFAULT_MEDIUM, "link": DEFAULT_LINK, "switch": DEFAULT_SWITCH, "host": DEFAULT_HOST}
-#: Families whose microbenchmark takes --threads, --modules (of the preset itself) and --pattern.
-MEDIA_FAMILIES = ("dram", "pmem", "ssd")
-#: Which preset options each family's microbenchmark takes, with the family each must be of.
+#: The kind of family whose microbenchmark takes --threads, --modules (of the preset itself) and
+#: --pattern (and whose presets --medium names).
+MEDIA_KIND = "memory"
+#: Which preset options each family's microbenchmark takes, with the families (or ``kind:<kind>``)
+#: each must be of.
 PRESET_OPTIONS: dict[str, dict[str, tuple[str, ...]]] = {
-    "cpu": {"medium": ("dram", "pmem", "ssd")},
+    "cpu": {"medium": (f"kind:{MEDIA_KIND}",)},
     "cxl_switch": {"link": ("cxl_link",)},
     "cxl_protocol": {"link": ("cxl_link",), "switch": ("cxl_switch",)},
     "pcie": {"host": ("cpu",)},
@@ -78,8 +80,9 @@ def _model(option: str, name: str, families: tuple[str, ...]) -> Any:
         pre = load_preset(name)
     except ConfigError as exc:
         raise InputError(f"--{option} {name}: {exc.message}") from None
-    if pre.family not in families:
-        raise InputError(f"--{option} {name}: a preset of family {' or '.join(families)} is needed, not {pre.family}")
+    if pre.family not in families and f"kind:{family_kind(pre.family)}" not in families:
+        wanted = " or ".join(f.replace("kind:", "any ") + (" kind" if f.startswith("kind:") else "") for f in families)
+        raise InputError(f"--{option} {name}: a preset of family {wanted} is needed, not {pre.family}")
     return build_device(name)
 
 
@@ -92,7 +95,7 @@ def options_for(family: str, args: argparse.Namespace) -> dict[str, Any]:
     for key in given:
         if key not in wanted:
             raise InputError(f"--{key}: family {family} takes no such option")
-    media = family in MEDIA_FAMILIES
+    media = family_kind(family) == MEDIA_KIND
     if args.modules is not None and "medium" not in wanted and not media:
         raise InputError(f"--modules: family {family} takes no such option")
     for key in ("threads", "pattern"):
