@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cxlsim.config.params import Param, Schema
-from cxlsim.devices.base import DeviceModel, check_non_negative, static_energy_J
+from cxlsim.devices.base import DeviceModel, Energy, Usage, check_non_negative, static_energy_J
 from cxlsim.devices.cxl_path import FabricPath
 from cxlsim.devices.registry import DeviceFamily, register
 from cxlsim.units import PJ, MiB
@@ -181,12 +181,19 @@ def microbench(switch: CxlSwitch, options: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def energy(model: CxlSwitch, use: Usage) -> Energy:
+    """Energy hook: static power of ``use.count`` switches, forwarding energy of ``use.moved_B`` wire bytes."""
+    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count), dynamic_J=model.forward_energy_J(use.moved_B))
+
+
 FAMILY = register(
     DeviceFamily(
         name="cxl_switch",
         doc="one CXL switch core: per-hop latency, ports, forwarding energy; trees of switches",
         schema=SCHEMA,
         build=CxlSwitch,
+        kind="switch",
+        energy=energy,
         microbench=microbench,
     )
 )
