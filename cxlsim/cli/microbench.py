@@ -32,9 +32,9 @@ from cxlsim.cli._args import whole
 from cxlsim.config.bounds import MAX_MODULES_PER_ROLE
 from cxlsim.config.catalog import Preset
 from cxlsim.config.yamlio import parse_set
-from cxlsim.devices.interleave import MEMORY_FAMILIES, geometry_problem
+from cxlsim.devices.interleave import geometry_problem
 from cxlsim.devices.media_bench import INTERLEAVE_B
-from cxlsim.devices.registry import build_device, get_family, load_preset
+from cxlsim.devices.registry import build_device, family_kind, get_family, load_preset
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.reports.output import emit, fmt_num
 
@@ -48,9 +48,13 @@ DEFAULT_SWITCH = "cxl_switch/cxl3-x16"
 #: The host whose software path a PCIe link's copies, launches and synchronisations run on.
 DEFAULT_HOST = "cpu/i5-9600k"
 DEFAULTS = {"medium": DEFAULT_MEDIUM, "link": DEFAULT_LINK, "switch": DEFAULT_SWITCH, "host": DEFAULT_HOST}
-#: Which preset options each family's microbenchmark takes, with the family each must be of.
+#: The kind of family whose microbenchmark takes --threads, --modules (of the preset itself) and
+#: --pattern (and whose presets --medium names).
+MEDIA_KIND = "memory"
+#: Which preset options each family's microbenchmark takes, with the families (or ``kind:<kind>``)
+#: each must be of.
 PRESET_OPTIONS: dict[str, dict[str, tuple[str, ...]]] = {
-    "cpu": {"medium": MEMORY_FAMILIES},
+    "cpu": {"medium": (f"kind:{MEDIA_KIND}",)},
     "cxl_switch": {"link": ("cxl_link",)},
     "cxl_protocol": {"link": ("cxl_link",), "switch": ("cxl_switch",)},
     "pcie": {"host": ("cpu",)},
@@ -79,8 +83,9 @@ def _model(option: str, name: str, families: tuple[str, ...]) -> Any:
         pre = load_preset(name)
     except ConfigError as exc:
         raise InputError(f"--{option} {name}: {exc.message}") from None
-    if pre.family not in families:
-        raise InputError(f"--{option} {name}: a preset of family {' or '.join(families)} is needed, not {pre.family}")
+    if pre.family not in families and f"kind:{family_kind(pre.family)}" not in families:
+        wanted = " or ".join(f.replace("kind:", "any ") + (" kind" if f.startswith("kind:") else "") for f in families)
+        raise InputError(f"--{option} {name}: a preset of family {wanted} is needed, not {pre.family}")
     try:
         check_geometry(pre, {})
     except ConfigError as exc:
@@ -93,7 +98,7 @@ def check_geometry(pre: Preset, overrides: dict[str, Any]) -> None:
     :func:`~cxlsim.devices.interleave.geometry_problem`): its unit must divide their
     ``INTERLEAVE_B`` interleaving, its state stay within the bound; naming ``--set`` for a key it
     overrides, else the preset file."""
-    if pre.family not in MEMORY_FAMILIES:
+    if family_kind(pre.family) != MEDIA_KIND:
         return
     problem = geometry_problem(pre.params.as_dict(), INTERLEAVE_B)  # unrecorded: a check, not a model's read
     if problem is not None:
@@ -112,7 +117,7 @@ def options_for(family: str, args: argparse.Namespace) -> dict[str, Any]:
     for key in given:
         if key not in wanted:
             raise InputError(f"--{key}: family {family} takes no such option")
-    media = family in MEMORY_FAMILIES  # take --threads, --modules (of the preset itself), --pattern
+    media = family_kind(family) == MEDIA_KIND
     if args.modules is not None and "medium" not in wanted and not media:
         raise InputError(f"--modules: family {family} takes no such option")
     for key in ("threads", "pattern"):

@@ -35,7 +35,7 @@ from typing import Any
 
 from cxlsim.config.bounds import MAX_OUTSTANDING_REQUESTS
 from cxlsim.config.params import Param, ParamSet, Schema
-from cxlsim.devices.base import Cost, DeviceModel, static_energy_J
+from cxlsim.devices.base import Cost, DeviceModel, Energy, Usage, static_energy_J
 from cxlsim.devices.base import check_non_negative as _check
 from cxlsim.devices.registry import DeviceFamily, register
 from cxlsim.units import PJ
@@ -177,12 +177,19 @@ def microbench(model: CkptLogicModel, options: Mapping[str, Any]) -> dict[str, A
     return out
 
 
+def energy(model: CkptLogicModel, use: Usage) -> Energy:
+    """Energy hook: static power of ``use.count`` logics, DMA energy of ``use.moved_B`` copied bytes."""
+    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count), dynamic_J=model.dma_energy_J(use.moved_B))
+
+
 FAMILY = register(
     DeviceFamily(
         name="ckpt_logic",
         doc="CXL-MEM checkpointing logic: DMA engine (issue and outstanding limits), two counters, persistent flags",
         schema=SCHEMA,
         build=CkptLogicModel,
+        kind="logic",
+        energy=energy,
         microbench=microbench,
     )
 )

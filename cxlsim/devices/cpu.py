@@ -59,7 +59,7 @@ import numpy as np
 
 from cxlsim.config.bounds import MAX_OUTSTANDING_REQUESTS
 from cxlsim.config.params import Param, ParamSet, Schema, check_product_le
-from cxlsim.devices.base import DeviceModel, static_energy_J
+from cxlsim.devices.base import DeviceModel, Energy, Usage, static_energy_J
 from cxlsim.devices.base import check_non_negative as _check
 from cxlsim.devices.media import AccessStream
 from cxlsim.devices.registry import DeviceFamily, register
@@ -367,12 +367,20 @@ def microbench(model: CpuModel, options: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def energy(model: CpuModel, use: Usage) -> Energy:
+    """Energy hook: package static power of ``use.count`` CPUs, active power over ``use.busy_ns`` of
+    core-weighted busy time."""
+    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count), active_J=model.active_energy_J(use.busy_ns))
+
+
 FAMILY = register(
     DeviceFamily(
         name="cpu",
         doc="host CPU: embedding gather/pool and SGD update as media streams with cores × LFB in flight, plus compute",
         schema=SCHEMA,
         build=CpuModel,
+        kind="compute",
+        energy=energy,
         microbench=microbench,
     )
 )

@@ -16,8 +16,13 @@ from typing import Any
 
 from cxlsim.config.bounds import MAX_MODULE_STATE_ENTRIES
 
-#: Families whose models are interleaved media modules (``count`` modules every ``interleave_B``).
+#: The shipped families whose models are interleaved media modules (``count`` modules every
+#: ``interleave_B``); a family registered elsewhere is one by its kind, ``memory``
+#: (:func:`cxlsim.devices.registry.family_kind`).
 MEMORY_FAMILIES = ("dram", "pmem", "ssd")
+#: Parameters that size a media model's state (:func:`module_state_entries`).
+MEDIA_STATE_KEYS = ("parallel_units_count", "write_queue_entries", "read_priority", "wcb_entries",
+                    "controller_outstanding_count")
 
 
 def module_state_entries(values: Mapping[str, Any]) -> dict[str, int]:
@@ -36,13 +41,16 @@ def module_state_entries(values: Mapping[str, Any]) -> dict[str, int]:
 
 def geometry_problem(values: Mapping[str, Any], interleave_B: int) -> tuple[str, str] | None:
     """``None``, or ``(key, message)`` for the first problem of a media preset's ``values`` (its
-    parameters, as a mapping) interleaved every ``interleave_B`` bytes: key ``"interleave_B"``
+    parameters, as a mapping; a memory family with neither ``access_unit_B`` nor the media model's
+    state keys has nothing to check) interleaved every ``interleave_B`` bytes: key ``"interleave_B"``
     when the interleaving is not a whole number of units, else the parameter that sizes most of a
     module's state beyond the bound."""
-    unit_B = int(values["access_unit_B"])
-    if interleave_B < unit_B or interleave_B % unit_B:
+    unit_B = int(values.get("access_unit_B") or 0)
+    if unit_B and (interleave_B < unit_B or interleave_B % unit_B):
         return "interleave_B", (f"{interleave_B} B is not a multiple of the module's access_unit_B ({unit_B} B): "
                                 "modules interleave whole units")
+    if any(k not in values for k in MEDIA_STATE_KEYS):  # a memory family without the media model's state
+        return None
     entries = module_state_entries(values)
     total = sum(entries.values())
     if total > MAX_MODULE_STATE_ENTRIES:

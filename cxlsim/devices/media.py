@@ -45,7 +45,14 @@ import numpy as np
 
 from cxlsim.config.params import Param, ParamSet, Schema, check_le
 from cxlsim.devices import media_index as X
-from cxlsim.devices.base import Cost, DeviceModel, check_non_negative, static_energy_J
+from cxlsim.devices.base import (
+    Cost,
+    DeviceModel,
+    Energy,
+    Usage,
+    check_non_negative,
+    static_energy_J,
+)
 from cxlsim.units import PJ
 
 PATTERNS = ("sequential", "random")
@@ -767,3 +774,10 @@ def _check(value: str, allowed: tuple[str, ...], what: str) -> None:
 def build(family: str):
     """The ``build`` callable of a media family."""
     return lambda params: MediaModel(family, params)
+
+
+def energy(model: MediaModel, use: Usage) -> Energy:
+    """The energy hook of the media families: background power of ``use.count`` modules, traffic
+    energy of ``use.read_B`` / ``use.write_B`` media bytes and ``use.requested_B`` interface bytes."""
+    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count),
+                  dynamic_J=model.traffic_energy_J(use.read_B, use.write_B, use.requested_B))

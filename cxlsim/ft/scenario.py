@@ -181,10 +181,12 @@ SCHEME_SCHEMAS: dict[str, Schema] = {
     )),
     "undo-log": Schema("ft.scheme.undo-log", (
         Param("unique_rows_per_batch_count", int, "rows a batch updates per node (logged)", default=20000, minimum=0),
-        Param("idle_window_s", float, "CXL-MEM idle window per batch the logging overlaps", default=0.0016, minimum=0),
+        Param("idle_window_s", float, "CXL-MEM idle window per batch the logging overlaps (no default: the scenario "
+              "states it with its source, e.g. the GPU's interaction + top-MLP time of a simulated run)", minimum=0),
         Param("pmem_read_GBps", float, "PMEM read bandwidth of the log copy", default=12.0, minimum=0, exclusive_minimum=True),
         Param("pmem_write_GBps", float, "PMEM write bandwidth of the log copy", default=2.0, minimum=0, exclusive_minimum=True),
-        Param("pmem_device_name", str, "optional PMEM preset giving the two bandwidths", default=""),
+        Param("pmem_device_name", str, "optional memory preset (a memory-kind family) giving the two bandwidths: "
+              "its read_bw_GBps and write_bw_GBps", default=""),
         Param("mlp_log_B", float, "MLP log size per node (-1 = dense_GB / nodes)", default=-1.0, minimum=-1),
         Param("mlp_pull_GBps", float, "CXL.cache pull bandwidth of MLP parameters", default=50.0, minimum=0, exclusive_minimum=True),
         Param("relaxed", bool, "relaxed checkpoint: MLP logging spread over batches, never exposed", default=True),

@@ -20,12 +20,13 @@ from __future__ import annotations
 import os
 import sys
 import time
+from importlib import resources
 from pathlib import Path
 
 import numba
 from numba.core import event
 
-_PACKAGE = Path(__file__).resolve().parent.parent  # cxlsim/
+_PACKAGE = Path(str(resources.files("cxlsim")))  # the package's folder (where numba caches beside the code)
 _state = {"announced": False, "depth": 0, "t0": 0.0}
 
 

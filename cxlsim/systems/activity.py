@@ -124,6 +124,13 @@ class BatchActivity:
     #: host's lane work excepted: the reduced run already times the host every group shares)
     groups: int = 1
 
+    def compute_busy_ns(self) -> dict[str, float]:
+        """Busy time of each compute role that ran work (role -> ns, summed over its devices): the
+        GPUs' streams (``gpu_kernel_ns``) and the host's core-weighted time (``host_core_busy_ns``).
+        A compute role absent here (``replay_host``: the host a replayed step was measured with) is
+        no device of the system and draws no power."""
+        return {"gpu": self.gpu_kernel_ns, "host_cpu": self.host_core_busy_ns}
+
 
 def batch_activity(executor: Executor, ledgers: Mapping[int, BatchLedger], spans: Mapping[int, tuple[float, float]],
                    host_cores: int, host_threads: int, batches: Iterable[int], groups: int = 1) -> list[BatchActivity]:

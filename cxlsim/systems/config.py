@@ -37,8 +37,8 @@ from cxlsim.config.bounds import MAX_MODULES_PER_ROLE, MAX_SEED
 from cxlsim.config.catalog import Preset, catalog_roots
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
-from cxlsim.devices.interleave import MEMORY_FAMILIES, geometry_problem
-from cxlsim.devices.registry import load_preset
+from cxlsim.devices.interleave import geometry_problem
+from cxlsim.devices.registry import family_kind, load_preset
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.systems import axes
 from cxlsim.systems.platform import DEFAULT_PLATFORM, load_platform, merge
@@ -55,6 +55,9 @@ MODELS = ("dataflow", "tpu_ps")
 DEVICE_KEYS = {"preset", "count", "interleave_B", "params", "levels"}
 #: Roles a platform or system may give beyond what the pipeline needs; given, a model must use them.
 OPTIONAL_ROLES = ("replay_host",)
+#: The family kind whose roles take ``count`` modules interleaved every ``interleave_B`` bytes
+#: (:data:`cxlsim.devices.registry.KINDS`).
+MEMORY_KIND = "memory"
 
 #: Device roles a pipeline may refer to, and what each is.
 ROLES = {
@@ -76,15 +79,22 @@ ROLES = {
                    "prototype's Vortex replays the RTX 3090's step as run from an i5-9600K)",
 }
 
-#: Device families each role takes (the models the pipeline calls on the role implement their API).
+#: Device families each role takes (the models the pipeline calls on the role implement their API):
+#: family names, or ``kind:<kind>`` for every family of that kind (a family registered outside
+#: cxlsim included: a memory family implements the media API).
 ROLE_FAMILIES = {
     "gpu": ("gpu",), "host_cpu": ("cpu",), "host_dram": ("dram",),
-    "table_memory": MEMORY_FAMILIES, "checkpoint_storage": MEMORY_FAMILIES,
+    "table_memory": (f"kind:{MEMORY_KIND}",), "checkpoint_storage": (f"kind:{MEMORY_KIND}",),
     "ndp": ("ndp",), "ckpt_logic": ("ckpt_logic",),
     "fabric_link": ("cxl_link",), "gpu_link": ("cxl_link",), "host_link": ("cxl_link",),
     "switch": ("cxl_switch",), "cxl_protocol": ("cxl_protocol",), "pcie": ("pcie",),
     "replay_host": ("cpu",),
 }
+
+#: How many devices of a role a system has: one per GPU (``gpu``), one per memory device (``mem``:
+#: each CXL-MEM or card has its own logic), else one per system (memory roles' modules are provisioned,
+#: :mod:`cxlsim.systems.provision`; links and switches are the fabric's, :mod:`cxlsim.systems.topology`).
+ROLE_SCOPE = {"gpu": "gpu", "ndp": "mem", "ckpt_logic": "mem"}
 
 #: CXL 3.0: at most 4095 devices in the fabric of one root port (12-bit port-based routing ids).
 MAX_FABRIC_DEVICES = 4095
@@ -484,13 +494,16 @@ def _device(role: str, spec: Any, where: str, where_sets: str) -> DeviceRole:
             raise ConfigError(where_sets, f"{kp}.{exc.key}", exc.message) from None
         raise
     family = preset.family
-    if family not in ROLE_FAMILIES[role]:
+    memory = family_kind(family) == MEMORY_KIND
+    if not role_takes(role, family):
+        takes = ", ".join(t.replace("kind:", "any ") + (" family" if t.startswith("kind:") else "")
+                          for t in ROLE_FAMILIES[role])
         raise ConfigError(where, f"{kp}.preset", f"{preset.name} is a {family} device; the {role} role takes "
-                          f"{', '.join(ROLE_FAMILIES[role])} ({ROLES[role]})")
+                          f"{takes} ({ROLES[role]})")
     # structural keys take effect only where a model uses them: modules and interleaving for memory
     # roles, switch levels for the switch; anywhere else they would be accepted and change nothing
-    for key, applies, what in (("count", family in MEMORY_FAMILIES, "memory modules (dram, pmem, ssd roles)"),
-                               ("interleave_B", family in MEMORY_FAMILIES, "memory modules (dram, pmem, ssd roles)"),
+    for key, applies, what in (("count", memory, "memory modules (roles of a memory-kind family)"),
+                               ("interleave_B", memory, "memory modules (roles of a memory-kind family)"),
                                ("levels", role == "switch", "the switch role")):
         if key in spec and not applies:
             raise ConfigError(where_sets, f"{kp}.{key}",
@@ -498,7 +511,7 @@ def _device(role: str, spec: Any, where: str, where_sets: str) -> DeviceRole:
     count = Param("count", int, "modules", minimum=1, maximum=MAX_MODULES_PER_ROLE).coerce(
         spec.get("count", 1), where_sets, f"{kp}.count")
     inter = Param("interleave_B", int, "interleave", minimum=64).coerce(spec.get("interleave_B", 4096), where_sets, f"{kp}.interleave_B")
-    problem = geometry_problem(preset.params.as_dict(), inter) if family in MEMORY_FAMILIES else None
+    problem = geometry_problem(preset.params.as_dict(), inter) if memory else None
     if problem is not None:  # unrecorded reads (as_dict): a check, not a model's
         key, message = problem
         if key == "interleave_B":
@@ -508,6 +521,12 @@ def _device(role: str, spec: Any, where: str, where_sets: str) -> DeviceRole:
         raise ConfigError(preset.path, f"params.{key}", message)
     levels = Param("levels", int, "switch levels", minimum=0, maximum=MAX_SWITCH_LEVELS).coerce(spec.get("levels", 1), where_sets, f"{kp}.levels")
     return DeviceRole(role, preset, count, inter, levels)
+
+
+def role_takes(role: str, family: str) -> bool:
+    """Whether ``role`` takes a device of ``family`` (:data:`ROLE_FAMILIES`)."""
+    takes = ROLE_FAMILIES[role]
+    return family in takes or f"kind:{family_kind(family)}" in takes
 
 
 def needed_roles(p: ParamSet) -> list[str]:

@@ -1,7 +1,7 @@
 """Capacity-driven provisioning: how many memory modules each system holds, and so powers.
 
 Contract: :func:`provision` ``(devices, workload)`` maps every memory role of a system's
-:class:`~cxlsim.systems.graph.DeviceGraph` (DRAM, PMEM and SSD families) to a :class:`ModulePool`
+:class:`~cxlsim.systems.graph.DeviceGraph` (families of the memory kind) to a :class:`ModulePool`
 of that role's model, whose ``modules`` is the larger of the configured count (the timing model's
 interleaving) and the count its data needs at the model's ``capacity_GB``. What each role holds:
 
@@ -27,7 +27,7 @@ from typing import Any
 
 from cxlsim.config.bounds import MAX_MODULES_PER_ROLE, check_bound
 from cxlsim.systems import axes
-from cxlsim.systems.graph import MEMORY_FAMILIES, DeviceGraph
+from cxlsim.systems.graph import DeviceGraph
 from cxlsim.units import FP32_B, GB
 from cxlsim.workloads.catalog import Workload
 
@@ -43,10 +43,8 @@ class ModulePool:
     model: Any  # a media model (one module)
     configured: int
     needed_GB: float
+    family: str  # the model's device family
 
-    @property
-    def family(self) -> str:
-        return self.model.family
 
     @property
     def capacity_GB(self) -> float:
@@ -87,7 +85,7 @@ def provision(devices: DeviceGraph, workload: Workload, mems: int = 1) -> dict[s
     table (and checkpoint) role's configured modules; see the module docstring)."""
     cfg = devices.config
     p = cfg.pipeline
-    holds: dict[str, float] = {r: 0.0 for r, d in cfg.devices.items() if d.preset.family in MEMORY_FAMILIES}
+    holds: dict[str, float] = dict.fromkeys(devices.memory_roles(), 0.0)
     scheme = axes.of(p, "persistence")
     ckpt_role = scheme.checkpoint_role(p)
     holds[p.tables_on] += model_B(workload)
@@ -98,11 +96,11 @@ def provision(devices: DeviceGraph, workload: Workload, mems: int = 1) -> dict[s
     if devices.host_memory_role is not None:
         holds[devices.host_memory_role] += host
     else:
-        pools[HOST_MEMORY] = ModulePool(HOST_MEMORY, devices.host_memory, 0, host / GB)
+        pools[HOST_MEMORY] = ModulePool(HOST_MEMORY, devices.host_memory, 0, host / GB, devices.host_memory_family)
     per_device = {p.tables_on, ckpt_role} if ckpt_role is not None else {p.tables_on}
     for role, nbytes in holds.items():
         count = cfg.devices[role].count * (mems if role in per_device and role != devices.host_memory_role else 1)
-        pools[role] = ModulePool(role, devices[role], count, nbytes / GB)
+        pools[role] = ModulePool(role, devices[role], count, nbytes / GB, devices.family(role))
     return pools
 
 

@@ -130,7 +130,7 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
         gpus = reduction.group_gpus if reduction else gpus
     # the input streams hold every GPU's samples (a reduced run: its group's): a global batch of gpus × batch_size
     global_wl = wl if gpus == 1 else load_workload(cfg.workload, {**overrides, "batch_size": wl.params.batch_size * gpus},
-                                                   *origin)
+                                                   cfg.source, f"topology.gpus_count ({gpus}) × ")
     total = rule.max_total  # one more batch closes the last measured one
     gp = global_wl.params
     check_bound(cfg.source, "batches", total * gp.batch_size * gp.tables * gp.lookups_per_table, MAX_RUN_LOOKUPS,

@@ -18,7 +18,8 @@ Timing (an instance, ``cls(machine)``, built once): :meth:`steps` maps its step 
   ``flag_ns``) and charge the batch's ledger (its energy activity: media bytes, link bytes, the
   logic's DMA bytes, ``mlp_log_B``).
 Crash (class level, :mod:`cxlsim.crash`): :meth:`crash_check` (refuse a campaign it does not
-  cover), :meth:`build_protocol` (its persistent layout, initial image and timed write events, a
+  cover), :meth:`build_protocol` ``(cfg, ref, tl, devices, bug)`` (with the media models of the
+  system's device graph ``devices``: its persistent layout, initial image and timed write events, a
   :class:`~cxlsim.crash.protocols.Protocol` whose attributes state the invariant the checker holds
   it to) and :meth:`plan` (recovery from a durable image); :attr:`COMMIT_STEP` (the step whose end
   commits a batch, if any).
@@ -96,7 +97,7 @@ class Persistence:
         raise InputError(f"system {cfg.name!r}: persistence {cls.name!r} has no functional crash protocol")
 
     @classmethod
-    def build_protocol(cls, cfg, ref, tl, bug: str | None):
+    def build_protocol(cls, cfg, ref, tl, devices, bug: str | None):
         raise NotImplementedError
 
     @classmethod

@@ -189,8 +189,8 @@ class CheckNRun(Persistence):
                              "delete-old-log-early do)")
 
     @classmethod
-    def build_protocol(cls, cfg, ref, tl, bug):
-        return build_cnr(cfg, ref, tl, bug)
+    def build_protocol(cls, cfg, ref, tl, devices, bug):
+        return build_cnr(cfg, ref, tl, devices, bug)
 
     @classmethod
     def plan(cls, img, proto):
@@ -215,7 +215,7 @@ class CnrProtocol(Protocol):
         return -1, c
 
 
-def build_cnr(cfg, ref, tl, bug) -> CnrProtocol:
+def build_cnr(cfg, ref, tl, devices, bug) -> CnrProtocol:
     """Layout: data region (updated in place), the initial snapshot (tables + MLP), one record per
     checkpoint (row ids, dequantised rows, MLP) and a flag line per record."""
     p = cfg.pipeline
@@ -233,8 +233,8 @@ def build_cnr(cfg, ref, tl, bug) -> CnrProtocol:
     recs = tuple(lay.add(f"cnr.{j}", line_align(r.size * 8) + line_align(r.size * row_B) + ref.mlp_n * 4)
                  for j, r in enumerate(rows_of))
     flags = lay.add("flags", len(batches) * im.LINE_B)
-    lat_log = write_latency(cfg, p.checkpoint_on)
-    lat_data = write_latency(cfg, p.tables_on)
+    lat_log = write_latency(devices, p.checkpoint_on)
+    lat_data = write_latency(devices, p.tables_on)
     proto = CnrProtocol("cnr", False, False, bug, lay, np.zeros(0, np.uint8), None, N, ref.rows, row_B, ref.mlp_n,
                         max(int(r.size) for r in rows_of), 0, lat_log, lat_data, True, flags, snapshot=snap,
                         records=recs, ckpt_batches=batches)
