@@ -29,11 +29,13 @@ import resource
 import time
 
 from cxlsim.reports.output import format_table
+from cxlsim.sweep.paper import dataflow_systems, paper_workloads
 from cxlsim.systems.sampling import AUTO, AUTO_WARMUP_MAX, MIN_BATCHES
 
 HELP = "simulated batches per second per system and workload; full comparison wall time"
-SYSTEMS = ("ssd", "pmem", "pcie", "cxl-d", "cxl-b", "cxl", "dram")
-WORKLOADS = ("rm1", "rm2", "rm3", "rm4")
+#: The comparison timed: the paper sweep's op-graph systems on its workloads (configs/sweeps/paper.yaml)
+SYSTEMS = dataflow_systems()
+WORKLOADS = tuple(paper_workloads())
 TARGET_S = 60.0
 WARMUP = 2  # the fixed runs' (--quick) warm-up, and the reference's
 REFERENCE_BATCHES = 20  # what a run measured before auto: the ratios of fixed runs are scaled to it

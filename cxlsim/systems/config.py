@@ -345,7 +345,7 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
     topology_doc = _mapping(doc, "topology", at("topology"), "a mapping of parameter: value")
     topology = TOPOLOGY.validate(topology_doc, {}, at("topology"), "topology.")
     name = str(doc.get("name", path.stem))
-    devices = _devices(name, _mapping(doc, "devices", at("devices"), "a mapping role: {preset: ...}"), pipeline,
+    devices = _devices((name, *_ancestors(path, ())), _mapping(doc, "devices", at("devices"), "a mapping role: {preset: ...}"), pipeline,
                        platform, sets, where, where_sets)
     workload_overrides = _mapping(doc, "workload_overrides", at("workload_overrides"),
                                   "a mapping of workload parameter: value")
@@ -380,10 +380,12 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
     return cfg
 
 
-def _devices(system: str, file_devices: Any, pipeline: ParamSet | None, platform: Any,
+def _devices(system: tuple[str, ...], file_devices: Any, pipeline: ParamSet | None, platform: Any,
              sets: list[tuple[str, Any]], where: str, where_sets: str) -> dict[str, DeviceRole]:
     """The system's device roles: the platform's for the roles the pipeline needs, the file's
-    entries merged over them, then ``--set devices.*`` (see :func:`load_system`)."""
+    entries merged over them, then ``--set devices.*`` (see :func:`load_system`). ``system``: its
+    name and the names of the systems it inherits from, nearest first (a platform's group that
+    names an ancestor applies to its descendants)."""
     if not isinstance(file_devices, dict):
         raise ConfigError(where, "devices", "expected a mapping role: {preset: ...}")
     for role in file_devices:
@@ -411,7 +413,7 @@ def _devices(system: str, file_devices: Any, pipeline: ParamSet | None, platform
         if role not in needed:
             src = "--set" if role not in file_devices else where
             why = "its pipeline" if pipeline is not None else "an analytic model (no device roles)"
-            raise ConfigError(src, f"devices.{role}", f"{system} does not use a {role} role ({why} needs "
+            raise ConfigError(src, f"devices.{role}", f"{system[0]} does not use a {role} role ({why} needs "
                               f"{', '.join(needed) or 'none'}): the entry would change nothing")
     if device_sets:
         specs = apply_sets({"devices": specs}, device_sets)["devices"]
@@ -449,6 +451,17 @@ def _mapping(doc: dict[str, Any], key: str, where: str, what: str, prefix: str =
 def _value(v: Any) -> Any:
     """``{value: x, source: ...}`` → ``x`` (system files may annotate values with sources)."""
     return v["value"] if isinstance(v, dict) and "value" in v else v
+
+
+def _ancestors(path: Path, stack: tuple[str, ...]) -> tuple[str, ...]:
+    """Names of the systems ``path`` inherits from, nearest first (cycles are refused by
+    :func:`_read_with_parents`, which reads the same chain first)."""
+    parent = read_yaml(path).get("inherits")
+    if not isinstance(parent, str) or not parent or str(path) in stack:
+        return ()
+    parent_path = system_path(parent)
+    name = str(read_yaml(parent_path).get("name", parent_path.stem))
+    return (name, *_ancestors(parent_path, stack + (str(path),)))
 
 
 def _read_with_parents(path: Path, stack: tuple[str, ...]) -> dict[str, Any]:
