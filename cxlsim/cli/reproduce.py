@@ -1,5 +1,5 @@
-"""Reproduce the paper's comparison: RM1–RM4 on every system of SPEC §1.4 that has a
-configuration (ssd, pmem, pcie, cxl-d, cxl-b, cxl, dram; tpu-ps when configs/tpu-ps.yaml exists),
+"""Reproduce the paper's comparison: the systems and workloads of configs/sweeps/paper.yaml (SPEC
+§1.4's systems in the paper's order, tpu-ps, and cxl-cnr as an extra row; those with a configuration),
 the Figure-12 timelines of cxl-d, cxl-b and cxl, and the figures.
 
   cxlsim reproduce                                   (plots/, batches auto at 1 %)
