@@ -158,7 +158,8 @@ class TrainingMachine:
 
     def __init__(self, devices: DeviceGraph, streams: StreamSet, gpus: int = 1, mems: int = 1,
                  fabric: Fabric | None = None, placement: Placement | None = None,
-                 reduction: Reduction | None = None, system_fabric: Fabric | None = None) -> None:
+                 reduction: Reduction | None = None, system_fabric: Fabric | None = None,
+                 device_streams: list | None = None) -> None:
         cfg = self.cfg = devices.config
         self.devices = devices
         p = self.pipe = cfg.pipeline
@@ -168,6 +169,9 @@ class TrainingMachine:
         self.fabric, self.placement = fabric, placement
         #: symmetry reduction (:mod:`cxlsim.systems.symmetry`): None in full detail
         self.reduction = reduction
+        #: a reduced run's memory devices serve these (the system device each stands for), not their
+        #: part of the group's own samples (:mod:`cxlsim.systems.device_streams`)
+        self.device_streams = device_streams
         self.system_gpus = reduction.gpus if reduction else gpus
         self.system_mems = reduction.mems if reduction else mems
         #: the whole system's switch tree (paths, energy); the simulated one in full detail
@@ -328,6 +332,8 @@ class TrainingMachine:
 
     def _batch(self, n: int, m: int = 0) -> BatchStreams:
         """Batch ``n``'s streams, or the part of them memory device ``m`` holds."""
+        if self.device_streams:
+            return self.device_streams[m].batch(n)
         b = self.streams.batch(n)
         if self.mems == 1:
             return b
@@ -619,8 +625,8 @@ class TrainingMachine:
     def _move_class(self, nbytes: float, t: float, src, dst) -> OpOutcome:
         """A reduced run's transfer ``src → dst``: the ``groups`` transfers of the system it stands
         for (:meth:`~cxlsim.systems.symmetry.Reduction.represented`), one after another on the
-        source's link, each on its own path of the full tree with its trunks loaded by every group's
-        traffic (CXL); or, by software, ``groups`` copies per group on the one host that every group
+        source's link, each on its own path of the full tree, ``ρ`` times as long as alone while every
+        group's traffic shares its trunks (:meth:`~cxlsim.systems.symmetry.SystemFabric.load`; CXL); or, by software, ``groups`` copies per group on the one host that every group
         shares (``groups²`` copies of its time)."""
         key = (src, dst, nbytes)
         if key not in self._transfers:
@@ -630,8 +636,8 @@ class TrainingMachine:
                 lines = math.ceil(nbytes / self.cxl.line_B)
                 total, counts = 0.0, []
                 for a, b in red.represented(src, dst):
-                    path = self._sysfab.loaded_path(a, b, phase)
-                    total += self.cxl.flush_ns(lines, path)
+                    path = self.system_fabric.path(a, b)
+                    total += self._sysfab.load(a, b, phase) * self.cxl.flush_ns(lines, path)
                     counts.append((cxl_path_key(a, b), self.cxl.flush_cost(lines, path).size_B))
             else:
                 bounce = self.pipe.embedding_engine == "ndp"
@@ -656,6 +662,18 @@ class TrainingMachine:
         if self.fabric is None or self.pipe.data_movement != "cxl_cache":
             return ()
         return self.fabric.lanes(src, dst)
+
+    def allreduce_lanes(self, lanes_of) -> tuple[str, ...]:
+        """The link directions the all-reduce holds: its ring's; a reduced run's ring is the whole
+        system's, which crosses every GPU's link both ways, so it holds its group's GPU links (the
+        all-reduce then waits, as in full detail, for the transfers on them to drain)."""
+        lanes = {lane for a, b in self.ring() for lane in lanes_of(a, b)}
+        if self.reduction is not None and self.fabric is not None and self.pipe.data_movement == "cxl_cache":
+            for g in range(self.gpus):
+                own = f"link.dev{self.fabric.leaf[('gpu', g)]}."
+                lanes |= {lane for m in range(self.mems) for a, b in ((("gpu", g), ("mem", m)), (("mem", m), ("gpu", g)))
+                          for lane in lanes_of(a, b) if lane.startswith(own)}
+        return tuple(sorted(lanes))
 
     def ring(self) -> list[tuple[tuple, tuple]]:
         """The all-reduce ring: GPU g sends to GPU g + 1 (mod G)."""
