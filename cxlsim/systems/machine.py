@@ -180,6 +180,8 @@ class TrainingMachine:
                         if reduction and system_fabric is not None else None)
         self._transfers: dict[tuple, tuple[float, list[tuple[str, float]]]] = {}
         self._ar_step: dict[float, float] = {}
+        self._trunk_ns: dict[tuple[str, str, str], float] = {}  # (phase, node, direction) -> a transfer's time
+        self._allreduce_ns = 0.0
         self.B = w.params.batch_size // gpus  # per GPU (the streams hold every GPU's samples)
         self.T = w.params.tables
         self.dim = w.params.dim
@@ -637,8 +639,12 @@ class TrainingMachine:
                 total, counts = 0.0, []
                 for a, b in red.represented(src, dst):
                     path = self.system_fabric.path(a, b)
-                    total += self._sysfab.load(a, b, phase) * self.cxl.flush_ns(lines, path)
+                    alone = self.cxl.flush_ns(lines, path)
+                    total += self._sysfab.load(a, b, phase) * alone
                     counts.append((cxl_path_key(a, b), self.cxl.flush_cost(lines, path).size_B))
+                    for node, direction in self.system_fabric.links(a, b):
+                        if not node.startswith("dev"):
+                            self._trunk_ns[(phase, node, direction)] = alone
             else:
                 bounce = self.pipe.embedding_engine == "ndp"
                 host = self.cpu
@@ -723,7 +729,30 @@ class TrainingMachine:
                 self._count_link(cxl_path_key(src, dst), steps * self.cxl.write_cost(shard_B, 0.0, path).size_B)
             else:
                 self._count_link("pcie", steps * self.pcie.memcpy_cost(shard_B, True, self.cpu).size_B)
-        return OpOutcome(t + steps * self.allreduce_step_ns(shard_B) + (G - 1) * add_ns)
+        self._allreduce_ns = steps * self.allreduce_step_ns(shard_B) + (G - 1) * add_ns
+        return OpOutcome(t + self._allreduce_ns)
+
+    def trunk_busy_ns(self) -> dict[str, float]:
+        """A reduced run's trunks, which it does not simulate, busy per batch as full detail counts
+        them (a lane is busy while an op holds it): each phase's ``n_ℓ`` transfers for their whole
+        time (:meth:`~cxlsim.systems.symmetry.SystemFabric.counts`), and the all-reduce for its
+        whole time on every trunk its ring crosses. Empty in full detail."""
+        if self.reduction is None or self._sysfab is None or self.pipe.data_movement != "cxl_cache":
+            return {}
+        busy: dict[str, float] = {}
+        for phase in ("pooled", "grads"):
+            seen = [ns for (ph, _, _), ns in self._trunk_ns.items() if ph == phase]
+            if not seen:
+                continue
+            for (node, direction), n in self._sysfab.counts(phase).items():
+                ns = self._trunk_ns.get((phase, node, direction), sum(seen) / len(seen))
+                if n:
+                    busy[f"link.{node}.{direction}"] = busy.get(f"link.{node}.{direction}", 0.0) + n * ns
+        ring = {lane for a, b in self.system_ring() for lane in self.system_fabric.lanes(a, b)
+                if not lane.startswith("link.dev")}
+        for lane in ring:
+            busy[lane] = busy.get(lane, 0.0) + self._allreduce_ns
+        return busy
 
     # -- persistence -----------------------------------------------------------------------------
     def _flag_ns(self, mem: Memory) -> float:
