@@ -14,12 +14,10 @@ from cxlsim.systems.symmetry import AUTO_MIN_GPUS, SymmetryRefused
 from cxlsim.systems.topology import Placement
 from cxlsim.workloads.catalog import load_workload
 
-#: Batch-time errors docs/scale-out.md states for the reduction (cxl, RM1/RM4): within 10 % up to
-#: 4 groups; at 16 groups on two switch levels (16 × 16) the reduction is 19-25 % fast (full detail
-#: waits for the hottest CXL-MEM and serialises the trunks; the reduction sees the average device and
-#: spreads the other groups' trunk traffic evenly).
-STATED_ERROR = 0.10
-ERROR_16_GROUPS = 0.30
+#: Batch-time error docs/scale-out.md states for the reduction (cxl, RM1/RM4, up to 16 × 16 and 32 × 8):
+#: the representative CXL-MEM serves the busiest device's stream and the trunks are shared
+#: deterministically. (32 × 32 is outside it: docs/scale-out.md, "Reduction against full detail".)
+STATED_ERROR = 0.05
 
 
 def test_the_reduction_agrees_with_full_detail_at_two_gpus():
@@ -29,11 +27,11 @@ def test_the_reduction_agrees_with_full_detail_at_two_gpus():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("workload", ["rm1", "rm4"])
-@pytest.mark.parametrize("gpus,mems", [(4, 4), (8, 2), (16, 4), (16, 16)])
+@pytest.mark.parametrize("workload,gpus,mems", [
+    *[(w, g, m) for w in ("rm1", "rm4") for g, m in ((4, 4), (8, 2), (16, 4), (16, 16))], ("rm4", 32, 8)])
 def test_the_reduction_agrees_with_full_detail_at_scale(workload, gpus, mems):
     c = compare("cxl", workload, gpus, mems, batches=1, warmup=1)
-    assert abs(c.error) <= (ERROR_16_GROUPS if min(gpus, mems) >= 16 else STATED_ERROR), c
+    assert abs(c.error) <= STATED_ERROR, c
     assert c.same_bottleneck, c
 
 
