@@ -76,7 +76,9 @@ def test_the_cli_refuses_in_one_line_with_exit_2(capsys):
 
 
 def test_kind_strips_device_numbers():
-    assert kind("ndp.3") == "ndp" and kind("link.dev4.down") == "link.dev4.down" and kind(None) is None
+    assert kind("ndp.3") == "ndp" and kind("ckpt_logic.12") == "ckpt_logic" and kind(None) is None
+    assert kind("link.dev4.down") == kind("link.dev0.up") == "link.dev"
+    assert kind("link.s2.2.down") == kind("link.s2.0.up") == "link.s2" != kind("link.s3.1.up")
 
 
 def test_tpu_ps_tiles_a_group_of_chips():
