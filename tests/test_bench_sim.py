@@ -51,3 +51,16 @@ def test_the_scale_line_reports_a_point_that_dies_and_runs_the_others(monkeypatc
     assert rows[2]["error"] == "the process ended with exit status 3" and "error" not in rows[-1]
     text = bench.render_scale(rows)
     assert "exit status 3" in text and "1024" in text.replace(",", "")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("gpus", [1, 4])
+def test_the_scale_lines_small_points_run(gpus):
+    """One CXL-MEM holds every table there, so the row-sharding override must not be passed."""
+    import queue
+
+    q = queue.Queue()
+    bench._scale_point(gpus, q)
+    row = q.get_nowait()
+    assert "error" not in row, row
+    assert row["reduced"] is False and row["batch_time_ms"] > 0

@@ -129,10 +129,12 @@ def _scale_point(gpus: int, queue) -> None:
     mems = max(1, gpus // 4)
     t0 = time.perf_counter()
     try:
-        d = simulate("cxl", "rm1", batches=2, warmup=2, trace=False, sets={
-            "topology.gpus_count": gpus, "topology.cxl_mems_count": mems, "topology.tables_policy": "row_sharded",
-            "topology.symmetry": "auto", "devices.ndp.params.scratchpad_KiB": 524288,
-            "devices.switch.levels": 1 if gpus + mems <= 15 else (2 if gpus + mems <= 225 else 3)}).to_dict()
+        sets = {"topology.gpus_count": gpus, "topology.cxl_mems_count": mems, "topology.symmetry": "auto",
+                "devices.ndp.params.scratchpad_KiB": 524288,
+                "devices.switch.levels": 1 if gpus + mems <= 15 else (2 if gpus + mems <= 225 else 3)}
+        if mems > 1:  # one CXL-MEM holds every table: the policy does not apply (and is refused)
+            sets["topology.tables_policy"] = "row_sharded"
+        d = simulate("cxl", "rm1", batches=2, warmup=2, trace=False, sets=sets).to_dict()
     except Exception as exc:  # reported on the line, the other points still run
         queue.put({"gpus": gpus, "cxl_mems": mems, "error": f"{type(exc).__name__}: {exc}"})
         return
