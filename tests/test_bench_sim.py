@@ -46,7 +46,7 @@ def test_the_scale_line_reports_a_point_that_dies_and_runs_the_others(monkeypatc
                "wall_s": 0.0, "peak_GB": 0.1})
 
     monkeypatch.setattr(bench, "_scale_point", fake_point)
-    rows = bench.scale_line()
+    rows = bench.scale_line("fork")  # the fake point reaches a forked child only
     assert [r["gpus"] for r in rows] == list(bench.SCALE_GPUS)
     assert rows[2]["error"] == "the process ended with exit status 3" and "error" not in rows[-1]
     text = bench.render_scale(rows)

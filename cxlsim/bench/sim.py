@@ -143,10 +143,11 @@ def _scale_point(gpus: int, queue) -> None:
                "peak_GB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6})
 
 
-def scale_line() -> list[dict]:
+def scale_line(start_method: str = "spawn") -> list[dict]:
     """``cxl`` RM1 from 1 to 1,024 GPUs (2 warm-up + 2 measured batches), each point in a fresh
-    process (its wall and peak resident memory; the reduction from 32 GPUs on)."""
-    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    process (its wall and peak resident memory; the reduction from 32 GPUs on). Spawned, not
+    forked: a forked child's peak counts the parent's pages (the comparison's streams)."""
+    ctx = mp.get_context(start_method)
     out = []
     for g in SCALE_GPUS:
         q = ctx.Queue()
