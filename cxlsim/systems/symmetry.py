@@ -4,9 +4,14 @@ When the GPUs, the CXL-MEMs (or PCIe cards) and their table shards are identical
 ``k`` identical *groups*: ``k = min(G, M)`` and group ``j`` holds GPUs ``j, j + k, j + 2k, …``
 (``g = G / k`` of them) and memory devices ``j, j + k, …`` (``m = M / k``). Batches are lock-step
 (data-parallel training), so every group does the same work at the same time. A reduced run
-simulates group 0 in full detail (its ``g`` GPUs and ``m`` memory devices, their lanes, media and
-logic, on the streams of its ``g × batch_size`` samples) and models what the other groups add
-analytically:
+simulates group 0's places in full detail (its ``g`` GPUs on ``g × batch_size`` samples, its ``m``
+memory devices, their lanes, media and logic) and models what the other groups add analytically:
+
+* **The memory devices serve the busiest device's streams.** A lock-step batch waits for the
+  slowest memory device, the one holding the system's hottest rows; the representative's devices
+  serve the streams of the group holding it (:func:`representative_streams`,
+  :mod:`cxlsim.systems.device_streams`): each its own part of the whole system's batches, drawn
+  without the system's streams.
 
 * **A transfer of the representative stands for its class.** Memory device ``b`` of the group
   (device ``b·k`` of the system) sends pooled vectors to every GPU: the representative op
@@ -27,10 +32,11 @@ analytically:
   group's (named approximation, *deterministic trunk sharing*: the groups' transfers interleave on
   the trunk in equal shares; its error is measured in docs/scale-out.md).
 * **The all-reduce** is timed over the full system's ring (its busiest link direction, as in
-  full detail); the host, shared by every group, issues ``k`` times the representative's
-  software copies (``pcie``).
+  full detail) and holds the group's GPU links (the system's ring crosses them all); the host,
+  shared by every group, issues ``k`` times the representative's software copies (``pcie``).
 * **Accounting**: every batch's ledger is the group's; :attr:`Reduction.groups` scales it to the
-  system in the energy model. Utilisation is the representative devices' (the same in every group).
+  system in the energy model. Utilisation is the representative devices' and the trunks' as full
+  detail would count them (:meth:`~cxlsim.systems.machine.TrainingMachine.trunk_busy_ns`).
 
 Refused (:class:`SymmetryRefused`, one line, exit 2), with the reason: a GPU count that is not a
 multiple of the group's (neither count divides the other), uneven table shards (``whole`` tables
