@@ -32,8 +32,8 @@ import numpy as np
 
 from cxlsim.crash import image as im
 from cxlsim.crash.protocols import MemLog, Protocol, line_align, read_flag
-from cxlsim.devices.registry import get_family
-from cxlsim.systems.config import SystemConfig
+from cxlsim.systems import axes
+from cxlsim.systems.graph import DeviceGraph
 
 
 @dataclass
@@ -46,13 +46,10 @@ class RecoveryPlan:
     used: list[str] = field(default_factory=list)  # what recovery read, for reports
     error: str | None = None
 
-    @property
-    def restored_rows(self) -> int:
-        return sum(r[2] for r in self.restores)
-
 
 def plan(img: np.ndarray, proto: Protocol) -> RecoveryPlan:
-    return plan_undo(img, proto) if proto.kind == "undo" else plan_redo(img, proto)
+    """Recovery from the durable image ``img``: the plan of ``proto``'s persistence scheme."""
+    return axes.implementation("persistence", proto.kind).plan(img, proto)
 
 
 def _read_mem(img: np.ndarray, proto: Protocol, d: MemLog) -> tuple[dict, dict, str | None]:
@@ -161,17 +158,17 @@ def plan_redo(img: np.ndarray, proto: Protocol) -> RecoveryPlan:
 class RecoveryCost:
     """Recovery time (ns) of a plan, from the media models of the log and data regions."""
 
-    def __init__(self, cfg: SystemConfig, proto: Protocol) -> None:
-        p = cfg.pipeline
+    def __init__(self, devices: DeviceGraph, proto: Protocol) -> None:
+        p = devices.config.pipeline
         self.proto = proto
-        self.log = self._model(cfg, p.checkpoint_on)
-        self.data = self._model(cfg, p.tables_on)
+        self.log = self._model(devices, p.checkpoint_on)
+        self.data = self._model(devices, p.tables_on)
         self._memo: dict[tuple, float] = {}
 
     @staticmethod
-    def _model(cfg: SystemConfig, role: str):
-        r = cfg.role(role)
-        return get_family(r.preset.family).build(r.params), r.count
+    def _model(devices: DeviceGraph, role: str):
+        """``role``'s media model from the system's device graph, and its configured modules."""
+        return devices[role], devices.config.role(role).count
 
     @staticmethod
     def _t(mem, op: str, n: int, size_B: int) -> float:
@@ -192,7 +189,7 @@ class RecoveryCost:
         """Phases in series on each device; several CXL-MEMs recover side by side (the slowest
         one's time), each with its own modules."""
         pr = self.proto
-        if pr.kind == "redo":
+        if not pr.mems:  # one log (a snapshot and records): every flag, the rebuild, the records
             return self._device(min(len(rp.restores) + 1, pr.n_batches), rp.restores, pr.mlp_n * 4, True)
         return max(self._device(d.flags.size // im.LINE_B, [r for r in rp.restores if pr.mem_of_region(r[3]) == d.index],
                                 (part[2] - part[1]) * 4, False) for d, part in zip(pr.mems, rp.mlp_parts, strict=True))

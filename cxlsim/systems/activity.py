@@ -53,11 +53,13 @@ def cxl_path_endpoints(key: str) -> tuple[object, object]:
 
 @dataclass
 class MediaTraffic:
-    """Bytes one memory role moved: media units read and written, bytes its requesters asked for."""
+    """Bytes one memory role moved: media units read and written, bytes its requesters asked for,
+    and the requests (accesses) they issued to it."""
 
     media_read_B: float = 0.0
     media_write_B: float = 0.0
     requested_B: float = 0.0
+    accesses: int = 0
 
 
 @dataclass
@@ -121,6 +123,13 @@ class BatchActivity:
     #: the extensive quantities above are one group's; the system's are ``groups`` times them (the
     #: host's lane work excepted: the reduced run already times the host every group shares)
     groups: int = 1
+
+    def compute_busy_ns(self) -> dict[str, float]:
+        """Busy time of each compute role that ran work (role -> ns, summed over its devices): the
+        GPUs' streams (``gpu_kernel_ns``) and the host's core-weighted time (``host_core_busy_ns``).
+        A compute role absent here (``replay_host``: the host a replayed step was measured with) is
+        no device of the system and draws no power."""
+        return {"gpu": self.gpu_kernel_ns, "host_cpu": self.host_core_busy_ns}
 
 
 def batch_activity(executor: Executor, ledgers: Mapping[int, BatchLedger], spans: Mapping[int, tuple[float, float]],
