@@ -217,7 +217,7 @@ def build_graph(ex: Executor, machine: Machine, pipeline: ParamSet, n_batches: i
         if all_reduce:
             holds: tuple[str, ...] = ()
             if cxl_movement:
-                holds = tuple(sorted({lane for a, b in machine.ring() for lane in lanes_of(a, b)}))
+                holds = machine.allreduce_lanes(lanes_of)
             add("allreduce", n, "fabric.allreduce" if cxl_movement else "host_cpu", every("b_bwd", n, gpus), holds)
         for gi in gpus:
             opt_deps: list[tuple] = [("allreduce", n)] if all_reduce else [("b_bwd", n)]

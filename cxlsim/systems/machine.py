@@ -163,7 +163,8 @@ class TrainingMachine:
 
     def __init__(self, devices: DeviceGraph, streams: StreamSet, gpus: int = 1, mems: int = 1,
                  fabric: Fabric | None = None, placement: Placement | None = None,
-                 reduction: Reduction | None = None, system_fabric: Fabric | None = None) -> None:
+                 reduction: Reduction | None = None, system_fabric: Fabric | None = None,
+                 device_streams: list | None = None) -> None:
         cfg = self.cfg = devices.config
         self.devices = devices
         p = self.pipe = cfg.pipeline
@@ -173,6 +174,9 @@ class TrainingMachine:
         self.fabric, self.placement = fabric, placement
         #: symmetry reduction (:mod:`cxlsim.systems.symmetry`): None in full detail
         self.reduction = reduction
+        #: a reduced run's memory devices serve these (the system device each stands for), not their
+        #: part of the group's own samples (:mod:`cxlsim.systems.device_streams`)
+        self.device_streams = device_streams
         self.system_gpus = reduction.gpus if reduction else gpus
         self.system_mems = reduction.mems if reduction else mems
         #: the whole system's switch tree (paths, energy); the simulated one in full detail
@@ -181,6 +185,8 @@ class TrainingMachine:
                         if reduction and system_fabric is not None else None)
         self._transfers: dict[tuple, tuple[float, list[tuple[str, float]]]] = {}
         self._ar_step: dict[float, float] = {}
+        self._trunk_ns: dict[tuple[str, str, str], float] = {}  # (phase, node, direction) -> a transfer's time
+        self._allreduce_ns = 0.0
         self.B = w.params.batch_size // gpus  # per GPU (the streams hold every GPU's samples)
         self.T = w.params.tables
         self.dim = w.params.dim
@@ -335,6 +341,8 @@ class TrainingMachine:
 
     def batch(self, n: int, m: int = 0) -> BatchStreams:
         """Batch ``n``'s streams, or the part of them memory device ``m`` holds."""
+        if self.device_streams:
+            return self.device_streams[m].batch(n)
         b = self.streams.batch(n)
         if self.mems == 1:
             return b
@@ -603,6 +611,18 @@ class TrainingMachine:
         """The link directions a transfer from ``src`` to ``dst`` holds (none off the fabric)."""
         return self.mover.transfer_lanes(src, dst)
 
+    def allreduce_lanes(self, lanes_of) -> tuple[str, ...]:
+        """The link directions the all-reduce holds: its ring's; a reduced run's ring is the whole
+        system's, which crosses every GPU's link both ways, so it holds its group's GPU links (the
+        all-reduce then waits, as in full detail, for the transfers on them to drain)."""
+        lanes = {lane for a, b in self.ring() for lane in lanes_of(a, b)}
+        if self.reduction is not None and self.fabric is not None and self.mover.over_fabric:
+            for g in range(self.gpus):
+                own = f"link.dev{self.fabric.leaf[('gpu', g)]}."
+                lanes |= {lane for m in range(self.mems) for a, b in ((("gpu", g), ("mem", m)), (("mem", m), ("gpu", g)))
+                          for lane in lanes_of(a, b) if lane.startswith(own)}
+        return tuple(sorted(lanes))
+
     def ring(self) -> list[tuple[tuple, tuple]]:
         """The all-reduce ring: GPU g sends to GPU g + 1 (mod G)."""
         return [(("gpu", g), ("gpu", (g + 1) % self.gpus)) for g in range(self.gpus)]
@@ -629,7 +649,30 @@ class TrainingMachine:
         edges = group_ring_edges(self.reduction) if self.reduction else self.ring()
         for src, dst in edges:
             self.mover.count_ring_edge(src, dst, steps, shard_B)
-        return OpOutcome(t + steps * self.allreduce_step_ns(shard_B) + (G - 1) * add_ns)
+        self._allreduce_ns = steps * self.allreduce_step_ns(shard_B) + (G - 1) * add_ns
+        return OpOutcome(t + self._allreduce_ns)
+
+    def trunk_busy_ns(self) -> dict[str, float]:
+        """A reduced run's trunks, which it does not simulate, busy per batch as full detail counts
+        them (a lane is busy while an op holds it): each phase's ``n_ℓ`` transfers for their whole
+        time (:meth:`~cxlsim.systems.symmetry.SystemFabric.counts`), and the all-reduce for its
+        whole time on every trunk its ring crosses. Empty in full detail."""
+        if self.reduction is None or self._sysfab is None or not self.mover.over_fabric:
+            return {}
+        busy: dict[str, float] = {}
+        for phase in ("pooled", "grads"):
+            seen = [ns for (ph, _, _), ns in self._trunk_ns.items() if ph == phase]
+            if not seen:
+                continue
+            for (node, direction), n in self._sysfab.counts(phase).items():
+                ns = self._trunk_ns.get((phase, node, direction), sum(seen) / len(seen))
+                if n:
+                    busy[f"link.{node}.{direction}"] = busy.get(f"link.{node}.{direction}", 0.0) + n * ns
+        ring = {lane for a, b in self.system_ring() for lane in self.system_fabric.lanes(a, b)
+                if not lane.startswith("link.dev")}
+        for lane in ring:
+            busy[lane] = busy.get(lane, 0.0) + self._allreduce_ns
+        return busy
 
     # -- checkpoint services (for the persistence schemes) ---------------------------------------
     def flag_ns(self, mem: Memory) -> float:

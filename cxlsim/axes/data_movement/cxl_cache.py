@@ -44,15 +44,21 @@ class CxlCache(DataMover):
 
     def move_class(self, nbytes: float, src, dst) -> tuple[float, list[tuple[str, float]]]:
         """The ``groups`` transfers one after another on the source's link, each on its own path
-        of the full tree with its trunks loaded by every group's traffic."""
+        of the full tree, ``ρ`` times as long as alone while every group's traffic shares its trunks
+        (:meth:`~cxlsim.systems.symmetry.SystemFabric.load`); each trunk's transfer time is kept
+        for :meth:`~cxlsim.systems.machine.TrainingMachine.trunk_busy_ns`."""
         mc = self.m
         phase = "pooled" if src[0] == "mem" else "grads"
         lines = math.ceil(nbytes / mc.cxl.line_B)
         total, counts = 0.0, []
         for a, b in mc.reduction.represented(src, dst):
-            path = mc._sysfab.loaded_path(a, b, phase)
-            total += mc.cxl.flush_ns(lines, path)
+            path = mc.system_fabric.path(a, b)
+            alone = mc.cxl.flush_ns(lines, path)
+            total += mc._sysfab.load(a, b, phase) * alone
             counts.append((cxl_path_key(a, b), mc.cxl.flush_cost(lines, path).size_B))
+            for node, direction in mc.system_fabric.links(a, b):
+                if not node.startswith("dev"):
+                    mc._trunk_ns[(phase, node, direction)] = alone
         return total, counts
 
     def transfer_lanes(self, src, dst) -> tuple[str, ...]:
