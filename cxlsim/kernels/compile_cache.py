@@ -20,12 +20,13 @@ from __future__ import annotations
 import os
 import sys
 import time
+from importlib.resources import files
 from pathlib import Path
 
 import numba
 from numba.core import event
 
-_PACKAGE = Path(__file__).resolve().parent.parent  # cxlsim/
+_PACKAGE = Path(str(files("cxlsim")))  # the installed package folder (where numba would cache)
 _state = {"announced": False, "depth": 0, "t0": 0.0}
 
 
