@@ -1,4 +1,4 @@
-"""The GPU training step as PyTorch eager runs it (cxlsim/devices/gpu_step.py): the op lists against
+"""The GPU training step as PyTorch eager runs it: the DLRM op lists (cxlsim/workloads/dlrm_ops.py) against
 their per-op sources, the CUDA stream schedule's semantics and bound, sync points, and SPEC §4's
 batch rule re-derived with framework time."""
 
@@ -10,17 +10,14 @@ from hypothesis import strategies as st
 
 from cxlsim.devices import build_device
 from cxlsim.devices.gpu_step import (
-    PHASES,
     SCHEDULE_BOUND_FACTOR,
     StepModel,
     StepOp,
-    StepOptions,
-    StepShapes,
-    _foreach_launches,
     schedule,
     schedule_bound_ns,
 )
 from cxlsim.workloads.catalog import load_workload
+from cxlsim.workloads.dlrm_ops import PHASES, DlrmStep, StepOptions, StepShapes, _foreach_launches
 
 US = 1e3
 LAUNCH = 4 * US  # gpu/rtx3090 kernel_launch_us
@@ -39,6 +36,12 @@ def i5():
 @pytest.fixture(scope="module")
 def model(gpu, i5):
     return StepModel(gpu, i5, build_device("pcie/gen4-x16"))
+
+
+@pytest.fixture(scope="module")
+def step(model):
+    """The DLRM step's op lists priced by ``model``."""
+    return DlrmStep(model)
 
 
 @pytest.fixture(scope="module")
@@ -75,11 +78,11 @@ HOST_CALLS = {"nn.Linear": "module_call", "nn.ReLU": "module_call", "nn.Sigmoid"
               "zero_grad": "zero_grad_call", "list comprehension": "python_element"}
 
 
-def test_every_op_costs_its_host_call(model, i5, rm1):
+def test_every_op_costs_its_host_call(model, i5, rm1, step):
     """An operator costs the host's dispatch by caller (+ a memcpy call for a copy), the kernel launch
     4 µs; every host op is priced by its software call: module calls, autograd nodes, tensor
     attributes, backward(), SGD per call and per tensor, zero_grad, the list's elements."""
-    ops = [op for ph in PHASES for op in model.phase_ops(rm1, ph)]
+    ops = [op for ph in PHASES for op in step.phase_ops(rm1, ph)]
     for op in ops:
         if op.caller in ("python", "python_no_grad", "cpp") and op.name != "multi_tensor_apply":
             extra = i5.memcpy_call_ns() if op.kind == "copy" else 0.0
@@ -94,17 +97,17 @@ def test_every_op_costs_its_host_call(model, i5, rm1):
         assert op.launch_ns == (LAUNCH if op.kind == "kernel" else 0.0), op
         if op.sync:
             assert op.sync_ns == i5.sync_call_ns()
-    linear = [op for op in model.phase_ops(rm1, "b_fwd") if op.name in ("linear", "relu")]
+    linear = [op for op in step.phase_ops(rm1, "b_fwd") if op.name in ("linear", "relu")]
     assert {(op.caller, op.dispatch_ns) for op in linear} == {("python", i5.op_dispatch_ns("python"))}
 
 
-def test_an_n_op_phase_dispatches_in_n_times_the_cost(model, i5, rm1):
+def test_an_n_op_phase_dispatches_in_n_times_the_cost(model, i5, rm1, step):
     """No sync: the host runs ahead, its last dispatch ends at the sum of the costs."""
-    opt = model.phase_ops(rm1, "mlp_opt")  # SGD without foreach: the call, then per tensor its Python and add_
+    opt = step.phase_ops(rm1, "mlp_opt")  # SGD without foreach: the call, then per tensor its Python and add_
     assert [op.name for op in opt] == ["SGD.step"] + ["SGD tensor", "add_"] * 12
     per_tensor = i5.software_ns("optimizer_tensor") + i5.op_dispatch_ns("python_no_grad")
     assert model.schedule(opt).host_end_ns == pytest.approx(i5.software_ns("optimizer_step") + 12 * per_tensor)
-    bwd = model.phase_ops(rm1, "b_bwd")  # the autograd engine: its nodes, their C++ dispatches
+    bwd = step.phase_ops(rm1, "b_bwd")  # the autograd engine: its nodes, their C++ dispatches
     assert {op.caller for op in bwd} == {"cpp", "host"}
     nodes = [op for op in bwd if op.caller == "host"]
     assert len(nodes) == 15 and {op.name for op in nodes} == {"ReluBackward0", "AddmmBackward0", "TBackward0",
@@ -117,15 +120,15 @@ def operators(ops):
     return [op for op in ops if op.caller != "host"]
 
 
-def test_op_counts_per_phase(model, rm1):
+def test_op_counts_per_phase(model, rm1, step):
     """Per layer forward: linear, t, copy_ (bias), addmm, activation; backward per autograd."""
     counts = {ph: (len(operators(ops)), sum(op.kind == "kernel" for op in ops), sum(op.sync for op in ops))
-              for ph, ops in model.step_ops(rm1).items()}
+              for ph, ops in step.step_ops(rm1).items()}
     assert counts["b_fwd"] == (4 + 3 * 5, 3 * 3, 1)  # X.to(device): to, _to_copy, empty_strided, copy_; 3 layers
     # backward per layer: activation grad, [t, mm dX], t, mm dW, t, sum, add_ bias, t, add_ weight
     assert counts["b_bwd"] == (3 * 10 - 2, 3 * 6 - 1, 0)  # the first layer's input needs no gradient
     assert counts["mlp_opt"] == (12, 12, 0)
-    t = model.phase_ops(rm1, "t_mlp")
+    t = step.phase_ops(rm1, "t_mlp")
     assert counts["t_mlp"][2] == 4  # the li and lj copies, the targets, the loss read back
     assert [op.name for op in t if op.sync] == ["copy_"] * 4
     assert sum(op.name == "zero_" for op in t) == 12 and sum(op.name == "add_" for op in t) == 6
@@ -138,7 +141,7 @@ def test_op_counts_per_phase(model, rm1):
     assert sum(op.name == "requires_grad_" for op in t) == 13
     # module calls: top Sequential, Linear + activation per layer, BCELoss; in b_fwd DLRM_Net, Sequential, 6
     assert sum(op.what.endswith("nn.Module call") for op in t) == 8
-    assert sum(op.what.endswith("nn.Module call") for op in model.phase_ops(rm1, "b_fwd")) == 8
+    assert sum(op.what.endswith("nn.Module call") for op in step.phase_ops(rm1, "b_fwd")) == 8
     # backward nodes: BCE, 5 per top layer, the interaction's 6, SplitBackward, the leaf's AccumulateGrad
     assert sum(op.what.endswith("autograd engine runs the node") for op in t) == 1 + 15 + 6 + 2
     assert [op.name for op in t if op.caller == "host" and op.part == "backward"][:2] == \
@@ -146,26 +149,26 @@ def test_op_counts_per_phase(model, rm1):
     assert {op.part for op in t} == {"hand-off", "interaction", "top_fwd", "loss", "readback", "zero_grad", "backward"}
     assert [op.name for op in t if op.name in ("relu", "sigmoid")] == ["relu", "relu", "sigmoid"]
     assert sum(op.name == "narrow" for op in t) == 20 + 2 + 21  # split, R's and T's CatBackward
-    first_mm = [op for op in model.phase_ops(rm1, "b_bwd") if op.name == "mm"]
+    first_mm = [op for op in step.phase_ops(rm1, "b_bwd") if op.name == "mm"]
     assert len(first_mm) == 5  # dX and dW for layers 2 and 1, dW only for layer 0
 
 
-def test_layer_kernels_are_the_timing_tables(model, gpu, rm1):
+def test_layer_kernels_are_the_timing_tables(model, gpu, rm1, step):
     """A layer's addmm + activation is the table's forward; its backward kernels the table's."""
-    fwd = model.phase_ops(rm1, "b_fwd")
+    fwd = step.phase_ops(rm1, "b_fwd")
     for i, (a, c) in enumerate(rm1.layers("bottom")):
         layer = [op for op in fwd if f"layer {i} " in op.what and op.name in ("addmm", "relu")]
         assert sum(op.gpu_ns for op in layer) == pytest.approx(gpu.layer_ns(a, c, rm1.batch, "forward"))
-    bwd = model.phase_ops(rm1, "b_bwd")
+    bwd = step.phase_ops(rm1, "b_bwd")
     a, c = rm1.layers("bottom")[2]
     layer = [op for op in bwd if "layer 2 " in op.what and op.name in ("threshold_backward", "mm", "sum")]
     assert sum(op.gpu_ns for op in layer) == pytest.approx(gpu.layer_ns(a, c, rm1.batch, "backward"))
 
 
 def test_options_change_what_is_dispatched(gpu, i5, rm1):
-    base = StepModel(gpu, i5)
+    base = DlrmStep(StepModel(gpu, i5))
     ops = base.step_ops(rm1)
-    new = StepModel(gpu, i5, options=StepOptions(addmm_bias_epilogue=True, zero_grad_set_to_none=True,
+    new = DlrmStep(StepModel(gpu, i5), StepOptions(addmm_bias_epilogue=True, zero_grad_set_to_none=True,
                                                  foreach=True, cached_tril_indices=True)).step_ops(rm1)
     # cuBLASLt epilogue: no bias copy, except the one-column last layer
     assert sum(op.name == "copy_" and op.kind == "kernel" for op in new["b_fwd"]) == 0
@@ -181,7 +184,7 @@ def test_options_change_what_is_dispatched(gpu, i5, rm1):
     # cached indices: the interaction no longer synchronises
     assert sum(op.sync for op in new["t_mlp"]) == 2
     # MSE: one kernel forward (+ mean), one backward
-    mse = StepModel(gpu, i5, options=StepOptions(loss="mse")).phase_ops(rm1, "t_mlp")
+    mse = DlrmStep(StepModel(gpu, i5), StepOptions(loss="mse")).phase_ops(rm1, "t_mlp")
     assert "mse_loss" in [op.name for op in mse] and "binary_cross_entropy" not in [op.name for op in mse]
     with pytest.raises(ValueError, match="loss"):
         StepOptions(loss="hinge")
@@ -199,7 +202,7 @@ def test_foreach_launches_pack_chunks_and_tensors():
 def test_the_host_model_sets_every_dispatch(gpu, rm1):
     """The prototype's soft core runs the same instructions (clock × IPC 52.9× slower)."""
     i5, rv = build_device("cpu/i5-9600k"), build_device("cpu/riscv-u200")
-    fast, slow = StepModel(gpu, i5).phase_ops(rm1, "t_mlp"), StepModel(gpu, rv).phase_ops(rm1, "t_mlp")
+    fast, slow = DlrmStep(StepModel(gpu, i5)).phase_ops(rm1, "t_mlp"), DlrmStep(StepModel(gpu, rv)).phase_ops(rm1, "t_mlp")
     ratio = 3.7 / (0.1 * 0.7)
     for a, b in zip(fast, slow, strict=True):
         assert b.dispatch_ns == pytest.approx(ratio * a.dispatch_ns) and b.gpu_ns == a.gpu_ns
@@ -259,9 +262,9 @@ def test_sync_points_make_the_host_wait():
         schedule(plain, sync_at=[2])
 
 
-def test_phase_syncs_wait_for_the_stream(model, rm1):
+def test_phase_syncs_wait_for_the_stream(model, rm1, step):
     """In t_mlp the loss read-back waits for every kernel before it (the host cannot run ahead)."""
-    s = model.phase_schedule(rm1, "t_mlp")
+    s = step.phase_schedule(rm1, "t_mlp")
     i = next(k for k, o in enumerate(s.ops) if o.op.name == "cpu")
     after = s.ops[i + 1]
     assert after.dispatch_start_ns >= max(o.stream_end_ns for o in s.ops[: i + 1] if o.stream_end_ns is not None)
@@ -292,22 +295,22 @@ def test_schedule_between_bound_and_stated_factor(ops, host_free, gpu_free):
     assert t <= SCHEDULE_BOUND_FACTOR * b * (1 + 1e-9)
 
 
-def test_every_phase_within_its_bound(model):
+def test_every_phase_within_its_bound(model, step):
     for w in ("rm1", "rm2", "rm3", "rm4"):
         shapes = StepShapes.from_workload(load_workload(w))
         for phase in PHASES:
-            ops = model.phase_ops(shapes, phase)
+            ops = step.phase_ops(shapes, phase)
             t, b = model.schedule_ns(ops), model.bound_ns("schedule", ops)
             assert b <= t <= model.bound_factor("schedule") * b, (w, phase)
 
 
 # ---- SPEC §4's batch rule with framework time ------------------------------------------------------------
-def test_batch_for_the_bottom_forward_time(model, rm1):
+def test_batch_for_the_bottom_forward_time(model, rm1, step):
     """RM1's bottom-MLP forward, from its first dispatch to its last kernel's end, about 0.6 ms."""
-    b = model.batch_for_phase_time(rm1, "b_fwd", 0.6e6)
-    assert model.phase_ns(rm1.with_batch(b), "b_fwd") >= 0.6e6 > model.phase_ns(rm1.with_batch(b - 1), "b_fwd")
+    b = step.batch_for_phase_time(rm1, "b_fwd", 0.6e6)
+    assert step.phase_ns(rm1.with_batch(b), "b_fwd") >= 0.6e6 > step.phase_ns(rm1.with_batch(b - 1), "b_fwd")
     assert b == 359  # docs/devices-compute.md (367 before the measured framework costs); the workloads hold it
-    s = model.phase_schedule(rm1.with_batch(b), "b_fwd")
+    s = step.phase_schedule(rm1.with_batch(b), "b_fwd")
     assert s.span_ns == s.gpu_end_ns  # the GPU finishes last: the phase ends with its last kernel
     with pytest.raises(ValueError, match="below"):
-        model.batch_for_phase_time(rm1, "b_fwd", 1e12, max_batch=1024)
+        step.batch_for_phase_time(rm1, "b_fwd", 1e12, max_batch=1024)

@@ -12,7 +12,7 @@ import yaml
 
 from cxlsim.cli import main
 from cxlsim.devices import build_device
-from cxlsim.devices.gpu_step import StepModel, StepOptions, StepShapes
+from cxlsim.devices.gpu_step import StepModel
 from cxlsim.devices.host_measure import (
     FITTED_CALLS,
     Row,
@@ -31,6 +31,7 @@ from cxlsim.devices.host_measure import (
 )
 from cxlsim.devices.registry import load_preset
 from cxlsim.workloads.catalog import load_workload
+from cxlsim.workloads.dlrm_ops import DlrmStep, StepOptions, StepShapes
 
 TRUE_US = {"op_dispatch_python": 4.0, "op_dispatch_python_no_grad": 1.5, "op_dispatch_cpp": 0.8,
            "python_element": 0.2, "tensor_attribute": 0.15, "module_call": 2.0, "autograd_node": 3.0,
@@ -101,7 +102,8 @@ def test_row_weights_decide_between_conflicting_rows():
 
 @pytest.fixture(scope="module")
 def step():
-    return StepModel(build_device("gpu/rtx3090"), build_device("cpu/i5-9600k"), None, step_options("2.4.0", "cpu"))
+    return DlrmStep(StepModel(build_device("gpu/rtx3090"), build_device("cpu/i5-9600k"), None),
+                    StepOptions(**step_options("2.4.0", "cpu")))
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +163,7 @@ def test_linear_backward_counts_match_the_op_list(gpu_step_model_1x):
 @pytest.fixture
 def gpu_step_model_1x():
     opts = StepOptions(zero_grad_set_to_none=True)
-    return StepModel(build_device("gpu/rtx3090"), build_device("cpu/i5-9600k"), None, opts), \
+    return DlrmStep(StepModel(build_device("gpu/rtx3090"), build_device("cpu/i5-9600k"), None), opts), \
         StepShapes(2, (13, 4, 4), (4 + 1, 4, 1), 1, 4)
 
 

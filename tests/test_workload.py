@@ -56,10 +56,11 @@ def test_mlp_params_count_weights_and_biases():
 def test_batch_size_gives_rm1_bottom_forward_near_0_6_ms():
     """SPEC §4's rule on the b_fwd phase as PyTorch eager runs it (docs/workloads.md)."""
     from cxlsim.devices import build_device
-    from cxlsim.devices.gpu_step import StepModel, StepShapes
+    from cxlsim.devices.gpu_step import StepModel
+    from cxlsim.workloads.dlrm_ops import DlrmStep, StepShapes
 
     w = load_workload("rm1")
-    step = StepModel(build_device("gpu/rtx3090"), build_device("cpu/i5-9600k"), build_device("pcie/gen4-x16"))
+    step = DlrmStep(StepModel(build_device("gpu/rtx3090"), build_device("cpu/i5-9600k"), build_device("pcie/gen4-x16")))
     shapes = StepShapes.from_workload(w)
     assert step.phase_ns(shapes, "b_fwd") == pytest.approx(0.6e6, rel=0.01)
     assert step.batch_for_phase_time(shapes, "b_fwd", 0.6e6) == w.params.batch_size

@@ -7,7 +7,7 @@
      Python with and without autograd recording, a nested C++ operator, an autograd node, the
      backward() call, an nn.Module call, SGD.step and zero_grad per call and per tensor, a tensor
      attribute such as requires_grad_, an element of torch.tensor(python_list));
-  2. the step cxlsim models (cxlsim/devices/gpu_step.py: bottom MLP, pooled vectors handed off, dot
+  2. the step cxlsim models (cxlsim/workloads/dlrm_ops.py: bottom MLP, pooled vectors handed off, dot
      interaction with the reference's Python-list indices, top MLP, BCELoss, zero_grad, backward,
      SGD, the loss read back) at each of --fit-workloads' and --check-workloads' layers and tables
      but batch 2 and widths <= 16 (host time only), timed per part;
@@ -80,10 +80,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cxlsim.devices.gpu_step import StepShapes
     from cxlsim.devices.host_measure import TorchMissing, measure_host
     from cxlsim.devices.registry import get_family, load_preset
     from cxlsim.workloads.catalog import load_workload
+    from cxlsim.workloads.dlrm_ops import DlrmStep, StepOptions, StepShapes
 
     if args.set or args.config:
         raise InputError("measure host: --config and --set do not apply (the measurement has no configuration)")
@@ -101,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
         result = measure_host(shapes, args.device, args.repeat, args.rows_per_table, args.iterations, args.threads,
                               args.seconds, not args.no_reference,
                               progress=None if args.json else lambda m: print(m, file=sys.stderr, flush=True),
-                              base_host=get_family("cpu").build(base.params), fit_shapes=fit, check_shapes=check)
+                              base_host=get_family("cpu").build(base.params), fit_shapes=fit, check_shapes=check,
+                              op_list=lambda model, options: DlrmStep(model, StepOptions(**options)))
     except TorchMissing as exc:
         raise InputError(f"measure host: {exc}") from None
     result["workload"], result["shapes"] = args.workload, {"batch": shapes.batch, "bottom": list(shapes.bottom),

@@ -29,7 +29,7 @@ Contract (units: time ns, data B, bandwidth GB/s == B/ns, power W, energy J; eve
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -85,18 +85,6 @@ def check_non_negative(**values: float) -> None:
     for key, v in values.items():
         if v < 0:
             raise ValueError(f"{key} must be >= 0, got {v!r}")
-
-
-def smallest_reaching(value: Callable[[int], float], target: float, lo: int, hi: int) -> int:
-    """The smallest integer in ``(lo, hi]`` at which the non-decreasing ``value`` reaches
-    ``target``, given ``value(lo) < target <= value(hi)`` (a bisection: ``log2(hi - lo)`` calls)."""
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if value(mid) >= target:
-            hi = mid
-        else:
-            lo = mid
-    return hi
 
 
 def static_energy_J(power_W: float, wall_ns: float, count: int = 1) -> float:

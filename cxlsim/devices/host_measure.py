@@ -10,7 +10,7 @@
   (``requires_grad_``), an ``nn.Module`` call, an autograd node, the ``backward()`` call,
   ``optimizer.step()`` per call and per tensor, ``zero_grad()`` per call.
 * **The fit (pure, no torch).** A :class:`Row` is one measurement: how many of each call it makes,
-  *counted the way cxlsim's op list counts them* (:mod:`cxlsim.devices.gpu_step`), and its µs.
+  *counted the way cxlsim's op list counts them* (:mod:`cxlsim.workloads.dlrm_ops`), and its µs.
   :func:`fit_costs` solves the non-negative least-squares problem ``counts × cost ≈ µs`` on relative
   residuals (rows range from 0.1 µs to a millisecond), each times the row's weight, and refuses
   rows that cannot identify every cost. :func:`fit_step` is the whole fit: (1) the microbenchmarks
@@ -57,10 +57,13 @@ import platform
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+
+from cxlsim.devices.cpu import SOFTWARE_CALLS, CpuModel
+from cxlsim.devices.gpu_step import StepModel
 
 #: The host software calls this measurement fits (keys of cxlsim.devices.cpu.SOFTWARE_CALLS).
 FITTED_CALLS = (
@@ -186,27 +189,26 @@ def preset_document(base_params: Mapping[str, Any], base_sources: Mapping[str, s
     return {"version": 1, "family": "cpu", "description": description, "params": params}
 
 
-def model_part_costs(step_model: Any, shapes: Any, costs_us: Mapping[str, float],
+def model_part_costs(step: Any, shapes: Any, costs_us: Mapping[str, float],
                      no_copies: bool = True) -> dict[str, float]:
     """µs per part of cxlsim's op list (:data:`STEP_PARTS`) with the host's framework calls at
     ``costs_us``; with ``no_copies`` (the step on host tensors) the other calls cost 0 and the
     copies' nested operators are left out (a host tensor's ``.to`` returns itself; CPU indices
-    need no move). ``step_model`` is a :class:`~cxlsim.devices.gpu_step.StepModel`; a probe
-    host with clock 1 GHz, IPC 1 and the counts ``costs_us × 1000`` prices its ops."""
-    from cxlsim.devices.cpu import SOFTWARE_CALLS, CpuModel
-    from cxlsim.devices.gpu_step import PHASES, StepModel
-
-    host = step_model.host
+    need no move). ``step`` is the workload's op list over a step model (a
+    :class:`~cxlsim.workloads.dlrm_ops.DlrmStep`: its ``model``, ``with_model`` and ``step_ops``,
+    handed in by the caller); a probe host with clock 1 GHz, IPC 1 and the counts ``costs_us × 1000``
+    prices its ops."""
+    host = step.model.host
     changes = {"clock_GHz": 1.0, "software_ipc": 1.0}
     for call in SOFTWARE_CALLS:
         if call in costs_us:
             changes[f"{call}_instructions"] = costs_us[call] * 1e3
         elif no_copies:
             changes[f"{call}_instructions"] = 0.0
-    probe = StepModel(step_model.gpu, CpuModel(host.params.replace(**changes)), step_model.link, step_model.options)
+    probe = step.with_model(StepModel(step.model.gpu, CpuModel(host.params.replace(**changes)), step.model.link))
     out: dict[str, float] = {}
-    for phase in PHASES:
-        for op in probe.phase_ops(shapes, phase):
+    for ops in probe.step_ops(shapes).values():
+        for op in ops:
             if no_copies and (op.kind == "copy" or op.name in ("_to_copy", "empty_strided")
                               or (op.name == "to" and op.caller == "cpp")):
                 continue  # a host tensor's .to(host) is one operator returning itself; CPU indices need no move
@@ -261,7 +263,7 @@ class Micro:
 
 def linear_backward_counts(layers: int, set_to_none: bool = True) -> dict[str, float]:
     """cxlsim's counts for the backward of ``layers`` Linear + activation layers whose input needs
-    no gradient (gpu_step's ``linear_backward``: 5 nodes per layer; activation backward, [t, mm dX],
+    no gradient (dlrm_ops' ``linear_backward``: 5 nodes per layer; activation backward, [t, mm dX],
     t, mm dW, t, sum, TBackward's t, and with kept gradients two ``add_``), plus the backward call."""
     cpp = sum(1 + (2 if i > 0 else 0) + 4 + 1 + (0 if set_to_none else 2) for i in range(layers))
     return {"backward_call": 1, "autograd_node": 5 * layers, "op_dispatch_cpp": cpp}
@@ -521,7 +523,7 @@ class _Marks:
 def measure_step(shapes: Any, variant: str = "modelled", device: str = "cpu", rows_per_table: int = 1000,
                  iterations: int = 20, warmup: int = 3, seed: int = 0, profile: bool = False) -> dict[str, Any]:
     """Run DLRM's training step (``variant`` ``"modelled"`` or ``"reference"``: see the module
-    docstring) at ``shapes`` (a :class:`~cxlsim.devices.gpu_step.StepShapes`) on ``device``.
+    docstring) at ``shapes`` (a :class:`~cxlsim.workloads.dlrm_ops.StepShapes`) on ``device``.
 
     Returns ``parts_us`` (median µs per part over ``iterations`` unprofiled steps) and, with
     ``profile``, ``profile`` (per cxlsim phase: top-level and all aten operators, backward nodes,
@@ -653,34 +655,29 @@ def host_shapes(shapes: Any, batch: int = 2, width: int = 16) -> Any:
     """``shapes`` with the same layers, tables and dim, but batch ``batch`` and hidden widths capped
     at ``width``: the same op list (counts do not depend on sizes) with kernels of negligible cost,
     so that a CPU-tensor step's time is host time."""
-    from cxlsim.devices.gpu_step import StepShapes
-
     bottom = (shapes.bottom[0], *(min(w, width) for w in shapes.bottom[1:-1]), shapes.bottom[-1])
     top = (shapes.top[0], *(min(w, width) for w in shapes.top[1:-1]), shapes.top[-1])
-    return StepShapes(batch, bottom, top, shapes.tables, shapes.dim)
+    return replace(shapes, batch=batch, bottom=bottom, top=top)
 
 
-def step_options(torch_version: str, device: str) -> Any:
-    """:class:`~cxlsim.devices.gpu_step.StepOptions` of the installed torch: 2.x's ``zero_grad``
-    sets gradients to None; on CUDA 2.x's SGD is foreach and addmm adds the bias in its epilogue
-    (on CPU neither: SGD runs per tensor, addmm copies the bias)."""
-    from cxlsim.devices.gpu_step import StepOptions
-
+def step_options(torch_version: str, device: str) -> dict[str, bool]:
+    """How the installed torch runs the step, as keyword arguments of the op list's options
+    (:class:`~cxlsim.workloads.dlrm_ops.StepOptions`): 2.x's ``zero_grad`` sets gradients to None;
+    on CUDA 2.x's SGD is foreach and addmm adds the bias in its epilogue (on CPU neither: SGD runs
+    per tensor, addmm copies the bias)."""
     major = int(str(torch_version).split(".")[0])
     cuda = device.startswith("cuda")
-    return StepOptions(zero_grad_set_to_none=major >= 2, foreach=major >= 2 and cuda,
-                       addmm_bias_epilogue=major >= 2 and cuda)
+    return {"zero_grad_set_to_none": major >= 2, "foreach": major >= 2 and cuda,
+            "addmm_bias_epilogue": major >= 2 and cuda}
 
 
-def part_counts(step_model: Any, shapes: Any, no_copies: bool = True) -> dict[str, dict[str, float]]:
-    """Per part of cxlsim's op list, how many of each fitted call it makes (:func:`model_part_costs`
-    with one call at 1 µs and the others at 0)."""
-    from cxlsim.devices.cpu import SOFTWARE_CALLS
-
+def part_counts(step: Any, shapes: Any, no_copies: bool = True) -> dict[str, dict[str, float]]:
+    """Per part of cxlsim's op list ``step``, how many of each fitted call it makes
+    (:func:`model_part_costs` with one call at 1 µs and the others at 0)."""
     out: dict[str, dict[str, float]] = {}
     for call in FITTED_CALLS:
         unit = {c: (1.0 if c == call else 0.0) for c in SOFTWARE_CALLS}
-        for part, n in model_part_costs(step_model, shapes, unit, no_copies).items():
+        for part, n in model_part_costs(step, shapes, unit, no_copies).items():
             out.setdefault(part, {})
             if round(n, 9):
                 out[part][call] = round(n, 9)
@@ -727,7 +724,8 @@ def measure_host(shapes: Any, device: str = "cpu", repeat: int = 5, rows_per_tab
                  iterations: int = 20, threads: int = 1, seconds: float = 0.1, reference: bool = True,
                  progress: Callable[[str], None] | None = None, base_host: Any = None,
                  fit_shapes: Mapping[str, Any] | None = None,
-                 check_shapes: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                 check_shapes: Mapping[str, Any] | None = None,
+                 *, op_list: Callable[[StepModel, Mapping[str, bool]], Any]) -> dict[str, Any]:
     """``repeat`` runs of: the microbenchmarks, the modelled step at :func:`host_shapes` of each
     workload of ``fit_shapes`` and ``check_shapes`` (name -> StepShapes; default ``{"workload":
     shapes}`` and none), and :func:`fit_step` over the fit workloads (on host tensors without
@@ -736,8 +734,9 @@ def measure_host(shapes: Any, device: str = "cpu", repeat: int = 5, rows_per_tab
     (the check workloads are out of sample). Then, if ``reference``, the reference loop at
     ``shapes`` and at its host shapes, profiled. ``base_host`` (a cpu model; default
     ``cpu/i5-9600k``) only carries the op list's other calls, which the check zeroes on host
-    tensors. All times µs on this host."""
-    from cxlsim.devices.gpu_step import StepModel
+    tensors. ``op_list(step_model, options)`` is the workload's op list over a step model run with
+    the installed torch's options (:func:`step_options`; the CLI hands in
+    :class:`~cxlsim.workloads.dlrm_ops.DlrmStep`). All times µs on this host."""
     from cxlsim.devices.registry import build_device
 
     torch = _import_torch()
@@ -747,11 +746,11 @@ def measure_host(shapes: Any, device: str = "cpu", repeat: int = 5, rows_per_tab
     say = progress or (lambda _: None)
     cuda = device.startswith("cuda")
     options = step_options(torch.__version__, device)
-    step_model = StepModel(build_device("gpu/rtx3090"), base_host or build_device("cpu/i5-9600k"), None, options)
+    step = op_list(StepModel(build_device("gpu/rtx3090"), base_host or build_device("cpu/i5-9600k"), None), options)
     fit_shapes = dict(fit_shapes or {"workload": shapes})
     check_shapes = {k: v for k, v in (check_shapes or {}).items() if k not in fit_shapes}
     hs = {w: host_shapes(s) for w, s in {**fit_shapes, **check_shapes}.items()}
-    counts = {w: part_counts(step_model, s, no_copies=not cuda) for w, s in hs.items()}
+    counts = {w: part_counts(step, s, no_copies=not cuda) for w, s in hs.items()}
     exclude = () if cuda else tuple(CPU_EXCLUDED_PARTS)
     micros = microbenchmarks(torch, device)
     runs = []
@@ -776,7 +775,7 @@ def measure_host(shapes: Any, device: str = "cpu", repeat: int = 5, rows_per_tab
                            "fitted": w in fit_shapes and p not in exclude}
     result: dict[str, Any] = {
         "cpu": cpu_description(), "torch": torch.__version__, "device": device, "threads": threads, "repeat": repeat,
-        "options": {k: getattr(options, k) for k in ("zero_grad_set_to_none", "foreach", "addmm_bias_epilogue")},
+        "options": dict(options),
         "costs_us": costs_us,
         "warm_costs_us": {c: spread(run["warm_costs_us"][c] for run in runs) for c in FITTED_CALLS},
         "in_step_factor": spread(run["in_step_factor"] for run in runs),

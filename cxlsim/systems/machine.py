@@ -31,8 +31,8 @@ Named modelling choices (documented in docs/timing-model.md):
   read, write, read, write, ... issued at the step's start, at most ``outstanding`` in flight (a
   write is not held until its own row's read returns; the closed loop bounds them together);
 - a flag is one line written after every write it covers is acknowledged (fence);
-- the GPU phases are the PyTorch eager step (:mod:`cxlsim.devices.gpu_step`): the ops the host
-  dispatches and a CUDA stream schedule. Each GPU has one dispatching host thread that runs ahead of
+- the GPU phases are the PyTorch eager step: the ops the host dispatches
+  (:mod:`cxlsim.workloads.dlrm_ops`) priced and placed on a CUDA stream (:mod:`cxlsim.devices.gpu_step`). Each GPU has one dispatching host thread that runs ahead of
   its stream: a phase's dispatch starts when that thread is free and the phase's inputs other than
   the same GPU's earlier phases are ready (pooled vectors, the all-reduce); its kernels start no
   earlier than the GPU is free. A GPU that *replays* a step measured elsewhere (the platform gives a
@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cxlsim.devices.gpu_step import StepModel, StepShapes
+from cxlsim.devices.gpu_step import StepModel
 from cxlsim.devices.media import AccessStream
 from cxlsim.engine.executor import Executor, OpOutcome
 from cxlsim.kernels.vector_cache import cache_access, new_cache
@@ -62,6 +62,7 @@ from cxlsim.systems.streams import BatchStreams, StreamSet
 from cxlsim.systems.symmetry import Reduction, SystemFabric, group_ring_edges
 from cxlsim.systems.topology import Fabric, Placement
 from cxlsim.units import FP32_B, GiB
+from cxlsim.workloads.dlrm_ops import DlrmStep, StepShapes
 
 CONFIG_REGISTERS = 4
 #: The host writes log and redo records sequentially in 4 KiB pieces (a page, as the host writes
@@ -203,7 +204,7 @@ class TrainingMachine:
         self.replay_host = devices.get("replay_host")
         self.step_model = StepModel(self.gpu, self.replay_host or self.cpu, self.pcie)
         self.shapes = StepShapes.from_workload(w, batch=self.B)
-        self.phase_ops = self.step_model.step_ops(self.shapes)
+        self.phase_ops = DlrmStep(self.step_model).step_ops(self.shapes)
         #: a replaying GPU's phases: their spans as measured alone (from idle), placed at each start
         self._replayed = ({ph: self.step_model.schedule(ops) for ph, ops in self.phase_ops.items()}
                           if self.replay_host is not None else {})
