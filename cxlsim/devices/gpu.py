@@ -49,7 +49,7 @@ from cxlsim.config.params import Param, ParamSet, Schema
 from cxlsim.devices.base import DeviceModel, Energy, Usage, static_energy_J
 from cxlsim.devices.gpu_table import MlpTable, find_table, params_signature
 from cxlsim.devices.registry import DeviceFamily, register
-from cxlsim.kernels.search import smallest_reaching
+from cxlsim.search import smallest_reaching
 from cxlsim.units import FP32_B, US, watts_over
 
 #: What an MLP table name may be: a file-name stem (no folder, no ``..``); the tables are found by it

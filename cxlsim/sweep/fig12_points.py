@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from cxlsim.kernels.search import smallest_reaching
+from cxlsim.search import smallest_reaching
 from cxlsim.reports.output import format_table
 from cxlsim.systems.run import simulate
 

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from cxlsim.kernels.search import smallest_reaching
+from cxlsim.search import smallest_reaching
 from cxlsim.units import FP32_B, TORCH_INDEX_B
 
 #: The machine's GPU phases, in the order one step runs them.

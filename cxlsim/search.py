@@ -1,4 +1,5 @@
-"""Searches over integers: pure functions, no simulator objects.
+"""Searches over integers: pure functions with no dependencies, in the bottom layer (the device
+library uses them without numba).
 
 :func:`smallest_reaching` is the bisection the batch rules use (a GPU phase, the DLRM step's phases,
 the figure-12 points): the smallest batch at which a non-decreasing time reaches a target.
