@@ -8,7 +8,9 @@ import pytest
 
 from cxlsim.errors import ConfigError
 from cxlsim.ft import formulas as F
-from cxlsim.systems.tpu_ps import partition_bytes, tpu_ps_step
+from cxlsim.systems.graph import build_devices
+from cxlsim.systems.run import load_config
+from cxlsim.systems.tpu_ps import TpuPsDevices, partition_bytes, tpu_ps_step
 
 H = 3600.0
 
@@ -80,10 +82,16 @@ WL = {"batch_size": 4096, "tables": 20, "dim": 32, "bottom_mlp": "13-8192-2048-3
       "top_mlp": "256-64-1", "rows_per_table": 1_000_000}
 
 
-def test_tpu_ps_step_breakdown_and_pipelining():
+@pytest.fixture(scope="module")
+def dev():
+    """The shipped tpu-ps system's device roles (TPUv4 chip, HBM, ICI, parameter server, NICs)."""
+    return TpuPsDevices.from_graph(build_devices(load_config("tpu-ps")))
+
+
+def test_tpu_ps_step_breakdown_and_pipelining(dev):
     uniq = [30_000] * 20
-    serial = tpu_ps_step(WL, {"pipelining": False}, uniq)
-    piped = tpu_ps_step(WL, {"pipelining": True, "contention_factor": 1.0}, uniq)
+    serial = tpu_ps_step(WL, {"pipelining": False}, dev, uniq)
+    piped = tpu_ps_step(WL, {"pipelining": True, "contention_factor": 1.0}, dev, uniq)
     b = serial["breakdown"]
     assert set(b) == {"b_mlp", "t_mlp", "transfer", "embedding", "checkpoint"}
     compute = serial["step_ns"] - b["checkpoint"]
@@ -92,21 +100,22 @@ def test_tpu_ps_step_breakdown_and_pipelining():
     assert piped["step_ns"] - pb["checkpoint"] == pytest.approx(
         max(pb["b_mlp"] + pb["t_mlp"], pb["transfer"] + pb["embedding"]))
     # dedup all-to-all: a chip's traffic follows its unique ids; the share it owns stays local
-    wide = tpu_ps_step(WL, {}, uniq, chips=128)
-    two = tpu_ps_step(WL, {}, uniq, chips=2)
+    wide = tpu_ps_step(WL, {}, dev, uniq, chips=128)
+    two = tpu_ps_step(WL, {}, dev, uniq, chips=2)
     assert wide["transfer_bytes_per_chip"] == pytest.approx(2 * 20 * 30_000 * (4 + 32 * 4) * 127 / 128)
     assert two["transfer_bytes_per_chip"] == pytest.approx(wide["transfer_bytes_per_chip"] * (1 / 2) / (127 / 128))
-    more = tpu_ps_step(WL, {}, [60_000] * 20, chips=128)
+    more = tpu_ps_step(WL, {}, dev, [60_000] * 20, chips=128)
     assert more["transfer_bytes_per_chip"] == pytest.approx(2 * wide["transfer_bytes_per_chip"])
     assert piped["transfer_bytes_per_chip"] == 0 and piped["allreduce_ns"] == 0  # one chip: no interconnect
 
 
-def test_tpu_ps_parameter_servers_coalescing():
+def test_tpu_ps_parameter_servers_coalescing(dev):
     uniq = [30_000] * 20
-    per_table = tpu_ps_step(WL, {"placement_policy": "ps", "tensorcores_per_chip_count": 2}, uniq, chips=4)
-    coalesced = tpu_ps_step(WL, {"placement_policy": "ps", "tensorcores_per_chip_count": 2, "rpc_coalescing": True},
+    per_table = tpu_ps_step(WL, {"placement_policy": "ps"}, dev, uniq, chips=4)
+    coalesced = tpu_ps_step(WL, {"placement_policy": "ps", "rpc_coalescing": True}, dev,
                             uniq, chips=4)
+    assert dev.chip.params.tensorcores_per_chip_count == 2
     assert per_table["rpc_pairs_per_server"] == 4 * 2 * 20 and coalesced["rpc_pairs_per_server"] == 1
     assert coalesced["breakdown"]["embedding"] < per_table["breakdown"]["embedding"]
     with pytest.raises(ConfigError, match="placement_polcy: unknown key"):
-        tpu_ps_step(WL, {"placement_polcy": "ps"}, uniq)
+        tpu_ps_step(WL, {"placement_polcy": "ps"}, dev, uniq)

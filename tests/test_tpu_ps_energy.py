@@ -11,10 +11,26 @@ from cxlsim.cli import main
 from cxlsim.energy import energy_detail, energy_per_batch, energy_report
 from cxlsim.energy.tpu_ps import COMPONENTS, step_energy
 from cxlsim.errors import InputError
-from cxlsim.systems.tpu_ps import ENERGY_PARAMS, TPU_PS_SCHEMA, TpuPsActivity
+from cxlsim.systems.graph import build_devices
+from cxlsim.systems.tpu_ps import (
+    DEVICE_ENERGY_PARAMS,
+    ENERGY_PARAMS,
+    TPU_PS_SCHEMA,
+    TpuPsActivity,
+    TpuPsDevices,
+)
 
 SMALL = {"batch_size": 32}
 P = TPU_PS_SCHEMA.validate({}, {}, "test")
+
+
+def tpu_devices(**params):
+    """The shipped tpu-ps system's device roles, with ``role__param=value`` overrides."""
+    sets = {f"devices.{k.split('__')[0]}.params.{k.split('__')[1]}": v for k, v in params.items()}
+    return TpuPsDevices.from_graph(build_devices(cxlsim.load_config("tpu-ps", sets)))
+
+
+DEV = tpu_devices()
 
 
 def act(**kw) -> TpuPsActivity:
@@ -24,7 +40,7 @@ def act(**kw) -> TpuPsActivity:
 
 
 def test_components_in_hbm_on_eight_chips():
-    e = step_energy(act(), P)
+    e = step_energy(act(), P, DEV)
     T = 2e-3
     assert e["tpu_chips"]["static"] == pytest.approx(8 * 90 * T)
     assert e["tpu_chips"]["active"] == pytest.approx(8 * (92 * 1e-3 + 10 * 5e-4))
@@ -39,7 +55,7 @@ def test_components_in_hbm_on_eight_chips():
 
 def test_components_with_parameter_servers_on_one_chip():
     e = step_energy(act(chips=1, hosts=1, servers=2, sparsecore_busy_ns=0.0, a2a_B=0.0, allreduce_B=0.0,
-                        nic_B=5e8, ps_core_busy_ns=3e7), P)
+                        nic_B=5e8, ps_core_busy_ns=3e7), P, DEV)
     T = 2e-3
     assert e["tpu_chips"]["active"] == pytest.approx(92 * 1e-3)
     assert e["ici"] == {"static": 0.0, "active": 0.0, "dynamic": 0.0}  # one chip: no interconnect
@@ -53,7 +69,7 @@ def test_components_with_parameter_servers_on_one_chip():
 def test_run_energy_is_the_mean_of_its_steps():
     r = cxlsim.simulate("tpu-ps", workload="rm2", batches=2, warmup=0, workload_sets=SMALL,
                         sets={"topology.gpus_count": 4})
-    per = [step_energy(s["activity"], r.config.tpu_ps) for s in r.steps]
+    per = [step_energy(s["activity"], r.config.tpu_ps, TpuPsDevices.from_graph(r.devices)) for s in r.steps]
     detail = energy_detail(r)
     assert list(detail) == list(COMPONENTS)
     for c in COMPONENTS:
@@ -62,29 +78,35 @@ def test_run_energy_is_the_mean_of_its_steps():
     assert r.to_dict()["samples_per_J"] == pytest.approx(4 * 32 / r.energy["total"])
 
 
-@pytest.mark.parametrize("chips,key,value", [(4, "chip_idle_W", 50.0), (4, "ici_pJ_per_bit", 20.0),
-                                             (1, "ps_busy_W", 300.0), (1, "nic_pJ_per_bit", 1.0),
-                                             (4, "hbm_pJ_per_bit", 10.0)])
+@pytest.mark.parametrize("chips,key,value", [(4, "devices.tpu.params.idle_W", 50.0),
+                                             (4, "devices.ici.params.pJ_per_bit", 20.0),
+                                             (1, "devices.param_server.params.busy_W", 300.0),
+                                             (1, "devices.ps_nic.params.pJ_per_bit", 1.0),
+                                             (1, "devices.host_nic.params.power_W", 20.0),
+                                             (4, "devices.tpu_hbm.params.pJ_per_bit", 10.0), (4, "tpu_ps.host_W", 100.0)])
 def test_energy_parameters_never_change_timing_and_reprice_the_same_run(chips, key, value):
     sets = {"topology.gpus_count": chips}
     base = cxlsim.simulate("tpu-ps", workload="rm1", batches=2, warmup=0, workload_sets=SMALL, sets=sets)
     other = cxlsim.simulate("tpu-ps", workload="rm1", batches=2, warmup=0, workload_sets=SMALL,
-                            sets={**sets, f"tpu_ps.{key}": value})
+                            sets={**sets, key: value})
     assert np.array_equal(base.batch_times_ns, other.batch_times_ns)
     assert other.energy["total"] != pytest.approx(base.energy["total"])
-    repriced = energy_per_batch(base, cxlsim.load_config("tpu-ps", {**sets, f"tpu_ps.{key}": value}))
+    repriced = energy_per_batch(base, cxlsim.load_config("tpu-ps", {**sets, key: value}))
     assert repriced["total"] == pytest.approx(other.energy["total"])
 
 
 def test_every_energy_parameter_is_declared():
     assert set(ENERGY_PARAMS) <= set(P)
-    assert not set(ENERGY_PARAMS) & {"placement_policy", "hbm_bw_GBps", "a2a_GBps"}
+    assert not set(ENERGY_PARAMS) & {"placement_policy", "pipelining"}
+    for role, keys in DEVICE_ENERGY_PARAMS.items():
+        assert set(keys) <= set(DEV.by_role()[role].params), role
+    assert "a2a_GBps" not in DEVICE_ENERGY_PARAMS["ici"] and "bw_GBps" not in DEVICE_ENERGY_PARAMS["tpu_hbm"]
 
 
 def test_repricing_refuses_another_run():
     r = cxlsim.simulate("tpu-ps", workload="rm1", batches=1, warmup=0, workload_sets=SMALL)
     with pytest.raises(InputError, match="cannot price"):
-        energy_per_batch(r, cxlsim.load_config("tpu-ps", {"tpu_ps.a2a_GBps": 10}))
+        energy_per_batch(r, cxlsim.load_config("tpu-ps", {"devices.ici.params.a2a_GBps": 10}))
     with pytest.raises(InputError, match="cannot price"):
         energy_per_batch(r, cxlsim.load_config("tpu-ps", {"topology.gpus_count": 2}))
 

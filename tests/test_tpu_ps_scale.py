@@ -9,7 +9,14 @@ import pytest
 
 import cxlsim
 from cxlsim.errors import ConfigError
-from cxlsim.systems.tpu_ps import chips_that_fit, mlp_params_count, resolve_placement, tpu_ps_step
+from cxlsim.systems.graph import build_devices
+from cxlsim.systems.tpu_ps import (
+    TpuPsDevices,
+    chips_that_fit,
+    mlp_params_count,
+    resolve_placement,
+    tpu_ps_step,
+)
 from cxlsim.units import GiB
 
 SMALL = {"batch_size": 32}
@@ -19,11 +26,20 @@ ROW_B, ID_B = 16 * 4, 4
 DENSE_B = (mlp_params_count((13, 512, 64, 16)) + mlp_params_count((64, 32, 1))) * 4
 
 
+def tpu_devices(**params):
+    """The shipped tpu-ps system's device roles, with ``role__param=value`` overrides."""
+    sets = {f"devices.{k.split('__')[0]}.params.{k.split('__')[1]}": v for k, v in params.items()}
+    return TpuPsDevices.from_graph(build_devices(cxlsim.load_config("tpu-ps", sets)))
+
+
+DEV = tpu_devices()
+
+
 @pytest.mark.parametrize("chips", [2, 4, 16])
 def test_all_to_all_bytes_per_chip(chips):
     """2·Σu·(id_B + row_B)·(c−1)/c per chip (the share a chip owns stays local), the busiest chip's."""
     per_chip = [[100 + 10 * c + t for t in range(8)] for c in range(chips)]
-    step = tpu_ps_step(WL, {"placement_policy": "hbm"}, per_chip, chips=chips)
+    step = tpu_ps_step(WL, {"placement_policy": "hbm"}, DEV, per_chip, chips=chips)
     busiest = max(sum(u) for u in per_chip)
     assert step["transfer_bytes_per_chip"] == pytest.approx(2 * busiest * (ID_B + ROW_B) * (chips - 1) / chips)
     a2a_B = sum(2 * sum(u) * (ID_B + ROW_B) * (chips - 1) / chips for u in per_chip)
@@ -33,7 +49,7 @@ def test_all_to_all_bytes_per_chip(chips):
 
 
 def test_one_chip_has_no_interconnect_traffic():
-    step = tpu_ps_step(WL, {"placement_policy": "hbm"}, [100] * 8, chips=1)
+    step = tpu_ps_step(WL, {"placement_policy": "hbm"}, DEV, [100] * 8, chips=1)
     assert step["transfer_bytes_per_chip"] == 0 and step["sparse_transfer_ns"] == 0 and step["allreduce_ns"] == 0
     assert step["breakdown"]["transfer"] == 0
     assert step["activity"].a2a_B == 0 and step["activity"].allreduce_B == 0
@@ -42,7 +58,7 @@ def test_one_chip_has_no_interconnect_traffic():
 @pytest.mark.parametrize("chips", [2, 8, 128])
 def test_ring_allreduce_of_the_mlp_gradients(chips):
     """2(c−1)/c × parameter bytes / allreduce_GBps + latency, charged to transfer."""
-    step = tpu_ps_step(WL, {"placement_policy": "hbm", "pipelining": False}, [100] * 8, chips=chips)
+    step = tpu_ps_step(WL, {"placement_policy": "hbm", "pipelining": False}, DEV, [100] * 8, chips=chips)
     expect_s = 2 * (chips - 1) / chips * DENSE_B / 100e9 + 10e-6
     assert step["allreduce_ns"] == pytest.approx(expect_s * 1e9)
     assert step["breakdown"]["transfer"] == pytest.approx(step["sparse_transfer_ns"] + step["allreduce_ns"])
@@ -50,8 +66,8 @@ def test_ring_allreduce_of_the_mlp_gradients(chips):
 
 
 def test_a_chips_batch_and_its_mlps_do_not_shrink_with_chips():
-    one = tpu_ps_step(WL, {"placement_policy": "hbm"}, [100] * 8, chips=1)
-    many = tpu_ps_step(WL, {"placement_policy": "hbm"}, [100] * 8, chips=64)
+    one = tpu_ps_step(WL, {"placement_policy": "hbm"}, DEV, [100] * 8, chips=1)
+    many = tpu_ps_step(WL, {"placement_policy": "hbm"}, DEV, [100] * 8, chips=64)
     assert one["breakdown"]["b_mlp"] == many["breakdown"]["b_mlp"] > 0
     flops = 3 * 2 * 256 * (13 * 512 + 512 * 64 + 64 * 16)
     assert one["breakdown"]["b_mlp"] == pytest.approx(flops / (275e12 * 0.4) * 1e9)
@@ -68,8 +84,8 @@ def test_auto_placement_fits_tables_and_dense_parameters_in_hbm():
     with pytest.raises(ConfigError, match=r"tpu_ps.placement_policy: .* 3 chips fit them"):
         resolve_placement("hbm", 64 * GiB + 1, 2, 32.0)
     # the step model sees tables + dense bytes: 1M rows × 8 tables × 64 B = 0.48 GiB
-    small = tpu_ps_step(WL, {"hbm_GiB": 0.5}, [100] * 8)
-    tight = tpu_ps_step(WL, {"hbm_GiB": 0.47}, [100] * 8)
+    small = tpu_ps_step(WL, {}, tpu_devices(tpu_hbm__capacity_GiB=0.5), [100] * 8)
+    tight = tpu_ps_step(WL, {}, tpu_devices(tpu_hbm__capacity_GiB=0.47), [100] * 8)
     assert small["placement"] == "hbm" and tight["placement"] == "ps"
 
 
@@ -78,13 +94,13 @@ def test_parameter_servers_count_every_tensorcore_and_the_hosts_nics():
     the servers' (all ids over P servers) or a host's (its chips' ids)."""
     chips, per_chip = 8, [[500] * 8 for _ in range(8)]
     base = {"placement_policy": "ps", "ps_servers_count": 4, "chips_per_host_count": 4}
-    s = tpu_ps_step(WL, base, per_chip, chips=chips)
+    s = tpu_ps_step(WL, base, DEV, per_chip, chips=chips)
     assert s["rpc_pairs_per_server"] == chips * 2 * 8
     total_ids = 8 * 8 * 500
     server_s = 2 * total_ids / 4 * (ID_B + ROW_B) / 3.125e9
     host_s = 2 * (4 * 8 * 500) * (ID_B + ROW_B) / 3.125e9
     assert s["sparse_transfer_ns"] == pytest.approx((max(server_s, host_s) + 2 * 50e-6) * 1e9)
-    slow_host = tpu_ps_step(WL, {**base, "host_nic_GBps": 0.5}, per_chip, chips=chips)
+    slow_host = tpu_ps_step(WL, base, tpu_devices(host_nic__bw_GBps=0.5), per_chip, chips=chips)
     assert slow_host["sparse_transfer_ns"] == pytest.approx(
         (2 * (4 * 8 * 500) * (ID_B + ROW_B) / 0.5e9 + 2 * 50e-6) * 1e9)
     assert s["activity"].hosts == 2 and s["activity"].servers == 4
@@ -93,8 +109,8 @@ def test_parameter_servers_count_every_tensorcore_and_the_hosts_nics():
 
 def test_each_chip_deduplicates_only_its_own_batch():
     """Two chips asking for the same rows both send them: the owners serve both requests."""
-    same = tpu_ps_step(WL, {"placement_policy": "hbm", "partitioning_policy": "table"}, [[100] * 8] * 2, chips=2)
-    one = tpu_ps_step(WL, {"placement_policy": "hbm", "partitioning_policy": "table"}, [100] * 8, chips=1)
+    same = tpu_ps_step(WL, {"placement_policy": "hbm", "partitioning_policy": "table"}, DEV, [[100] * 8] * 2, chips=2)
+    one = tpu_ps_step(WL, {"placement_policy": "hbm", "partitioning_policy": "table"}, DEV, [100] * 8, chips=1)
     assert same["activity"].embedding_hbm_B == pytest.approx(2 * one["activity"].embedding_hbm_B)
 
 

@@ -11,7 +11,7 @@ import pytest
 import cxlsim
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.systems.streams import stream_set
-from cxlsim.systems.tpu_ps import tpu_ps_step
+from cxlsim.systems.tpu_ps import TpuPsDevices, tpu_ps_step
 from cxlsim.systems.tpu_ps_run import unique_ids_per_chip, unique_ids_per_table, workload_params
 
 SMALL = {"batch_size": 32}
@@ -51,7 +51,7 @@ def test_step_times_come_from_the_step_model():
     r = cxlsim.simulate("tpu-ps", workload="rm3", batches=1, warmup=1, workload_sets=SMALL)
     wl = r.workload
     s = stream_set(wl, r.config.seed, 3)
-    ref = tpu_ps_step(workload_params(wl), r.config.tpu_ps, unique_ids_per_table(s, 1))
+    ref = tpu_ps_step(workload_params(wl), r.config.tpu_ps, TpuPsDevices.from_graph(r.devices), unique_ids_per_table(s, 1))
     assert r.batch_times_ns[0] == ref["step_ns"]
 
 
@@ -80,7 +80,7 @@ def test_bad_keys_are_rejected():
     with pytest.raises(ConfigError, match="tpu_ps.bogus"):
         cxlsim.load_config("tpu-ps", {"tpu_ps.bogus": 1})
     with pytest.raises(ConfigError, match="tpu_ps"):
-        cxlsim.load_config("cxl", {"tpu_ps.hbm_GiB": 4})
+        cxlsim.load_config("cxl", {"tpu_ps.epoch_s": 4})
     with pytest.raises(ConfigError, match="tpu_ps.chips_count"):  # the chips are topology.gpus_count
         cxlsim.load_config("tpu-ps", {"tpu_ps.chips_count": 4})
     with pytest.raises(ConfigError, match="model"):

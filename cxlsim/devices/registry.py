@@ -42,6 +42,8 @@ PACKAGE = "cxlsim.devices"
 KINDS = {
     "memory": "modules holding data: the media API of cxlsim.devices.media.MediaModel (serve, new_state, "
               "read_ns/write_ns), capacity_GB and background power; roles give them count and interleave_B",
+    "accelerator_memory": "memory on an accelerator package read by the chip's own cores: capacity and "
+                          "bandwidth, no media API, not provisioned (bytes moved -> dynamic energy)",
     "compute": "a processor: GPU, host CPU, accelerator chip (busy time -> active energy)",
     "logic": "logic on a memory device: near-data computing, checkpointing (operations -> dynamic energy)",
     "link": "a point-to-point link (bytes moved -> dynamic energy)",

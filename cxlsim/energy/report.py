@@ -35,7 +35,7 @@ from cxlsim.systems.graph import build_devices
 from cxlsim.systems.provision import provision
 from cxlsim.systems.run import load_config, simulate
 from cxlsim.systems.topology import Fabric
-from cxlsim.systems.tpu_ps import ENERGY_PARAMS
+from cxlsim.systems.tpu_ps import DEVICE_ENERGY_PARAMS, ENERGY_PARAMS, TpuPsDevices
 
 SHARED_TOP_KEYS = ("seed", "batches", "warmup_batches", "platform")
 
@@ -44,7 +44,9 @@ def _check_same_system(ran: SystemConfig, priced: SystemConfig) -> None:
     if ran.model == "tpu_ps" or priced.model == "tpu_ps":
         def timing(c: SystemConfig) -> tuple:
             tp = c.tpu_ps.as_dict() if c.tpu_ps is not None else {}
-            return c.model, {k: v for k, v in tp.items() if k not in ENERGY_PARAMS}, c.topology.as_dict()
+            roles = {r: (d.preset.family, {k: v for k, v in d.params.as_dict().items()
+                                           if k not in DEVICE_ENERGY_PARAMS.get(r, ())}) for r, d in c.devices.items()}
+            return c.model, {k: v for k, v in tp.items() if k not in ENERGY_PARAMS}, roles, c.topology.as_dict()
         if timing(ran) != timing(priced):
             raise InputError(f"energy parameters of {priced.name!r} cannot price a run of {ran.name!r}: "
                              "model, timing parameters or topology differ")
@@ -61,7 +63,9 @@ def energy_detail(result: Any, config: SystemConfig | None = None) -> dict[str, 
     if result.config.model == "tpu_ps":
         cfg = config or result.config
         _check_same_system(result.config, cfg)
-        per = [tpu_ps.step_energy(s["activity"], cfg.tpu_ps) for s in result.steps]
+        graph = result.devices if cfg is result.config and result.devices is not None else build_devices(cfg)
+        devices = TpuPsDevices.from_graph(graph)
+        per = [tpu_ps.step_energy(s["activity"], cfg.tpu_ps, devices) for s in result.steps]
         return {c: {part: float(np.mean([b[c][part] for b in per])) for part in PARTS} for c in tpu_ps.COMPONENTS}
     if result.machine is None:
         raise InputError(f"system {result.config.name!r} is an analytic model (model {result.config.model}): "

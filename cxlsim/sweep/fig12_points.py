@@ -18,8 +18,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from cxlsim.search import smallest_reaching
 from cxlsim.reports.output import format_table
+from cxlsim.search import smallest_reaching
 from cxlsim.systems.run import simulate
 
 SYSTEMS = ("cxl-d", "cxl-b", "cxl")

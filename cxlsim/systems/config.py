@@ -43,7 +43,7 @@ from cxlsim.errors import ConfigError, InputError
 from cxlsim.systems import axes
 from cxlsim.systems.platform import DEFAULT_PLATFORM, load_platform, merge
 from cxlsim.systems.sampling import AUTO, DEFAULT_CI_FRACTION, Sampling, parse_ci
-from cxlsim.systems.tpu_ps import TPU_PS_SCHEMA
+from cxlsim.systems.tpu_ps import TPU_PS_ROLES, TPU_PS_SCHEMA
 from cxlsim.workloads.catalog import workload_path
 from cxlsim.workloads.schema import WORKLOAD_SCHEMA
 
@@ -77,6 +77,12 @@ ROLES = {
     "pcie": "PCIe link and CUDA-like software path (launch, sync, memcpy)",
     "replay_host": "optional: the host whose PyTorch dispatch a replaying GPU's cycles were measured with (the "
                    "prototype's Vortex replays the RTX 3090's step as run from an i5-9600K)",
+    "tpu": "the accelerator chip of model tpu_ps (TensorCores, SparseCores; one per topology.gpus_count)",
+    "tpu_hbm": "each chip's HBM (model tpu_ps: embedding tables placed in HBM, the MLPs' traffic)",
+    "ici": "the chip-to-chip interconnect (model tpu_ps: all-to-all of the ids, all-reduce of the MLP gradients)",
+    "param_server": "a CPU parameter server (model tpu_ps: tables placed on parameter servers)",
+    "ps_nic": "a parameter server's NIC (model tpu_ps)",
+    "host_nic": "an accelerator host's NIC (model tpu_ps)",
 }
 
 #: Device families each role takes (the models the pipeline calls on the role implement their API):
@@ -89,6 +95,8 @@ ROLE_FAMILIES = {
     "fabric_link": ("cxl_link",), "gpu_link": ("cxl_link",), "host_link": ("cxl_link",),
     "switch": ("cxl_switch",), "cxl_protocol": ("cxl_protocol",), "pcie": ("pcie",),
     "replay_host": ("cpu",),
+    "tpu": ("tpu",), "tpu_hbm": ("kind:accelerator_memory",), "ici": ("ici",), "param_server": ("param_server",),
+    "ps_nic": ("nic",), "host_nic": ("nic",),
 }
 
 #: How many devices of a role a system has: one per GPU (``gpu``), one per memory device (``mem``:
@@ -346,7 +354,7 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
     topology = TOPOLOGY.validate(topology_doc, {}, at("topology"), "topology.")
     name = str(doc.get("name", path.stem))
     devices = _devices((name, *_ancestors(path, ())), _mapping(doc, "devices", at("devices"), "a mapping role: {preset: ...}"), pipeline,
-                       platform, sets, where, where_sets)
+                       platform, sets, where, where_sets, list(TPU_PS_ROLES) if model == "tpu_ps" else None)
     workload_overrides = _mapping(doc, "workload_overrides", at("workload_overrides"),
                                   "a mapping of workload parameter: value")
     declared = WORKLOAD_SCHEMA.by_name()
@@ -377,21 +385,27 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
     )
     if model == "dataflow":
         _check_roles(cfg, where, platform.path)
+    else:
+        missing = [r for r in TPU_PS_ROLES if r not in devices]
+        if missing:
+            raise ConfigError(at("devices"), f"devices.{missing[0]}",
+                              f"model tpu_ps needs device roles {', '.join(TPU_PS_ROLES)}; missing {', '.join(missing)}")
     return cfg
 
 
 def _devices(system: tuple[str, ...], file_devices: Any, pipeline: ParamSet | None, platform: Any,
-             sets: list[tuple[str, Any]], where: str, where_sets: str) -> dict[str, DeviceRole]:
-    """The system's device roles: the platform's for the roles the pipeline needs, the file's
-    entries merged over them, then ``--set devices.*`` (see :func:`load_system`). ``system``: its
-    name and the names of the systems it inherits from, nearest first (a platform's group that
-    names an ancestor applies to its descendants)."""
+             sets: list[tuple[str, Any]], where: str, where_sets: str,
+             model_roles: list[str] | None = None) -> dict[str, DeviceRole]:
+    """The system's device roles: the platform's for the roles the pipeline needs (an analytic
+    model: ``model_roles``), the file's entries merged over them, then ``--set devices.*`` (see
+    :func:`load_system`). ``system``: its name and the names of the systems it inherits from,
+    nearest first (a platform's group that names an ancestor applies to its descendants)."""
     if not isinstance(file_devices, dict):
         raise ConfigError(where, "devices", "expected a mapping role: {preset: ...}")
     for role in file_devices:
         if role not in ROLES:
             raise ConfigError(where, f"devices.{role}", unknown_key_message(role, ROLES) + f" (roles: {', '.join(ROLES)})")
-    needed = needed_roles(pipeline) if pipeline is not None else []
+    needed = needed_roles(pipeline) if pipeline is not None else list(model_roles or [])
     if pipeline is not None:  # optional roles the platform or the file gives
         needed += [r for r in OPTIONAL_ROLES if r in file_devices or platform.role_spec(system, r) is not None]
     specs: dict[str, Any] = {}
@@ -412,7 +426,7 @@ def _devices(system: tuple[str, ...], file_devices: Any, pipeline: ParamSet | No
     for role in list(file_devices) + [k.split(".")[1] for k, _ in device_sets]:
         if role not in needed:
             src = "--set" if role not in file_devices else where
-            why = "its pipeline" if pipeline is not None else "an analytic model (no device roles)"
+            why = "its pipeline" if pipeline is not None else "its analytic model"
             raise ConfigError(src, f"devices.{role}", f"{system[0]} does not use a {role} role ({why} needs "
                               f"{', '.join(needed) or 'none'}): the entry would change nothing")
     if device_sets:

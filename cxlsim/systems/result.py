@@ -51,7 +51,7 @@ class RunResult:
     machine: TrainingMachine | None
     extra: dict[str, Any] = field(default_factory=dict)
     activity: list[BatchActivity] = field(default_factory=list)  # per measured batch (tpu-ps: in its steps)
-    devices: DeviceGraph | None = None  # the models that timed the run (None for tpu-ps)
+    devices: DeviceGraph | None = None  # the models that timed the run
     energy: dict[str, Any] | None = None  # {"total": J, "by_component": {...}} per measured batch
     sampling: Sampling | None = None  # how the batch counts were picked (None: the config's fixed counts)
 

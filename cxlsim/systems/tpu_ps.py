@@ -15,7 +15,7 @@ samples). Each chip deduplicates the ids of its own batch. Two placements of the
   share one host NIC).
 
 ``auto`` (the shipped default) puts the tables in HBM when tables + dense parameters fit in
-c × ``hbm_GiB``, else on the parameter servers; an explicit ``hbm`` that does not fit is refused
+c × the HBM's ``capacity_GiB``, else on the parameter servers; an explicit ``hbm`` that does not fit is refused
 (:class:`~cxlsim.errors.ConfigError` naming the smallest chip count that fits).
 
 Dense work (bottom and top MLP, forward + backward = 3× the forward FLOPs) runs on each chip's
@@ -28,11 +28,14 @@ of an epoch.
 
 Public entry point::
 
-    tpu_ps_step(workload_params: dict, system_params, unique_ids_per_table, chips=1) -> dict
+    tpu_ps_step(workload_params: dict, system_params, devices, unique_ids_per_table, chips=1) -> dict
 
-Each step also returns a :class:`TpuPsActivity` (busy times, bytes) that
-:mod:`cxlsim.energy.tpu_ps` prices; the energy parameters of :data:`TPU_PS_SCHEMA` never change
-timing. Internal units: seconds and bytes; the result's times are in ns (``cxlsim.units``).
+The device parameters are the roles' (:data:`TPU_PS_ROLES`: the chip, its HBM, the
+interconnect, a parameter server and the two NICs, presets of the families ``tpu``, ``hbm``,
+``ici``, ``param_server`` and ``nic``), passed in as models (:class:`TpuPsDevices`); the system's
+own block (:data:`TPU_PS_SCHEMA`) holds the policies, the epoch and the hosts. Each step also
+returns a :class:`TpuPsActivity` (busy times, bytes) that :mod:`cxlsim.energy.tpu_ps` prices; the
+energy parameters (:data:`ENERGY_PARAMS`, :data:`DEVICE_ENERGY_PARAMS`) never change timing. Internal units: seconds and bytes; the result's times are in ns (``cxlsim.units``).
 """
 
 from __future__ import annotations
@@ -65,86 +68,94 @@ PLACEMENTS = ("auto", "hbm", "ps")
 
 TPU_PS_SCHEMA = Schema("tpu-ps", (
     Param("placement_policy", str, "where the embedding tables live: auto (HBM when tables + dense parameters fit "
-          "in chips × hbm_GiB, else parameter servers), hbm or ps", default="auto", choices=PLACEMENTS),
+          "in chips × the tpu_hbm role's capacity_GiB, else parameter servers), hbm or ps", default="auto",
+          choices=PLACEMENTS),
     Param("partitioning_policy", str, "HBM sharding of the tables", default="table+column", choices=PARTITIONINGS),
     Param("column_shards_count", int, "table+column: SparseCores each table's columns are split over", default=4, minimum=1),
-    Param("tensorcores_per_chip_count", int, "TensorCores per chip (TPUv4: 2); each issues its own lookups to the "
-          "parameter servers", default=2, minimum=1),
-    Param("sparsecores_per_chip_count", int, "SparseCores per chip (TPUv4: 4)", default=4, minimum=1),
-    Param("hbm_GiB", float, "HBM capacity per chip (TPUv4: 32 GiB)", default=32.0, minimum=0, exclusive_minimum=True),
-    Param("hbm_bw_GBps", float, "HBM bandwidth per chip (TPUv4: 1200 GB/s)", default=1200.0, minimum=0, exclusive_minimum=True),
-    Param("hbm_gather_efficiency_fraction", float, "share of HBM bandwidth random row gathers reach", default=0.5,
-          minimum=0, maximum=1, exclusive_minimum=True),
-    Param("a2a_GBps", float, "all-to-all bandwidth per chip over the interconnect", default=50.0, minimum=0, exclusive_minimum=True),
-    Param("a2a_latency_us", float, "latency of one all-to-all phase", default=10.0, minimum=0),
-    Param("allreduce_GBps", float, "ring all-reduce bandwidth per chip over the interconnect", default=100.0,
-          minimum=0, exclusive_minimum=True),
-    Param("allreduce_latency_us", float, "latency of one all-reduce of the MLP gradients", default=10.0, minimum=0),
-    Param("peak_TFLOPps", float, "TensorCore peak per chip (TPUv4 bf16: 275)", default=275.0, minimum=0, exclusive_minimum=True),
-    Param("mlp_efficiency_fraction", float, "share of peak the MLPs reach", default=0.4, minimum=0, maximum=1, exclusive_minimum=True),
     Param("id_B", int, "bytes per id in the all-to-all", default=4, minimum=1),
     Param("element_B", int, "bytes per embedding element and dense parameter", default=4, minimum=1),
     Param("pipelining", bool, "overlap sparse step N+1 with dense step N", default=True),
     Param("contention_factor", float, "slowdown of each side when they overlap", default=1.1, minimum=1),
     Param("ps_servers_count", int, "CPU parameter servers (placement ps)", default=1, minimum=1),
-    Param("ps_cores_count", int, "CPU cores per parameter server", default=32, minimum=1),
     Param("rpc_coalescing", bool, "one fetch/update RPC pair per server per step", default=False),
-    Param("rpc_cpu_us", float, "server CPU time per RPC", default=20.0, minimum=0),
-    Param("rpc_latency_us", float, "network round trip of one RPC", default=50.0, minimum=0),
-    Param("ps_row_ns", float, "server CPU time per row gathered or updated", default=50.0, minimum=0),
-    Param("ps_nic_GBps", float, "parameter-server NIC bandwidth (25 Gbps = 3.125)", default=3.125, minimum=0, exclusive_minimum=True),
     Param("chips_per_host_count", int, "accelerator chips per host (TPUv4: 4); each host has one NIC", default=4, minimum=1),
-    Param("host_nic_GBps", float, "accelerator host NIC bandwidth (placement ps)", default=3.125, minimum=0,
-          exclusive_minimum=True),
     Param("epoch_s", float, "epoch length (a checkpoint at each end)", default=3600.0, minimum=0, exclusive_minimum=True),
     Param("drain_s", float, "drain before the epoch checkpoint", default=60.0, minimum=0),
     Param("checkpoint_GB", float, "checkpoint size (0 = embedding tables + dense parameters)", default=0.0, minimum=0),
     Param("dfs_write_GBps", float, "distributed-file-system write bandwidth", default=10.0, minimum=0, exclusive_minimum=True),
     # energy (cxlsim.energy.tpu_ps): never read by the timing
-    Param("chip_idle_W", float, "chip power when idle (TPUv4 minimum)", default=90.0, minimum=0),
-    Param("tensorcores_W", float, "chip power above idle while its TensorCores run", default=92.0, minimum=0),
-    Param("sparsecores_W", float, "chip power above idle while its SparseCores run", default=10.0, minimum=0),
-    Param("hbm_background_W", float, "HBM background power per chip", default=4.0, minimum=0),
-    Param("hbm_pJ_per_bit", float, "HBM access energy", default=3.9, minimum=0),
-    Param("ici_links_per_chip_count", int, "interconnect links per chip (TPUv4: 6); each link joins two chips",
-          default=6, minimum=1),
-    Param("ici_link_W", float, "idle power per interconnect link", default=1.0, minimum=0),
-    Param("ici_pJ_per_bit", float, "interconnect transfer energy", default=5.0, minimum=0),
     Param("host_W", float, "accelerator host power (CPU, DRAM, board) per host", default=200.0, minimum=0),
-    Param("ps_idle_W", float, "parameter-server power when idle", default=100.0, minimum=0),
-    Param("ps_busy_W", float, "parameter-server power above idle with every core busy", default=150.0, minimum=0),
-    Param("nic_W", float, "NIC power per NIC (servers' and hosts')", default=10.0, minimum=0),
-    Param("nic_pJ_per_bit", float, "NIC transfer energy per bit through one NIC", default=5.0, minimum=0),
 ))
 
-#: The energy parameters (:mod:`cxlsim.energy.tpu_ps`): the timing never reads them.
-ENERGY_PARAMS = ("chip_idle_W", "tensorcores_W", "sparsecores_W", "hbm_background_W", "hbm_pJ_per_bit",
-                 "ici_links_per_chip_count", "ici_link_W", "ici_pJ_per_bit", "host_W", "ps_idle_W", "ps_busy_W",
-                 "nic_W", "nic_pJ_per_bit")
+#: The device roles of model tpu_ps (:data:`cxlsim.systems.config.ROLES`), each one device built
+#: once by the system's device graph (:class:`TpuPsDevices`).
+TPU_PS_ROLES = ("tpu", "tpu_hbm", "ici", "param_server", "ps_nic", "host_nic")
 
-#: Parameters of one placement only: the other placement's go unused (and are declared so).
-HBM_ONLY = ("partitioning_policy", "column_shards_count", "sparsecores_per_chip_count", "hbm_bw_GBps",
-            "hbm_gather_efficiency_fraction", "a2a_GBps", "a2a_latency_us", "sparsecores_W")
-PS_ONLY = ("tensorcores_per_chip_count", "ps_servers_count", "ps_cores_count", "rpc_coalescing", "rpc_cpu_us", "rpc_latency_us", "ps_row_ns",
-           "ps_nic_GBps", "host_nic_GBps", "ps_idle_W", "ps_busy_W", "nic_pJ_per_bit")
-#: Parameters of the chip-to-chip interconnect: unused on one chip.
-INTERCONNECT = ("a2a_GBps", "a2a_latency_us", "allreduce_GBps", "allreduce_latency_us", "ici_links_per_chip_count",
-                "ici_link_W", "ici_pJ_per_bit")
+#: The energy parameters (:mod:`cxlsim.energy.tpu_ps`): the timing never reads them. The system's,
+#: and each role's.
+ENERGY_PARAMS = ("host_W",)
+DEVICE_ENERGY_PARAMS = {
+    "tpu": ("idle_W", "tensorcores_W", "sparsecores_W"),
+    "tpu_hbm": ("background_W", "pJ_per_bit"),
+    "ici": ("links_per_chip_count", "link_W", "pJ_per_bit"),
+    "param_server": ("idle_W", "busy_W"),
+    "ps_nic": ("power_W", "pJ_per_bit"),
+    "host_nic": ("power_W", "pJ_per_bit"),
+}
+
+#: Parameters of one placement only (the system's, then by role): the other placement's go unused
+#: (and are declared so).
+HBM_ONLY = ("partitioning_policy", "column_shards_count")
+HBM_ONLY_DEVICES = {"tpu": ("sparsecores_per_chip_count", "sparsecores_W"),
+                    "tpu_hbm": ("bw_GBps", "gather_efficiency_fraction"), "ici": ("a2a_GBps", "a2a_latency_us")}
+PS_ONLY = ("ps_servers_count", "rpc_coalescing")
+PS_ONLY_DEVICES = {"tpu": ("tensorcores_per_chip_count",),
+                   "param_server": ("cores_count", "rpc_cpu_us", "rpc_latency_us", "row_ns", "idle_W", "busy_W"),
+                   "ps_nic": ("bw_GBps", "power_W", "pJ_per_bit"), "host_nic": ("bw_GBps", "pJ_per_bit")}
 
 
-def declare_unused(params: ParamSet, placement: str, chips: int) -> None:
+@dataclass(frozen=True)
+class TpuPsDevices:
+    """The devices the tpu-ps model works with, one model per role (:data:`TPU_PS_ROLES`), built by
+    the system's device graph (:func:`cxlsim.systems.graph.build_devices`)."""
+
+    chip: Any  # tpu: TensorCores, SparseCores (cxlsim.devices.tpu)
+    hbm: Any  # tpu_hbm: each chip's HBM (cxlsim.devices.hbm)
+    ici: Any  # the chip-to-chip interconnect (cxlsim.devices.ici)
+    server: Any  # param_server: one parameter server (cxlsim.devices.param_server)
+    ps_nic: Any  # a parameter server's NIC (cxlsim.devices.nic)
+    host_nic: Any  # an accelerator host's NIC (cxlsim.devices.nic)
+
+    @classmethod
+    def from_graph(cls, graph: Any) -> TpuPsDevices:
+        """The roles' models of a device graph (``graph[role]``)."""
+        return cls(graph["tpu"], graph["tpu_hbm"], graph["ici"], graph["param_server"], graph["ps_nic"],
+                   graph["host_nic"])
+
+    def by_role(self) -> dict[str, Any]:
+        return {"tpu": self.chip, "tpu_hbm": self.hbm, "ici": self.ici, "param_server": self.server,
+                "ps_nic": self.ps_nic, "host_nic": self.host_nic}
+
+
+def declare_unused(params: ParamSet, devices: TpuPsDevices, placement: str, chips: int) -> None:
     """Declare what does not apply to a run of ``chips`` chips with tables at ``placement`` (the
-    resolved one) (:meth:`ParamSet.skip`): the other placement's parameters, the interconnect's on
-    one chip, ``contention_factor`` without pipelining, ``hbm_GiB`` when placement is given as ps."""
+    resolved one) (:meth:`ParamSet.skip`): the other placement's parameters (the system's and the
+    roles'), the interconnect's on one chip, ``contention_factor`` without pipelining, the HBM's
+    capacity when placement is given as ps."""
+    roles = devices.by_role()
+    why = f"the tables are in {'HBM' if placement == 'hbm' else 'parameter servers'} (placement {placement})"
     for key in (PS_ONLY if placement == "hbm" else HBM_ONLY):
-        params.skip(key, f"the tables are in {'HBM' if placement == 'hbm' else 'parameter servers'} (placement {placement})")
+        params.skip(key, why)
+    for role, keys in (PS_ONLY_DEVICES if placement == "hbm" else HBM_ONLY_DEVICES).items():
+        for key in keys:
+            roles[role].params.skip(key, why)
     if chips == 1:
-        for key in INTERCONNECT:
-            params.skip(key, "one chip: no chip-to-chip interconnect traffic")
+        for key in roles["ici"].params:
+            roles["ici"].params.skip(key, "one chip: no chip-to-chip interconnect traffic")
     if not params.as_dict()["pipelining"]:
         params.skip("contention_factor", "pipelining is off: sparse and dense work do not overlap")
     if params.as_dict()["placement_policy"] == "ps":
-        params.skip("hbm_GiB", "placement_policy is ps: the tables' fit in HBM is not checked")
+        devices.hbm.params.skip("capacity_GiB", "placement_policy is ps: the tables' fit in HBM is not checked")
 
 
 def load_imbalance(bytes_per_core: Sequence[float]) -> float:
@@ -304,14 +315,16 @@ def _per_chip(unique_ids_per_table: Any, chips: int, tables: int) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- the step
-def tpu_ps_step(workload_params: dict, system_params: Any, unique_ids_per_table: Any, chips: int = 1) -> dict:
+def tpu_ps_step(workload_params: dict, system_params: Any, devices: TpuPsDevices, unique_ids_per_table: Any,
+                chips: int = 1) -> dict:
     """One data-parallel training step of ``chips`` chips (module docstring).
 
     ``workload_params``: ``batch_size`` (samples per chip per step), ``tables``, ``dim``,
     ``bottom_mlp``, ``top_mlp`` ("13-512-16" strings or width lists), optional ``rows_per_table``
     (or ``embedding_B``, the tables' bytes) and ``mlp_params_count`` (dense parameters; default:
     weights + biases of the two stacks); ``system_params``: a mapping or ParamSet of
-    :data:`TPU_PS_SCHEMA` (validated; unknown keys raise ConfigError);
+    :data:`TPU_PS_SCHEMA` (validated; unknown keys raise ConfigError); ``devices``: the
+    roles' models (:class:`TpuPsDevices`), whose parameters the step reads there;
     ``unique_ids_per_table``: distinct ids per table in a chip's batch (a list of ``tables``
     counts, the same for every chip, or ``chips`` such lists, one per chip).
 
@@ -339,16 +352,17 @@ def tpu_ps_step(workload_params: dict, system_params: Any, unique_ids_per_table:
     rows = int(_get(workload_params, "rows_per_table", default=1))
     tables_B = float(_get(workload_params, "embedding_B", default=tables * rows * row_B))
     policy = sp.placement_policy
-    placement = resolve_placement(policy, tables_B + dense_B, chips, sp.hbm_GiB if policy != "ps" else None)
+    chip, hbm, ici, server = devices.chip.params, devices.hbm.params, devices.ici.params, devices.server.params
+    placement = resolve_placement(policy, tables_B + dense_B, chips, hbm.capacity_GiB if policy != "ps" else None)
 
     # dense side: the chip's MLPs, then the ring all-reduce of their gradients
-    flops_s = sp.peak_TFLOPps * 1e12 * sp.mlp_efficiency_fraction
+    flops_s = devices.chip.mlp_flops_per_s()
     b_mlp = FWD_BWD_FACTOR * FLOP_PER_MAC * batch * mlp_macs(bottom) / flops_s
     t_mlp = FWD_BWD_FACTOR * FLOP_PER_MAC * batch * mlp_macs(top) / flops_s
     allreduce = allreduce_B = 0.0
     if chips > 1:
         per_chip_ar_B = 2.0 * (chips - 1) / chips * dense_B
-        allreduce = per_chip_ar_B / (sp.allreduce_GBps * GB) + sp.allreduce_latency_us * 1e-6
+        allreduce = per_chip_ar_B / (ici.allreduce_GBps * GB) + ici.allreduce_latency_us * 1e-6
         allreduce_B = chips * per_chip_ar_B
 
     # sparse side
@@ -361,33 +375,33 @@ def tpu_ps_step(workload_params: dict, system_params: Any, unique_ids_per_table:
     hosts = math.ceil(chips / sp.chips_per_host_count)
     servers = 0
     if placement == "hbm":
-        cores = chips * sp.sparsecores_per_chip_count
+        cores = chips * chip.sparsecores_per_chip_count
         served = uniq.sum(axis=0)  # rows each table's owners gather: one request per chip that touched it
         loads = partition_bytes(None, served.tolist(), [dim] * tables, cores, sp.partitioning_policy,
                                 sp.column_shards_count, el_B)
         li = load_imbalance(loads)
-        core_Bps = sp.hbm_bw_GBps * GB * sp.hbm_gather_efficiency_fraction / sp.sparsecores_per_chip_count
+        core_Bps = devices.hbm.gather_Bps() / chip.sparsecores_per_chip_count
         embedding = EMB_RW_FACTOR * max(loads) / core_Bps
         sc_busy = EMB_RW_FACTOR * (sum(loads) / cores) / core_Bps
         emb_hbm_B = EMB_RW_FACTOR * float(sum(loads))
         per_chip_B = 2.0 * busiest_ids * wire_B * (chips - 1) / chips  # forward and backward exchanges
         sparse_transfer = 0.0
         if chips > 1:
-            sparse_transfer = per_chip_B / (sp.a2a_GBps * GB) + 2.0 * sp.a2a_latency_us * 1e-6
+            sparse_transfer = per_chip_B / (ici.a2a_GBps * GB) + 2.0 * ici.a2a_latency_us * 1e-6
             a2a_B = 2.0 * total_ids * wire_B * (chips - 1) / chips
     else:
         servers = sp.ps_servers_count
-        rpc_pairs = ps_rpc_pairs_per_server(chips * sp.tensorcores_per_chip_count, tables, sp.rpc_coalescing)
+        rpc_pairs = ps_rpc_pairs_per_server(chips * chip.tensorcores_per_chip_count, tables, sp.rpc_coalescing)
         rows_per_server = total_ids / servers
-        core_s = 2 * rpc_pairs * sp.rpc_cpu_us * 1e-6 + 2 * rows_per_server * sp.ps_row_ns * 1e-9
-        embedding = core_s / sp.ps_cores_count
+        core_s = 2 * rpc_pairs * server.rpc_cpu_us * 1e-6 + 2 * rows_per_server * server.row_ns * 1e-9
+        embedding = core_s / server.cores_count
         ps_core_s = servers * core_s
         server_B = 2.0 * rows_per_server * wire_B  # per server: fetch vectors, update gradients
         busiest_host_ids = max(float(ids_per_chip[h::hosts].sum()) for h in range(hosts)) if hosts > 1 else total_ids
         host_B = 2.0 * busiest_host_ids * wire_B
         per_chip_B = 2.0 * busiest_ids * wire_B
-        sparse_transfer = max(server_B / (sp.ps_nic_GBps * GB), host_B / (sp.host_nic_GBps * GB)) \
-            + 2.0 * sp.rpc_latency_us * 1e-6
+        sparse_transfer = max(server_B / (devices.ps_nic.params.bw_GBps * GB), host_B / (devices.host_nic.params.bw_GBps * GB)) \
+            + 2.0 * server.rpc_latency_us * 1e-6
         nic_B = 2.0 * 2.0 * total_ids * wire_B  # each byte crosses a server's and a host's NIC
         emb_hbm_B = 2.0 * total_ids * row_B  # vectors in, gradients out of each chip's HBM
     sparse = sparse_transfer + embedding

@@ -32,10 +32,11 @@ import numpy as np
 from cxlsim.engine.trace import TraceRecorder
 from cxlsim.errors import ConfigError
 from cxlsim.systems.config import SystemConfig
+from cxlsim.systems.graph import build_devices
 from cxlsim.systems.result import RunResult
 from cxlsim.systems.sampling import Sampling, decide
 from cxlsim.systems.streams import StreamSet
-from cxlsim.systems.tpu_ps import declare_unused, tpu_ps_step
+from cxlsim.systems.tpu_ps import TpuPsDevices, declare_unused, tpu_ps_step
 from cxlsim.workloads.catalog import Workload
 
 #: Topology keys the tpu-ps model has no use for, and why.
@@ -178,6 +179,8 @@ def simulate_tpu_ps(cfg: SystemConfig, wl: Workload, streams: StreamSet, group: 
     the result's configuration holds the counts it chose."""
     wp = workload_params(wl)
     sp = cfg.tpu_ps
+    graph = build_devices(cfg)  # the roles' models, built once, as for every system
+    devices = TpuPsDevices.from_graph(graph)
     chips = cfg.topology.gpus_count
     for key in cfg.topology:
         if key not in ("gpus_count", "symmetry"):
@@ -193,7 +196,7 @@ def simulate_tpu_ps(cfg: SystemConfig, wl: Workload, streams: StreamSet, group: 
 
     def step_at(n: int) -> dict[str, Any]:
         try:
-            return tpu_ps_step(wp, sp, ids(n), chips)
+            return tpu_ps_step(wp, sp, devices, ids(n), chips)
         except ConfigError as exc:  # name the configuration the key came from
             raise ConfigError(cfg.source, exc.key, exc.message) from None
 
@@ -213,11 +216,11 @@ def simulate_tpu_ps(cfg: SystemConfig, wl: Workload, streams: StreamSet, group: 
         parts.append(critical_path_ns(step, sp.pipelining, sp.contention_factor if sp.pipelining else 1.0))
         steps.append(step)
     last = steps[-1]
-    declare_unused(sp, last["placement"], chips)
+    declare_unused(sp, devices, last["placement"], chips)
     extra = {"tpu_ps": {"placement": last["placement"], "pipelined": last["pipelined"], "chips": chips,
                         "load_imbalance": float(np.mean([s["load_imbalance"] for s in steps])),
                         "rpc_pairs_per_server": last["rpc_pairs_per_server"],
                         "transfer_bytes_per_chip": float(np.mean([s["transfer_bytes_per_chip"] for s in steps]))},
              "symmetry": {"reduced": True, "groups": chips // group, "group_chips": group} if group else {"reduced": False}}
     return TpuPsResult(cfg, wl, np.asarray(times), parts, np.zeros(len(times)), 0, None, None, extra, steps=steps,
-                       sampling=rule)
+                       devices=graph, sampling=rule)
