@@ -614,10 +614,10 @@ class MediaModel(DeviceModel):
             start, complete, ack = np.empty(m), np.empty(m), np.empty(m)
             c = np.zeros(X.N_C)
             c[X.C_ACK_MAX] = c[X.C_END_MAX] = c[X.C_FILL] = X.NO_TIME
-            loop_ring = np.full(outstanding, X.NO_TIME)
-            # split pools: the writes' loop and the next slot of each loop (None: the one-pool kernel)
-            wloop_ring = np.full(w_out, X.NO_TIME) if split else None
-            loop_pos = np.zeros(2, np.int64)
+            # free times of the requester's slots (the reads' with split pools), a loser tree
+            loop_ring, loop_tree = K.slot_tree(outstanding)
+            # split pools: the writes' slots (None: the one-pool kernel)
+            wloop_ring, wloop_tree = K.slot_tree(w_out) if split else (None, None)
             scratch = [np.zeros(state.modules, np.int64), np.zeros(state.modules), np.zeros(state.modules)]
             room = 2 * max_units + 2
             # the kernel is compiled per policy: the other policy's state goes in as None
@@ -645,7 +645,7 @@ class MediaModel(DeviceModel):
                                    *fifo, state.wcb_tag, state.wcb_filt, state.wcb_stamp,
                                    state.stamp, state.wcb_prev, state.wcb_next, state.wcb_lru,
                                    state.keys, state.times, state.used, self._wear(state),
-                                   *posted, loop_ring, wloop_ring, loop_pos, start, complete, ack, c, *scratch)
+                                   *posted, loop_ring, loop_tree, wloop_ring, wloop_tree, start, complete, ack, c, *scratch)
                 stopped = True
             if not per_access:
                 start = complete = ack = np.zeros(0)
