@@ -15,12 +15,11 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
 #: against measurements", "Misses"): the test fails when one of them comes inside (update the docs
 #: and this list) or another falls outside.
 KNOWN_MISSES = {
-    "optane-6dimm-threads-read",  # the requester's slots are reused in issue order
     "optane-1dimm-size-read",  # 4 KiB: the prefetchers' share of one thread's parallelism
     "optane-1dimm-size-ntstore",  # 64/128 B: partial XPLines read-modify-written, not merged
     "optane-6dimm-threads-ntstore",  # a thread's ntstore rate; the shared iMC write queue
-    "optane-6dimm-threads-store-clwb",  # as above
-    "dram-6ch-threads-read",  # in-order slots; DRAM banks held for a burst slot, not tRC
+    "optane-6dimm-threads-store-clwb",  # one thread: the fill buffers' rate; 24 threads: shared write queue
+    "dram-6ch-threads-read",  # 12-16 threads: DRAM banks held for a burst slot, not tRC
     "dram-6ch-threads-ntstore",  # a thread's ntstore rate
     "pmem-u200-emulated-table2",  # write bandwidth: Little's law with 16 requests, not Table 2's ratio
     "cxl-load-adder-over-dram",  # Pond's projection vs CXL-DMSim's measured devices
@@ -53,6 +52,15 @@ def test_the_optane_curves_of_one_dimm_are_inside_their_tolerance(report):
     by_id = {c["id"]: c for c in report["checks"]}
     for op in ("read", "ntstore", "store-clwb"):
         assert by_id[f"optane-1dimm-threads-{op}"]["within"]
+
+
+def test_six_dimm_reads_are_inside_their_tolerance_with_slots_freed_out_of_order(report):
+    """The requester's slots free out of order (a core's fill buffers free as their misses
+    return): the interleaved read curve comes inside ±25 % at every thread count; in issue order it
+    missed (−13 to −26 %). It must stay in."""
+    by_id = {c["id"]: c for c in report["checks"]}
+    c = by_id["optane-6dimm-threads-read"]
+    assert c["within"] and c["max_abs_rel_error"] < 0.2
 
 
 def test_report_points_and_summary(report):
