@@ -34,16 +34,19 @@ __all__ = ["RunResult", "energy_report", "load_config", "load_workload", "simula
 def simulate(
     system: str | Any,
     workload: str | None = None,
-    batches: int | None = None,
+    batches: int | str | None = None,
     seed: int | None = None,
-    warmup: int | None = None,
+    warmup: int | str | None = None,
     sets: Mapping[str, Any] | list[tuple[str, Any]] | None = None,
     workload_sets: Mapping[str, Any] | None = None,
     trace: bool = True,
+    ci: float | None = None,
 ) -> RunResult:
-    """Simulate ``system`` on ``workload`` (default: the system's); the result carries its energy."""
+    """Simulate ``system`` on ``workload`` (default: the system's); the result carries its energy.
+    ``batches="auto"`` samples until the 95 % interval of the mean batch time is within ``ci``
+    (a fraction, default 1 %) of the mean (:mod:`cxlsim.systems.sampling`)."""
     result = _run.simulate(system, workload=workload, batches=batches, seed=seed, warmup=warmup, sets=sets,
-                           workload_sets=workload_sets, trace=trace)
+                           workload_sets=workload_sets, trace=trace, ci=ci)
     result.energy = energy_per_batch(result)  # device models' energy, or the tpu-ps steps
     items = list(sets.items()) if isinstance(sets, Mapping) else list(sets or [])
     check_overrides(result.config, items)
@@ -58,5 +61,7 @@ def simulate_from_args(args: argparse.Namespace) -> RunResult:
     sets = parse_set(args.set)
     if getattr(args, "platform", None):
         sets.append(("platform", args.platform))
+    if getattr(args, "symmetry", None):
+        sets.append(("topology.symmetry", args.symmetry))
     return simulate(system, workload=args.workload, batches=args.batches, seed=args.seed,
-                    warmup=getattr(args, "warmup", None), sets=sets, trace=True)
+                    warmup=getattr(args, "warmup", None), sets=sets, trace=True, ci=getattr(args, "ci", None))

@@ -34,6 +34,16 @@ KiB = 1024
 MiB = 1024**2
 GiB = 1024**3
 
+# element sizes (B) of the data types the models move
+#: One fp32 value (embedding and MLP parameters, activations, gradients).
+FP32_B = 4
+#: One embedding index as it travels to a memory device (the batch's row numbers, DMAed to the
+#: CXL-MEM or copied over PCIe): int32, as tables stay below 2**32 rows (docs/timing-model.md).
+WIRE_INDEX_B = 4
+#: One element of a PyTorch index tensor on the GPU (int64, torch.long: the interaction's tril
+#: indices); a different quantity from WIRE_INDEX_B, which is the device-side wire format.
+TORCH_INDEX_B = 8
+
 # energy
 PJ = 1e-12
 NJ = 1e-9

@@ -15,17 +15,48 @@ def fake_run(job):
     return {"system": s, "workload": w, "wall_s": 0.0, "batches_per_s": 0.0, "pid": mp.current_process().pid}
 
 
+class FakeStreams:
+    def __init__(self, made, key):
+        self.made, self.key = made, key
+
+    def prepare(self, n):
+        self.made.append((*self.key, n))
+        return self
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_comparison_runs_every_system_on_every_workload(monkeypatch, workers):
     if workers > 1 and "fork" not in mp.get_all_start_methods():
         pytest.skip("needs fork")
     made = []
-    monkeypatch.setattr(streams, "stream_set", lambda wl, seed, n: made.append((wl.name, seed, n)))
+    monkeypatch.setattr(streams, "stream_set", lambda wl, seed, n: FakeStreams(made, (wl.name, seed)))
     monkeypatch.setattr(bench, "_one", fake_run)
     rows, stream_s, wall = bench._comparison(2, workers)
     assert [(r["system"], r["workload"]) for r in rows] == [(s, w) for w in bench.WORKLOADS for s in bench.SYSTEMS]
     assert made == [(w, 1, bench.WARMUP + 2 + 1) for w in bench.WORKLOADS]  # streams first, once each
     assert 0 <= stream_s <= wall
+
+
+def test_auto_runs_make_streams_for_most_runs_ahead(monkeypatch):
+    made = []
+    monkeypatch.setattr(streams, "stream_set", lambda wl, seed, n: FakeStreams(made, (wl.name, seed)))
+    monkeypatch.setattr(bench, "_one", fake_run)
+    bench._comparison("auto", 1)
+    assert made == [(w, 1, bench._streams_ahead("auto")) for w in bench.WORKLOADS]
+
+
+def test_a_run_reports_its_counts_accesses_and_memory():
+    row = bench._one(("cxl", "rm4", "auto", "prototype"))
+    assert row["batches"] >= 5 and row["warmup_batches"] >= 1 and row["batch_time_ci95_fraction"] is not None
+    assert row["media_accesses"] > 0 and row["ns_per_access"] == pytest.approx(row["wall_s"] * 1e9 / row["media_accesses"])
+    assert row["peak_rss_B"] > 50 * 2**20
+    tpu = bench._one(("tpu-ps", "rm4", 2, "prototype"))
+    assert tpu["media_accesses"] is None and tpu["ns_per_access"] is None and tpu["batches"] == 2
+
+
+def test_per_worker_peak_is_the_largest_of_each_worker():
+    rows = [{"pid": 1, "peak_rss_B": 5}, {"pid": 2, "peak_rss_B": 3}, {"pid": 1, "peak_rss_B": 7}]
+    assert bench._per_worker_peak(rows) == {"1": 7, "2": 3}
 
 
 def test_longest_runs_first():

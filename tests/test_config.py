@@ -26,6 +26,8 @@ TOY = register(
             checks=(check_le("min_bw_GBps", "bw_GBps"),),
         ),
         build=lambda p: p,
+        kind="logic",
+        energy=None,
     )
 )
 

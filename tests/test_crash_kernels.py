@@ -47,6 +47,7 @@ def test_landed_matches_reference():
                 assert K.landed(np.uint64(key), e, g) == K.landed_ref(key, e, g)
 
 
+@pytest.mark.slow
 def test_torn_write_lands_whole_64B_pieces_and_the_journal_reverts_it():
     _, ev, pool, img = _events()
     fl = ev.in_flight(1.0)

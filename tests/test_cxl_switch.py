@@ -54,6 +54,18 @@ def test_identical_links_reproduce_the_measured_switch_latency(switch, link, hop
     assert path.hops == hops and path.latency_ns == (hops + 1) * 77 + hops * 23
 
 
+def test_a_path_asks_its_switch_for_the_hops_latency(switch, link):
+    """FabricPath takes the switch's own rule for its hops (``path_latency_ns``), not a copy of it:
+    a switch whose traversals cost otherwise (here: a fixed 1 µs whatever the hops) is honoured."""
+
+    class FlatSwitch(type(switch)):
+        def path_latency_ns(self, hops: int) -> float:
+            return 1000.0 if hops else 0.0
+
+    path = FabricPath([link] * 4, FlatSwitch(switch.params))
+    assert path.hops == 3 and path.latency_ns == 4 * link.latency_ns + 1000.0
+
+
 def test_a_path_serialises_once_at_its_slowest_link(switch):
     slow, fast = build_device("cxl_link/cxl2-x16"), build_device("cxl_link/cxl3-x16")
     path = FabricPath([fast, slow, fast], switch)
@@ -115,8 +127,9 @@ def test_tree_limits(switch):
     assert SwitchTree(2, 4).n_devices == 16 and SwitchTree(2, 4).n_switches == 5
     with pytest.raises(ValueError, match="ports"):
         switch.tree(1, 16)  # 16 children + 1 upstream port > 16 ports
-    with pytest.raises(ValueError, match="4095"):
-        SwitchTree(3, 16)
+    # CXL 3.0's 4095 routing ids bound the devices attached (systems.topology), not a deep tree's leaf ports
+    deep = SwitchTree(4, 15, 16)
+    assert deep.n_devices == 50625 and deep.hops(0, deep.n_devices - 1) == 7
 
 
 def test_microbench_over_paths_of_the_given_link(switch, link):

@@ -105,6 +105,7 @@ def _check(m: DeviceModel, op: str, args: tuple) -> None:
     assert t <= m.bound_factor(op) * b * (1 + 1e-9), (op, args, t, b, m.bound_factor(op))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("make", "op", "args"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())

@@ -14,6 +14,7 @@ def dram():
     return build_device("dram/ddr4-2666")
 
 
+@pytest.mark.slow
 def test_microbench_reproduces_sources(dram):
     b = microbench(dram, {})
     assert b["read_latency_ns"] == pytest.approx({"sequential": 81, "random": 101}, rel=0.02)

@@ -140,7 +140,7 @@ def test_tpu_notices_keep_progress_and_holds_cost_their_length():
     trace = [{"at_h": 2.5, "kind": "preemption", "notice_s": 600}, {"at_h": 5.2, "kind": "permanent-hold", "duration_s": 7200}]
     sc = scenario([{"name": "n", "kind": "tpu-epoch", "use_notices": True},
                    {"name": "x", "kind": "tpu-epoch", "use_notices": False},
-                   {"name": "u", "kind": "undo-log"}],
+                   {"name": "u", "kind": "undo-log", "idle_window_s": 0.0016}],
                   job={"duration_h": 8}, failures={"process_policy": "none"}, trace=trace,
                   interruptions={"preemption_downtime_s": 900})
     res = {r["scheme"]: r for r in one(sc)}
@@ -169,6 +169,7 @@ def test_bad_scenarios_name_file_and_key(edit, key):
     assert str(err.value).startswith("bad.yaml: ") and key in str(err.value) and "\n" not in str(err.value)
 
 
+@pytest.mark.slow
 def test_cli_runs_every_scenario(capsys, tmp_path):
     assert {p.name for p in CONFIGS} >= {"cpr-emulation.yaml", "check-n-run.yaml", "ecrec.yaml", "tpu.yaml", "side-by-side.yaml"}
     for path in CONFIGS:
@@ -188,3 +189,21 @@ def test_cli_runs_every_scenario(capsys, tmp_path):
     assert main(["ft", "--scenario", str(bad)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and str(bad) in err and "schemes[0].intervl_h" in err
+
+
+def test_undo_log_idle_window_has_no_python_default():
+    """The idle window the undo log overlaps is the scenario's to state (with its source)."""
+    with pytest.raises(ConfigError, match="idle_window_s"):
+        scenario([{"name": "u", "kind": "undo-log"}])
+
+
+def test_storage_device_is_a_memory_preset():
+    """Storage bandwidth comes from a memory-kind preset's declared keys; other kinds are refused."""
+    from cxlsim.devices import load_preset
+    from cxlsim.ft.storage import preset_read_GBps, preset_write_GBps
+
+    ssd = load_preset("ssd/intel-750").params
+    assert preset_read_GBps("ssd/intel-750", "x.yaml") == ssd.read_bw_GBps
+    assert preset_write_GBps("ssd/intel-750", "x.yaml") == ssd.write_bw_GBps
+    with pytest.raises(ConfigError, match="a storage or log device is a memory device"):
+        preset_read_GBps("gpu/rtx3090", "x.yaml")

@@ -21,7 +21,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cxlsim.config.bounds import MAX_SEED
 from cxlsim.config.catalog import shipped_root
+from cxlsim.devices.gpu_table import find_table
+from cxlsim.devices.interleave import MEMORY_FAMILIES
 from cxlsim.devices.registry import get_family, load_preset
 from cxlsim.devices.validate import load_catalog
 from cxlsim.errors import ConfigError, InputError
@@ -124,14 +127,29 @@ def dump(doc: Any) -> bytes:
 
 
 # --------------------------------------------------------------------------------- the readers
+def build_system(cfg: Any) -> None:
+    """What a run builds from a loaded system before it simulates, and what loading promised
+    (issue 26: inputs that were accepted and then failed or were silently ignored): the devices,
+    each memory role's media state, the workload with the system's overrides; a seed within the
+    bound; a named GPU timing table that the catalogs hold."""
+    devices = build_devices(cfg)
+    for role, d in cfg.devices.items():
+        if d.preset.family in MEMORY_FAMILIES:
+            devices[role].new_state(d.count, d.interleave_B)
+    assert 0 <= cfg.seed <= MAX_SEED, cfg.seed
+    load_workload(cfg.workload, cfg.workload_overrides, cfg.workload_overrides_where, "workload_overrides.")
+    if cfg.has("gpu") and (table := cfg.devices["gpu"].params.as_dict()["mlp_table_name"]):
+        assert find_table(table, measured=False) or find_table(table, measured=True), table
+
+
 def read_system(path: Path) -> None:
-    build_devices(load_system(str(path)))
+    build_system(load_system(str(path)))
 
 
 def read_platform(path: Path) -> None:
     load_platform(str(path))
     for system in ("cxl", "dram"):
-        build_devices(load_system(system, [("platform", str(path))]))
+        build_system(load_system(system, [("platform", str(path))]))
 
 
 def read_preset(path: Path) -> None:
@@ -202,17 +220,88 @@ def test_fuzz_readers_slow(tmp_path, reader):
     fuzz(tmp_path, reader, FUZZ_SLOW_EXAMPLES)
 
 
-@settings(max_examples=FUZZ_FAST_EXAMPLES, deadline=None, derandomize=True, database=None)
-@given(key=st.sampled_from(["devices.table_memory.count", "devices.table_memory.interleave_B", "seed", "batches",
-                            "devices.table_memory.preset", "pipeline.vector_cache_GB", "version",
-                            "topology.cxl_mems_count", "devices.gpu.preset", "workload"]),
-       value=HOSTILE)
-def test_fuzz_set_overrides(key, value):
-    """``--set key=value`` with hostile values: loaded and built, or refused naming --set."""
-    try:
-        build_devices(load_system("cxl", [(key, value)]))
-    except InputError as exc:
-        assert "\n" not in str(exc) and str(exc).startswith(("--set", str(CONFIGS / "cxl.yaml"))), str(exc)
+#: Keys ``--set`` fuzzes: structural ones, and one of each class issue 26 found escaping (media state
+#: sizes, requesters' accesses in flight, mappings that are not, seeds, GPU table names, workload
+#: overrides, switch levels).
+SET_KEYS = [
+    "devices.table_memory.count", "devices.table_memory.interleave_B", "seed", "batches",
+    "devices.table_memory.preset", "pipeline.vector_cache_GB", "version", "topology.cxl_mems_count",
+    "devices.gpu.preset", "workload",
+    "devices.table_memory.params.wcb_entries", "devices.table_memory.params.write_queue_entries",
+    "devices.table_memory.params.access_unit_B", "devices.table_memory.params.controller_outstanding_count",
+    "devices.ndp.params.outstanding_per_mc_count", "devices.ckpt_logic.params.read_outstanding_count",
+    "devices.host_cpu.params.line_fill_buffers_count", "devices.switch.levels",
+    "devices", "pipeline", "topology", "workload_overrides", "devices.table_memory.params",
+    "devices.gpu.params.mlp_table_name", "workload_overrides.batch_size", "workload_overrides.rows_per_table",
+]
+
+
+def fuzz_set(key: str, examples: int) -> None:
+    """``--set key=value`` with hostile values: loaded and built (states and workload included), or
+    refused naming --set."""
+
+    @settings(max_examples=examples, deadline=None, derandomize=True, database=None)
+    @given(value=HOSTILE)
+    def check(value):
+        try:
+            build_system(load_system("cxl", [(key, value)]))
+        except InputError as exc:
+            assert "\n" not in str(exc) and str(exc).startswith(("--set", str(CONFIGS / "cxl.yaml"))), str(exc)
+
+    check()
+
+
+@pytest.mark.parametrize("key", SET_KEYS)
+def test_fuzz_set_overrides(key):
+    fuzz_set(key, FUZZ_FAST_EXAMPLES // 4)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", SET_KEYS)
+def test_fuzz_set_overrides_slow(key):
+    fuzz_set(key, FUZZ_SLOW_EXAMPLES // 6)
+
+
+#: Media parameters ``cxlsim microbench --set`` fuzzes (the unit, and what sizes a module's state).
+MICROBENCH_KEYS = ["access_unit_B", "wcb_entries", "write_queue_entries", "controller_outstanding_count",
+                   "parallel_units_count", "read_priority"]
+
+
+def as_set_text(value: Any) -> str:
+    """``value`` as the text after ``--set key=`` (YAML flow style, as a user would type it)."""
+    return yaml.safe_dump(value, default_flow_style=True, width=10**6).strip().removesuffix("\n...")
+
+
+def fuzz_microbench(capsys, preset: str, examples: int) -> None:
+    """``cxlsim microbench PRESET --set key=value``: exit 0, or exit 2 with one line naming --set."""
+    from cxlsim.cli import main
+
+    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @given(key=st.sampled_from(MICROBENCH_KEYS), value=HOSTILE)
+    def check(key, value):
+        capsys.readouterr()
+        try:
+            rc = main(["microbench", preset, "--json", "--set", f"{key}={as_set_text(value)}"])
+        except SystemExit as exc:
+            rc = exc.code
+        err = capsys.readouterr().err.strip()
+        assert rc in (0, 2), err
+        if rc == 2:
+            assert len(err.splitlines()) == 1 and "--set" in err, err
+
+    check()
+
+
+@pytest.mark.parametrize("preset", ["pmem/optane-100", "ssd/intel-750"])
+def test_fuzz_microbench_sets(capsys, preset):
+    fuzz_microbench(capsys, preset, 3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", ["pmem/optane-100", "dram/ddr4-2666", "ssd/intel-750"])
+def test_fuzz_microbench_sets_slow(capsys, preset):
+    fuzz_microbench(capsys, preset, FUZZ_FAST_EXAMPLES)
 
 
 CLI_READERS = {  # commands that read a file and simulate nothing: (command line, reader whose files it mutates)

@@ -154,3 +154,164 @@ def test_ft_failures_during_recovery_do_not_recurse(capsys):
 
 def test_bounds_are_named_in_one_module():
     assert bounds.MAX_MODULES_PER_ROLE >= 32 and bounds.MAX_RUN_LOOKUPS >= 57_000_000 and bounds.MAX_FT_EVENTS > 0
+
+
+# ----------------------------------------------------------- issue 26 (item 6): inputs that escaped
+@pytest.mark.parametrize("sets, key", [
+    # a media state size beyond its bound (each parameter that sizes one module's state)
+    (["devices.table_memory.params.wcb_entries=1e12"], "devices.table_memory.params.wcb_entries"),
+    (["devices.table_memory.params.write_queue_entries=1e9"], "devices.table_memory.params.write_queue_entries"),
+    (["devices.table_memory.params.controller_outstanding_count=1e12"],
+     "devices.table_memory.params.controller_outstanding_count"),
+    (["devices.table_memory.params.read_priority=true", "devices.table_memory.params.write_queue_entries=40000"],
+     "devices.table_memory.params.write_queue_entries"),                        # banks × queue posted writes
+    # a requester keeping more accesses in flight than the bound (the media model's slots)
+    (["devices.ndp.params.outstanding_per_mc_count=1e12"], "devices.ndp.params.outstanding_per_mc_count"),
+    (["devices.ckpt_logic.params.read_outstanding_count=1e12"], "devices.ckpt_logic.params.read_outstanding_count"),
+    (["devices.host_cpu.params.line_fill_buffers_count=1e12"], "devices.host_cpu.params.line_fill_buffers_count"),
+    (["devices.switch.levels=1e12"], "devices.switch.levels"),                   # hung computing the tree
+    # a mapping that is not one
+    (["devices=[]"], "devices"),
+    (["devices=0"], "devices"),
+    (["topology=[]"], "topology"),
+    (["workload_overrides=0"], "workload_overrides"),
+    (["devices.table_memory.params=[]"], "devices.table_memory.params"),
+    # seeds beyond the one bound
+    (["seed=1180591620717411303424"], "seed"),
+    (["seed=9007199254740993"], "seed"),
+    (["seed=1e300"], "seed"),
+    # a GPU timing table that is not one of the catalogs'
+    (["devices.gpu.params.mlp_table_name=../../etc/passwd"], "devices.gpu.params.mlp_table_name"),
+    (["devices.gpu.params.mlp_table_name=/etc/passwd"], "devices.gpu.params.mlp_table_name"),
+    (["devices.gpu.params.mlp_table_name=no-such-table"], "devices.gpu.params.mlp_table_name"),
+    (["devices.gpu.params.mlp_table_name=rtx3090_mlp.csv"], "devices.gpu.params.mlp_table_name"),
+    # a workload override, named with its full key
+    (["workload_overrides.batch_size=0"], "workload_overrides.batch_size"),
+    (["workload_overrides.batch_sizes=4"], "workload_overrides.batch_sizes"),
+])
+def test_escaped_sets_refused_naming_the_option(capsys, sets, key):
+    argv = list(RUN)
+    for s in sets:
+        argv += ["--set", s]
+    line = one_line_exit_2(capsys, argv, key)
+    assert line.startswith("cxlsim run: error: --set: "), line
+
+
+def _system_file(tmp_path, body: str) -> str:
+    path = tmp_path / "mine.yaml"
+    path.write_text(f"version: 1\ninherits: cxl\nname: mine\n{body}\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("body, key", [
+    ("seed: 1180591620717411303424", "seed"),                                    # 2**70
+    ("workload_overrides: {batch_size: 0}", "workload_overrides.batch_size"),
+    ("workload_overrides: [1, 2]", "workload_overrides"),
+    ("devices: []", "devices"),
+    ("pipeline: 0", "pipeline"),
+    ("devices: {table_memory: {params: {wcb_entries: 100000000}}}", "devices.table_memory.params.wcb_entries"),
+    ("devices: {table_memory: {params: {access_unit_B: 3}}}", "devices.table_memory.interleave_B"),
+    ("devices: {gpu: {params: {mlp_table_name: ../x}}}", "devices.gpu.params.mlp_table_name"),
+])
+def test_escaped_system_file_values_name_the_file(tmp_path, capsys, body, key):
+    """A value in a system file is blamed on the file (never on a --set nobody gave)."""
+    path = _system_file(tmp_path, body)
+    line = one_line_exit_2(capsys, ["run", "--config", path, "--batches", "1", "--warmup", "0"], path, key)
+    assert "--set" not in line, line
+
+
+@pytest.mark.parametrize("argv, where, key", [
+    (["microbench", "pmem/optane-100", "--set", "access_unit_B=3"], "--set", "access_unit_B"),
+    (["microbench", "ssd/intel-750", "--set", "access_unit_B=3"], "--set", "access_unit_B"),
+    (["microbench", "dram/ddr4-2666", "--set", "access_unit_B=8192", "--set", "read_latency_sequential_ns=10000",
+      "--set", "read_latency_random_ns=10000"], "--set", "access_unit_B"),
+    (["microbench", "pmem/optane-100", "--set", "wcb_entries=1e12"], "--set", "wcb_entries"),
+    (["microbench", "pmem/optane-100", "--set", "write_queue_entries=1e12"], "--set", "write_queue_entries"),
+    (["microbench", "pmem/optane-100", "--set", "controller_outstanding_count=1e12"], "--set",
+     "controller_outstanding_count"),
+    (["microbench", "cpu/i5-9600k", "--set", "cores_count=1e9"], "--set", "cores_count"),
+    (["microbench", "ndp/alveo-u200", "--set", "outstanding_per_mc_count=1e12"], "--set", "outstanding_per_mc_count"),
+    (["microbench", "gpu/rtx3090", "--set", "mlp_table_name=../../etc/passwd", "--mlp", "13-64-32",
+      "--batch", "8"], "--set", "mlp_table_name"),
+])
+def test_escaped_microbench_sets(capsys, argv, where, key):
+    """``microbench`` runs the load-time checks ``run`` runs (one validation serves both)."""
+    one_line_exit_2(capsys, argv, where, key)
+
+
+def test_microbench_medium_geometry_is_checked(tmp_path, capsys):
+    preset = tmp_path / "pmem" / "odd.yaml"
+    preset.parent.mkdir()
+    preset.write_text("version: 1\nfamily: pmem\ndescription: odd unit\ninherits: pmem/optane-100\n"
+                      "params:\n  access_unit_B: {value: 96, source: test}\n")
+    one_line_exit_2(capsys, ["microbench", "cpu/i5-9600k", "--medium", str(preset)], "--medium", "access_unit_B")
+
+
+@pytest.mark.parametrize("argv, needles", [
+    (["ft", "--scenario", "check-n-run", "--set", "seed=1180591620717411303424"], ("--set", "seed")),
+    (["crashtest", "--system", "cxl", "--points", "1", "--set", "seed=1180591620717411303424"], ("--set", "seed")),
+    (["timeline", "--system", "cxl", "--set", "seed=1180591620717411303424"], ("--set", "seed")),
+    (["energy", "--system", "cxl", "--set", "seed=9007199254740993"], ("--set", "seed")),
+])
+def test_one_seed_bound_everywhere(capsys, argv, needles):
+    one_line_exit_2(capsys, argv, *needles)
+
+
+def test_seed_bound_in_files_and_the_api(tmp_path, capsys):
+    from cxlsim.api import simulate
+    from cxlsim.errors import InputError
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("version: 1\nbase: {systems: [dram], workloads: [rm1], seed: 1180591620717411303424}\n")
+    one_line_exit_2(capsys, ["sweep", str(spec), "--dry-run"], str(spec), "base.seed")
+    spec.write_text("version: 1\nbase: {systems: [dram], workloads: [rm1]}\naxes: {grid: {seed: [1, -1]}}\n")
+    one_line_exit_2(capsys, ["sweep", str(spec), "--dry-run"], str(spec), "axes.grid.seed")
+    with pytest.raises(InputError, match="seed"):
+        simulate("cxl", batches=1, warmup=0, seed=2**70)
+    # the bound itself is accepted everywhere
+    assert simulate("dram", batches=1, warmup=0, seed=bounds.MAX_SEED, workload_sets={"batch_size": 8}).config.seed \
+        == bounds.MAX_SEED
+
+
+def test_module_state_bound_at_t_and_t_plus_1():
+    """One module's state at the bound is accepted, one entry more is refused (naming the parameter
+    that sizes most of it)."""
+    from cxlsim.devices.interleave import geometry_problem, module_state_entries
+    from cxlsim.devices.registry import load_preset
+
+    values = load_preset("pmem/optane-100").params.as_dict()
+    others = sum(module_state_entries(values).values()) - module_state_entries(values)["wcb_entries"]
+    at = {**values, "wcb_entries": bounds.MAX_MODULE_STATE_ENTRIES - others}
+    assert geometry_problem(at, 4096) is None
+    key, message = geometry_problem({**at, "wcb_entries": at["wcb_entries"] + 1}, 4096)
+    assert key == "wcb_entries" and "bounds.py" in message
+
+
+#: Bytes one counted entry of a module's media state takes at most (the write-combining buffer's
+#: tag, stamp and LRU links: four int64), and the fixed bytes of a module (its buffer filter).
+STATE_ENTRY_B, STATE_FIXED_B = 32, 4096 + 256
+
+
+@pytest.mark.parametrize("preset, overrides", [
+    ("pmem/optane-100", {}),
+    ("pmem/optane-100", {"wcb_entries": 5000}),
+    ("pmem/optane-100", {"write_queue_entries": 5000}),
+    ("dram/ddr4-2666", {"write_queue_entries": 2000}),
+    ("dram/ddr4-2666", {"read_priority": False, "write_queue_entries": 2000}),
+    ("ssd/intel-750", {"parallel_units_count": 8}),
+])
+def test_module_state_entries_count_what_the_state_allocates(preset, overrides):
+    """The bound counts what :class:`~cxlsim.devices.media.MediaState` allocates: a state array
+    sized by a parameter the count leaves out would make the bound a wrong promise."""
+    import numpy as np
+
+    from cxlsim.devices.interleave import module_state_entries
+    from cxlsim.devices.registry import build_device
+
+    model = build_device(preset, overrides)
+    modules = 3
+    state = model.new_state(modules)
+    held = sum(v.nbytes for k, v in vars(state).items()
+               if isinstance(v, np.ndarray) and k not in ("keys", "times"))  # the pending table grows with streams
+    entries = sum(module_state_entries(model.params.as_dict()).values())
+    assert held <= modules * (STATE_ENTRY_B * entries + STATE_FIXED_B)

@@ -78,6 +78,7 @@ def test_draw_table_copies_positions_from_previous_batch():
     assert first.min() >= 0 and first.max() < 10
 
 
+@pytest.mark.slow
 @given(seed=st.integers(0, 2**32 - 1), tables=st.integers(1, 5), m=st.integers(1, 40),
        row_B=st.sampled_from([64, 128, 192, 384]), base_B=st.sampled_from([0, 64, 4096]),
        controllers=st.integers(1, 6), interleave_lines=st.sampled_from([1, 4]))

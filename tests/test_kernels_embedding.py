@@ -55,6 +55,7 @@ def test_lookup_empty_bags_are_zero():
     np.testing.assert_array_equal(out, [[0, 0], [3, 3], [0, 0]])
 
 
+@pytest.mark.slow
 @given(seed=st.integers(0, 2**32 - 1), rows=st.integers(1, 40), bags=st.integers(1, 16),
        max_len=st.integers(0, 10), dim=st.sampled_from([1, 4, 8]),
        lr=st.sampled_from([0.1, 0.01, 1.0]))
@@ -92,6 +93,7 @@ def test_update_accumulates_duplicates_and_is_reproducible():
     assert a.tobytes() == b.tobytes()
 
 
+@pytest.mark.slow
 @given(seed=st.integers(0, 2**32 - 1), rows=st.sampled_from([BUCKET_KEYS - 1, 5 * BUCKET_KEYS + 7, 2**20]),
        bags=st.integers(1, 48), max_len=st.integers(0, 40), dim=st.sampled_from([2, 33, 48]),
        fixed=st.booleans())

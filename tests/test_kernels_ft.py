@@ -44,6 +44,7 @@ def test_quantize_matches_reference_and_error_bound(x, bits, mode):
         assert np.all(np.abs(y - x) <= s[:, None] / 2 + 1e-5 * (1 + np.abs(x)))
 
 
+@pytest.mark.slow
 def test_error_falls_with_bits_and_adaptive_beats_asymmetric():
     rng = np.random.default_rng(0)
     x = rng.normal(0, 0.125, size=(256, 64)).astype(np.float32)

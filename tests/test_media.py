@@ -52,6 +52,7 @@ def _same(a, b, arrays=True):
         assert getattr(a, f) == getattr(b, f), f
 
 
+@pytest.mark.slow
 @FAST
 @given(name=st.sampled_from(sorted(MODELS)), s1=streams(), s2=streams(), modules=st.integers(1, 3),
        outstanding=st.integers(1, 6))
@@ -176,6 +177,7 @@ def test_split_pools_are_admitted_and_contend_per_kind():
     assert admitted == (c, 0) and fp[1] == m.occ_write_ns
 
 
+@pytest.mark.slow
 @FAST
 @given(name=st.sampled_from(sorted(MODELS)), s1=streams(), s2=streams(), modules=st.integers(1, 3),
        outstanding=st.integers(1, 6))
@@ -244,6 +246,7 @@ def test_idle_runs_are_the_kernel_on_consecutive_units():
         m.read_ns(1, 0)
 
 
+@pytest.mark.slow
 @FAST
 @given(name=st.sampled_from(sorted(MODELS)), seed=st.integers(0, 1000), n=st.integers(1, 200),
        size=st.sampled_from([64, 256, 4096]), write=st.booleans())
@@ -295,6 +298,7 @@ def test_stream_must_not_go_back_in_time():
         m.serve(AccessStream.of(50.0, [0], 64, False), state, 1)
 
 
+@pytest.mark.slow
 def test_million_accesses_run():
     m = MODELS["optane"]
     rng = np.random.default_rng(3)
@@ -304,6 +308,7 @@ def test_million_accesses_run():
     assert r.end_ns > 0 and r.rmw_count > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", ["dram/ddr4-2666", "pmem/optane-100", "ssd/intel-750"])
 def test_energy_is_computed_from_bytes_once(preset):
     """The kernel counts bytes; traffic_energy_J turns media and requested bytes into joules."""

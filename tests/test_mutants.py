@@ -4,7 +4,11 @@ mechanism by its closed form or its rule, at the smallest level that shows it.
 * static power of the near-data and checkpointing logic is charged over wall time, not busy time;
 * the GPU timing table interpolates log-log between batch grid points (and stays monotone);
 * ECRec's slowdown carries its parity-update traffic (difference propagation);
-* a partial write that hits the write-combining buffer merges there: no read-modify-write.
+* a partial write that hits the write-combining buffer merges there: no read-modify-write;
+* (issue 23) a scale-out run charges every GPU's static power, not one GPU's
+  (``energy/model.py``: ``gpu.static_energy_J(T)`` for ``gpu.static_energy_J(T, d.gpus)``);
+* (issue 23) the lookup bound of a run counts the global batch of every GPU, not one GPU's
+  (``systems/run.py``: ``gp = wl.params`` for ``gp = global_wl.params``).
 
 (The fourth surviving mutant, a serial sweep aborting on an internal error in one point, is killed
 by tests/test_hardening_sweep.py; energy per system × RM is pinned by tests/test_energy_goldens.py.)
@@ -136,3 +140,32 @@ def test_without_a_buffer_every_partial_write_pays_read_modify_write():
     state = m.new_state()
     r = m.serve(AccessStream.of([0.0, 1e5], [0, 64], [64, 64], [True, True]), state, 1)
     assert r.rmw_count == 2 and r.media_read_B == 2 * m.unit_B
+
+
+# ------------------------------------------------------------------ scale-out: every GPU counted (issue 23)
+@pytest.mark.parametrize("gpus", [1, 2, 3])
+def test_gpu_static_energy_counts_every_gpu(gpus):
+    """Each GPU draws its idle power over the whole batch: gpus × idle_power_W × wall time."""
+    r = simulate("cxl", workload="rm1", batches=1, warmup=1, seed=1, workload_sets=SMALL, trace=False,
+                 sets=[("topology.gpus_count", gpus)])
+    wall_s = float(np.mean([a.wall_ns for a in r.activity])) * 1e-9
+    watts = gpus * r.devices["gpu"].params.idle_power_W
+    assert energy_detail(r)["gpu"]["static"] == pytest.approx(watts * wall_s, rel=1e-9)
+
+
+def test_run_lookup_bound_counts_the_global_batch(monkeypatch):
+    """The bound on a run's lookups is on what its input streams hold: every GPU's samples. With the
+    bound at exactly one GPU's lookups, one GPU runs and two GPUs (the same per-GPU batch) are
+    refused, naming the option that sets the work."""
+    import cxlsim.systems.run as run_module
+    from cxlsim.errors import ConfigError
+    from cxlsim.workloads import load_workload
+
+    p = load_workload("rm1", SMALL).params
+    batches, warmup = 1, 1
+    one_gpu = (warmup + batches + 1) * p.batch_size * p.tables * p.lookups_per_table
+    monkeypatch.setattr(run_module, "MAX_RUN_LOOKUPS", one_gpu)
+    simulate("cxl", workload="rm1", batches=batches, warmup=warmup, workload_sets=SMALL, trace=False)
+    with pytest.raises(ConfigError, match="batches.*2 GPU"):
+        simulate("cxl", workload="rm1", batches=batches, warmup=warmup, workload_sets=SMALL, trace=False,
+                 sets=[("topology.gpus_count", 2)])

@@ -187,3 +187,23 @@ def test_goldens_path_is_found_from_the_working_directory(tmp_path, monkeypatch)
         goldens.default_path(tmp_path)
     monkeypatch.chdir(tmp_path)
     assert goldens.main([]) == 2
+
+
+def test_gpu_tables_resolve_when_the_preset_loads(user_catalog):
+    """The preset's MLP tables are found at load (a parameter with its source), a user catalog in
+    $CXLSIM_PATH shadows the shipped table, and a measured table wins over a generated one."""
+    from cxlsim.devices import build_device, load_preset
+
+    shipped = load_preset("gpu/rtx3090").params
+    assert shipped.mlp_table_file.endswith("rtx3090_mlp.csv") and shipped.mlp_measured_table_file == ""
+    assert shipped.sources["mlp_table_file"].startswith("resolved at load")
+    (user_catalog / "gpu").mkdir()
+    text = Path(shipped.mlp_table_file).read_text()
+    (user_catalog / "gpu" / "rtx3090_mlp.csv").write_text(text)
+    assert load_preset("gpu/rtx3090").params.mlp_table_file == str(user_catalog / "gpu" / "rtx3090_mlp.csv")
+    assert build_device("gpu/rtx3090").table_kind == "generated"
+    (user_catalog / "gpu" / "rtx3090_mlp_measured.csv").write_text(text)
+    gpu = build_device("gpu/rtx3090")
+    assert gpu.table_kind == "measured" and gpu.table.path == str(user_catalog / "gpu" / "rtx3090_mlp_measured.csv")
+    named = load_preset("gpu/rtx3090", {"mlp_table_file": "/elsewhere.csv"}).params
+    assert named.mlp_table_file == "/elsewhere.csv"  # a file the preset names is kept

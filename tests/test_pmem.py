@@ -97,6 +97,7 @@ def test_wear_levelling_stall_is_optional():
     assert ends[1] > ends[0] + 10 * 55000
 
 
+@pytest.mark.slow
 def test_durable_at_ack():
     m = build_device("pmem/optane-100")
     r = m.serve(AccessStream.of(0.0, [0, 4096], [64, 256], True), m.new_state(), 2)

@@ -17,6 +17,7 @@ def bench(preset: str) -> dict:
     return microbench(build_device(preset), {})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["read_latency_ns", "write_latency_ns"])
 def test_paper_latency_165x(key):
     assert bench("ssd/paper")[key]["random"] / bench("dram/ddr4-2666")[key]["random"] == pytest.approx(165, rel=0.05)
@@ -35,6 +36,7 @@ def test_intel_750_data_sheet():
     assert b["write_amplification"]["65536"] == pytest.approx(64)  # a 64 B write rewrites a page
 
 
+@pytest.mark.slow
 def test_sub_page_write_read_modify_writes():
     m = build_device("ssd/intel-750")
     r = m.serve(AccessStream.of(0.0, [0, 8192], [512, 4096], True), m.new_state(), 2)

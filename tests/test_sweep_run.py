@@ -99,7 +99,7 @@ def test_resume_skips_done_points_and_retries_failed(tmp_path):
     assert fresh.ran == 3
 
 
-@pytest.mark.parametrize("executor", ["process", "dask"])
+@pytest.mark.parametrize("executor", ["process", pytest.param("dask", marks=pytest.mark.slow)])
 def test_executors_give_byte_identical_results(serial_run, tmp_path, executor):
     if executor == "dask":
         pytest.importorskip("dask.distributed")

@@ -118,8 +118,28 @@ def test_relaxed_mlp_log_makes_progress_in_the_gpu_window():
     rec = r.executor.records
     n = r.config.warmup_batches
     assert rec[("mlp_log", n)].start_ns >= rec[("t_mlp", n)].start_ns
-    # the log gap is reported and never negative
-    assert r.to_dict()["mlp_log_gap_batches"] >= 0
+
+
+@pytest.mark.parametrize("system", ["cxl-d", "cxl-b", "pmem"])
+def test_mlp_log_gap_is_zero_where_the_log_completes_every_batch(system):
+    """Without the relaxed MLP log, each batch's MLP log completes with its batch: no gap."""
+    r = small(system, batches=3)
+    assert [a.mlp_log_gap_batches for a in r.activity] == [0, 0, 0]
+    assert r.to_dict()["mlp_log_gap_batches"] == 0
+
+
+def test_relaxed_mlp_log_gap_is_the_sawtooth_of_a_log_spanning_k_windows():
+    """cxl copies the MLP log only in GPU windows, so one complete log spans K batches (spans
+    [0, K-1], [K, 2K-1], ...): before the first completes the gap is n + 1, afterwards n minus the
+    first batch of the newest complete span (docs/timing-model.md, "log gap")."""
+    r = small("cxl", batches=12)
+    gaps = {a.batch: a.mlp_log_gap_batches for a in r.activity}
+    K = next(n for n in sorted(gaps) if gaps[n] != n + 1) + 1  # the first log completes at batch K - 1
+    assert K >= 2, gaps  # rm1's MLP does not fit one GPU window at batch 16
+    assert gaps == {n: n + 1 if n < K - 1 else n - K * ((n + 1) // K - 1) for n in gaps}
+    last = max(gaps)
+    assert gaps[last] == last - r.machine.mlp_log.complete_span[0]
+    assert r.to_dict()["mlp_log_gap_batches"] == max(gaps.values())  # the run reports the worst batch
 
 
 @pytest.mark.parametrize("system, order, sets", [

@@ -160,6 +160,7 @@ print(before, hwm_KiB())
 """
 
 
+@pytest.mark.slow
 def test_rm2_full_size_streams_20_batches_under_2GB():
     out = subprocess.run([sys.executable, "-c", STREAM_SCRIPT], capture_output=True, text=True, check=True)
     before_KiB, peak_KiB = map(int, out.stdout.split())

@@ -44,3 +44,30 @@ def number(minimum: float, maximum: float | None = None, exclusive_minimum: bool
 
     parse.__name__ = "number"
     return parse
+
+
+def whole_or_auto(minimum: int) -> Callable[[str], int | str]:
+    """An argparse type: ``auto`` (sampling with stated confidence) or a whole number >= minimum."""
+    count = whole(minimum)
+
+    def parse(text: str) -> int | str:
+        return "auto" if text.strip().lower() == "auto" else count(text)
+
+    parse.__name__ = "'auto' or a whole number"
+    return parse
+
+
+def percent(text: str) -> float:
+    """An argparse type: a relative half-width such as ``1%`` or ``0.5 %`` (or a fraction ``0.01``),
+    above 0 % and below 100 %; returned as a fraction."""
+    t = text.strip()
+    try:
+        value = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a percentage such as 1%, got {text!r}") from None
+    if not math.isfinite(value) or not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be above 0 % and below 100 %, got {text!r}")
+    return value
+
+
+percent.__name__ = "percentage"

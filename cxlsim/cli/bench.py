@@ -13,7 +13,7 @@ import argparse
 import importlib
 import pkgutil
 
-from cxlsim.cli._args import whole
+from cxlsim.cli._args import whole, whole_or_auto
 from cxlsim.errors import InputError
 from cxlsim.reports.output import emit
 
@@ -37,6 +37,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="sim: processes for the comparison (default: CPU count; 1 = serial only)")
     p.add_argument("--platform", nargs="+", metavar="NAME", dest="platforms",
                    help="sim: platforms to time (default: physical prototype)")
+    p.add_argument("--batches", type=whole_or_auto(1), metavar="N|auto",
+                   help="sim: measured batches per run (default auto at 1%%, --quick 2; 20 times the fixed "
+                        "comparison auto replaced)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
     mod = targets[args.target]
     if getattr(args, "platforms", None) and args.target != "sim":
         raise InputError(f"bench {args.target}: --platform applies to bench sim only")
+    if getattr(args, "batches", None) is not None and args.target != "sim":
+        raise InputError(f"bench {args.target}: --batches applies to bench sim only")
     result = mod.run(args)
     emit(args, result, mod.render)
     return 0

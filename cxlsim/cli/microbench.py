@@ -30,8 +30,11 @@ from typing import Any
 
 from cxlsim.cli._args import whole
 from cxlsim.config.bounds import MAX_MODULES_PER_ROLE
+from cxlsim.config.catalog import Preset
 from cxlsim.config.yamlio import parse_set
-from cxlsim.devices.registry import build_device, get_family, load_preset
+from cxlsim.devices.interleave import geometry_problem
+from cxlsim.devices.media_bench import INTERLEAVE_B
+from cxlsim.devices.registry import build_device, family_kind, get_family, load_preset
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.reports.output import emit, fmt_num
 
@@ -45,11 +48,13 @@ DEFAULT_SWITCH = "cxl_switch/cxl3-x16"
 #: The host whose software path a PCIe link's copies, launches and synchronisations run on.
 DEFAULT_HOST = "cpu/i5-9600k"
 DEFAULTS = {"medium": DEFAULT_MEDIUM, "link": DEFAULT_LINK, "switch": DEFAULT_SWITCH, "host": DEFAULT_HOST}
-#: Families whose microbenchmark takes --threads, --modules (of the preset itself) and --pattern.
-MEDIA_FAMILIES = ("dram", "pmem", "ssd")
-#: Which preset options each family's microbenchmark takes, with the family each must be of.
+#: The kind of family whose microbenchmark takes --threads, --modules (of the preset itself) and
+#: --pattern (and whose presets --medium names).
+MEDIA_KIND = "memory"
+#: Which preset options each family's microbenchmark takes, with the families (or ``kind:<kind>``)
+#: each must be of.
 PRESET_OPTIONS: dict[str, dict[str, tuple[str, ...]]] = {
-    "cpu": {"medium": ("dram", "pmem", "ssd")},
+    "cpu": {"medium": (f"kind:{MEDIA_KIND}",)},
     "cxl_switch": {"link": ("cxl_link",)},
     "cxl_protocol": {"link": ("cxl_link",), "switch": ("cxl_switch",)},
     "pcie": {"host": ("cpu",)},
@@ -78,9 +83,29 @@ def _model(option: str, name: str, families: tuple[str, ...]) -> Any:
         pre = load_preset(name)
     except ConfigError as exc:
         raise InputError(f"--{option} {name}: {exc.message}") from None
-    if pre.family not in families:
-        raise InputError(f"--{option} {name}: a preset of family {' or '.join(families)} is needed, not {pre.family}")
+    if pre.family not in families and f"kind:{family_kind(pre.family)}" not in families:
+        wanted = " or ".join(f.replace("kind:", "any ") + (" kind" if f.startswith("kind:") else "") for f in families)
+        raise InputError(f"--{option} {name}: a preset of family {wanted} is needed, not {pre.family}")
+    try:
+        check_geometry(pre, {})
+    except ConfigError as exc:
+        raise InputError(f"--{option} {name}: {exc}") from None
     return build_device(name)
+
+
+def check_geometry(pre: Preset, overrides: dict[str, Any]) -> None:
+    """Refuse a media preset the microbenchmarks cannot build (as a system's memory role refuses it,
+    :func:`~cxlsim.devices.interleave.geometry_problem`): its unit must divide their
+    ``INTERLEAVE_B`` interleaving, its state stay within the bound; naming ``--set`` for a key it
+    overrides, else the preset file."""
+    if family_kind(pre.family) != MEDIA_KIND:
+        return
+    problem = geometry_problem(pre.params.as_dict(), INTERLEAVE_B)  # unrecorded: a check, not a model's read
+    if problem is not None:
+        key, message = problem
+        if key == "interleave_B":
+            key, message = "access_unit_B", f"{message} (the microbenchmarks interleave modules every {INTERLEAVE_B} B)"
+        raise ConfigError("--set" if key in overrides else pre.path, f"params.{key}", message)
 
 
 def options_for(family: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -92,7 +117,7 @@ def options_for(family: str, args: argparse.Namespace) -> dict[str, Any]:
     for key in given:
         if key not in wanted:
             raise InputError(f"--{key}: family {family} takes no such option")
-    media = family in MEDIA_FAMILIES
+    media = family_kind(family) == MEDIA_KIND
     if args.modules is not None and "medium" not in wanted and not media:
         raise InputError(f"--modules: family {family} takes no such option")
     for key in ("threads", "pattern"):
@@ -118,7 +143,9 @@ def run(args: argparse.Namespace) -> int:
     target = args.config or args.preset
     if not target:
         raise InputError("microbench: name a preset (e.g. pmem/optane-100) or give --config FILE")
-    pre = load_preset(target, dict(parse_set(args.set)))
+    overrides = dict(parse_set(args.set))
+    pre = load_preset(target, overrides)
+    check_geometry(pre, overrides)
     family = get_family(pre.family)
     if family.microbench is None:
         raise InputError(f"{pre.name}: family {pre.family} has no microbenchmark")

@@ -2,7 +2,9 @@
 configuration (ssd, pmem, pcie, cxl-d, cxl-b, cxl, dram; tpu-ps when configs/tpu-ps.yaml exists),
 the Figure-12 timelines of cxl-d, cxl-b and cxl, and the figures.
 
-  cxlsim reproduce                                   (plots/, each system's batch count)
+  cxlsim reproduce                                   (plots/, batches auto at 1 %)
+  cxlsim reproduce --ci 0.5%                         (a tighter interval: more batches)
+  cxlsim reproduce --batches 20                      (20 measured batches after each system's warm-up)
   cxlsim reproduce --batches 3 --executor serial
   cxlsim reproduce --systems pmem cxl-b cxl --workloads rm1 rm2 --out /tmp/quick
   cxlsim reproduce --set workload_overrides.batch_size=64 --out /tmp/small
@@ -13,6 +15,13 @@ Writes OUT/fig11_breakdown.png (critical-path breakdown, normalised to pmem), OU
 skipped with a note while no energy model exists), OUT/results.json and OUT/results.csv (the sweep
 formats, see `cxlsim sweep --help`), and prints batch time, speedup vs pmem and energy vs pmem per
 RM with their means (geometric for ratios). --set applies to every simulation.
+
+Batches: by default each run samples with stated confidence (--batches auto): it measures until
+the 95 % confidence interval of its mean batch time (Student's t) is within --ci of the mean
+(default 1 %), 5 to 20 batches after a warm-up decided from the batch times (MSER, 1 to 6
+batches). The counts each run chose and its interval are in results.json (batches,
+warmup_batches, batches_mode, batch_time_ci95_ms), at the end of each results.csv row and in the
+last summary table. --batches N measures exactly N after each system's configured warm-up.
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from cxlsim.cli._args import whole
+from cxlsim.cli._args import percent, whole, whole_or_auto
 from cxlsim.errors import InputError
 
 HELP = "reproduce the paper's comparison: RM1-RM4 on all systems, Figures 11-13, summary table"
@@ -32,7 +41,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from cxlsim.sweep.paper import PLATFORMS, WORKLOADS, default_systems
 
     p.add_argument("--out", default="plots", metavar="DIR", help="output folder (default: plots)")
-    p.add_argument("--batches", type=whole(1), help="measured batches per run (default: each system's configured count)")
+    p.add_argument("--batches", type=whole_or_auto(1), metavar="N|auto",
+                   help="measured batches per run (default auto: until the 95%% interval of the mean is within --ci)")
+    p.add_argument("--ci", type=percent, metavar="PCT",
+                   help="--batches auto's target: half-width of the 95%% interval relative to the mean (default 1%%)")
     p.add_argument("--systems", nargs="+", metavar="S", help="systems (default: " + " ".join(default_systems()) + ")")
     p.add_argument("--workloads", nargs="+", metavar="W", help="workloads (default: " + " ".join(WORKLOADS) + ")")
     p.add_argument("--timeline-workload", default="rm1", metavar="W", help="workload of Figure 12 (default rm1)")
@@ -67,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         written = {pl: None for pl in docs}
     else:
         plan = rp.plan(args.systems, args.workloads, args.batches, parse_set(args.set), args.timeline_workload,
-                       platforms=platforms)
+                       platforms=platforms, ci=args.ci)
         docs = rp.run(plan, args.executor, args.workers, args.scheduler, progress=not args.no_progress)
         written = {pl: rp.write(doc, args.out) for pl, doc in docs.items()}
     data: dict = {"platforms": {}}
@@ -99,7 +111,8 @@ def _csv(summaries: dict) -> None:
 
     from cxlsim.sweep.results import cell
 
-    cols = ["system", "workload", "status", "batch_time_ms", "speedup_vs_pmem", "energy_J_per_batch", "energy_vs_pmem"]
+    cols = ["system", "workload", "status", "batch_time_ms", "speedup_vs_pmem", "energy_J_per_batch", "energy_vs_pmem",
+            "batches", "warmup_batches", "batches_mode", "batch_time_ci95_ms"]
     w = csv.writer(sys.stdout, lineterminator="\n")
     w.writerow(["platform", *cols])
     for pl, summary in summaries.items():
@@ -107,4 +120,4 @@ def _csv(summaries: dict) -> None:
             w.writerow([pl, *[cell(r.get(c)) for c in cols]])
         for a in summary["average"]:
             w.writerow([pl, *[cell(v) for v in (a["system"], "mean", "", a["batch_time_ms"], a["speedup_vs_pmem"], "",
-                                                a["energy_vs_pmem"])]])
+                                                a["energy_vs_pmem"], None, None, None, None)]])

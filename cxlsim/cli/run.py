@@ -4,18 +4,26 @@
   cxlsim run --system cxl-b --workload rm2 --batches 10 --json
   cxlsim run --system pmem --workload rm1 --set devices.table_memory.params.write_bw_GBps=2
   cxlsim run --config my-system.yaml --workload rm3
+  cxlsim run --system cxl --workload rm2 --batches auto --ci 2%
 
 breakdown_ms attributes each batch's critical path to the paper's Figure 11 categories
 (b_mlp: bottom MLP incl. optimizer; t_mlp: interaction + top MLP; transfer; embedding incl.
 read-after-write stalls; checkpoint: exposed persistence) and sums to the mean batch time.
 Warm-up batches are simulated first and excluded; their count is in config.warmup_batches.
+
+--batches auto samples with stated confidence (SMARTS, Wunderlich et al., ISCA 2003): measured
+batches are simulated until the 95 % confidence interval of the mean batch time (Student's t) is
+within --ci of the mean (default 1 %), at least 5 and at most 20 of them; the warm-up is then
+decided from the batch times too (MSER truncation, at least 1 and at most 6 batches) unless
+--warmup N fixes it. Every result states its interval (batch_time_ci95_ms, its half-width) and
+how its counts were picked (batches_mode: auto or fixed). Fixed counts run exactly as before.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from cxlsim.cli._args import whole
+from cxlsim.cli._args import percent, whole, whole_or_auto
 from cxlsim.cli._platform import add_platform_option
 from cxlsim.config.bounds import MAX_SEED
 from cxlsim.reports.output import emit, format_table
@@ -28,10 +36,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--system", help="system name (" + ", ".join(list_systems()) + ") or YAML path")
     p.add_argument("--workload", help="workload name (rm1..rm4) or YAML path; default: the system's")
-    p.add_argument("--batches", type=whole(1), help="measured batches (default: the system's, usually 20)")
-    p.add_argument("--warmup", type=whole(0), help="warm-up batches excluded from statistics")
+    p.add_argument("--batches", type=whole_or_auto(1), metavar="N|auto",
+                   help="measured batches, or auto: until the 95%% interval of the mean is within --ci "
+                        "(default: the system's, usually 20)")
+    p.add_argument("--warmup", type=whole_or_auto(0), metavar="N|auto",
+                   help="warm-up batches excluded from statistics (with --batches auto: decided from the "
+                        "batch times unless given)")
+    p.add_argument("--ci", type=percent, metavar="PCT",
+                   help="--batches auto's target: half-width of the 95%% interval relative to the mean "
+                        "(default 1%%)")
     p.add_argument("--seed", type=whole(0, MAX_SEED), help="seed of the input streams")
     add_platform_option(p)
+    p.add_argument("--symmetry", choices=("off", "on", "auto"),
+                   help="topology.symmetry: simulate one group of identical GPUs and CXL-MEMs and load the shared "
+                   "fabric analytically (on: or refuse, with the reason; auto: from 32 GPUs on); default: the "
+                   "system's, off (full detail)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,8 +64,10 @@ def run(args: argparse.Namespace) -> int:
 def render(d: dict) -> str:
     bt = d["batch_time_ms"]
     lines = [
-        f"{d['system']} on {d['workload']}: {d['batches']} batches (after {d['config']['warmup_batches']} warm-up), seed {d['seed']}",
+        f"{d['system']} on {d['workload']}: {d['batches']} batches (after {d['config']['warmup_batches']} warm-up"
+        f"{', chosen by auto' if d.get('batches_mode') == 'auto' else ''}), seed {d['seed']}",
         f"  batch time   mean {bt['mean']:.3f} ms   p50 {bt['p50']:.3f} ms   p99 {bt['p99']:.3f} ms",
+        f"  95% CI       {ci_text(d)}",
         f"  throughput   {d['throughput_samples_per_s']:,.0f} samples/s",
         f"  RAW stall    {d['raw_stall_ms']:.3f} ms per batch (in embedding)",
         f"  MLP log gap  {d['mlp_log_gap_batches']} batches",
@@ -55,6 +76,10 @@ def render(d: dict) -> str:
     if dev and (dev.get("gpus", 1) > 1 or dev.get("cxl_mems", 1) > 1):
         mems = dev["cxl_mems"]
         lines.append(f"  devices      {dev['gpus']} GPU(s), {mems} memory device{'s' if mems > 1 else ''}")
+    sym = d.get("symmetry") or {}
+    if sym.get("reduced"):
+        lines.append(f"  symmetry     one of {sym['groups']} identical groups simulated in detail, the fabric's other "
+                     "traffic analytic (docs/scale-out.md)")
     if d.get("bottleneck"):
         top = ", ".join(f"{k} {100 * v:.0f}%" for k, v in list(d["utilisation"].items())[:4])
         lines.append(f"  busiest      {top}")
@@ -66,3 +91,15 @@ def render(d: dict) -> str:
         lines.append("")
         lines.append(format_table(["energy", "J/batch"], [[k, v] for k, v in e["by_component"].items()] + [["total", e["total"]]]))
     return "\n".join(lines)
+
+
+def ci_text(d: dict) -> str:
+    """The 95 % interval of a result's mean batch time, and auto's target when it had one."""
+    hw, frac = d.get("batch_time_ci95_ms"), d.get("batch_time_ci95_fraction")
+    text = "n/a (one batch)" if hw is None else f"± {hw:.3f} ms (± {100 * frac:.2f}%)"
+    s = d.get("sampling") or {}
+    if s.get("mode") == "auto":
+        text += f"; auto target ± {100 * s['ci_target_fraction']:g}%"
+        if frac is not None and frac > s["ci_target_fraction"]:
+            text += f", not met within {s['max_batches']} batches"
+    return text

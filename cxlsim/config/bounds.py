@@ -32,8 +32,24 @@ MAX_MODULES_PER_ROLE = 256
 #: under a minute.
 MAX_FT_EVENTS = 100_000
 
-#: Largest seed accepted (numpy's seed sequences take any non-negative integer; results files
-#: store seeds as JSON numbers, exact up to 2**53).
+#: assumption (named): at most 2**16 entries of state in one memory module's model, counted as
+#: the media state holds them: its banks, write-queue slots, write-combining-buffer entries, posted
+#: writes (banks × write-queue slots with read priority) and controller slots
+#: (:func:`cxlsim.devices.interleave.module_state_entries`). Real modules hold a few hundred
+#: (Optane: 64 XPBuffer entries, 64 write-queue slots; DDR4: 16 banks × 64 posted writes); at the
+#: bound, a role of ``MAX_MODULES_PER_ROLE`` modules holds 2**24 entries of at most 32 B, about
+#: 0.5 GB, and a batch takes about a minute (measured: 256 modules of 82,000 entries, cxl on rm1).
+MAX_MODULE_STATE_ENTRIES = 2**16
+
+#: assumption (named): at most 2**16 accesses in flight from one requester (a CPU's cores × line
+#: fill buffers, a near-data engine's controllers × requests, a DMA channel): the detailed media
+#: model keeps one slot per access in flight. Real requesters hold tens to hundreds (i5-9600K:
+#: 6 × 12); NVMe's deepest queue holds 65,536 commands.
+MAX_OUTSTANDING_REQUESTS = 2**16
+
+#: Largest seed accepted, everywhere a seed is read (a flag, a system or scenario file, a sweep
+#: spec, ``--set seed=``): numpy's seed sequences take any non-negative integer, but results files
+#: store seeds as JSON numbers, exact up to 2**53.
 MAX_SEED = 2**53
 
 

@@ -151,6 +151,18 @@ def resolve_preset(
     return Preset(name, family, str(doc.get("description", "")), params, where)
 
 
+def preset_value(name_or_path: str | Path, key: str, schema_of: SchemaOf) -> Any:
+    """The value preset ``name_or_path`` gives parameter ``key`` (after inheritance and
+    derivation, not validated), or None if it gives none: for tools that make what a parameter
+    names (a GPU's timing table) before the preset can validate."""
+    path = _locate(name_or_path)
+    doc = read_yaml(path)
+    check_version(doc, str(path))
+    schema = schema_of(str(doc.get("family")), str(path))
+    values, _ = _raw_params(path, doc, schema, schema_of, stack=())
+    return values.get(key)
+
+
 def _locate(name_or_path: str | Path) -> Path:
     p = Path(name_or_path)
     if p.suffix in (".yaml", ".yml"):

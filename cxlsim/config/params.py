@@ -72,11 +72,11 @@ class Param:
                     raise ConfigError(where, key, f"expected a finite number, got {value!r}")
             if self.minimum is not None:
                 if self.exclusive_minimum and value <= self.minimum:
-                    raise ConfigError(where, key, f"must be > {self.minimum:g}, got {value!r}")
+                    raise ConfigError(where, key, f"must be > {self._bound(self.minimum)}, got {value!r}")
                 if not self.exclusive_minimum and value < self.minimum:
-                    raise ConfigError(where, key, f"must be >= {self.minimum:g}, got {value!r}")
+                    raise ConfigError(where, key, f"must be >= {self._bound(self.minimum)}, got {value!r}")
             if self.maximum is not None and value > self.maximum:
-                raise ConfigError(where, key, f"must be <= {self.maximum:g}, got {value!r}")
+                raise ConfigError(where, key, f"must be <= {self._bound(self.maximum)}, got {value!r}")
             return value
         if kind is str:
             if not isinstance(value, str):
@@ -85,6 +85,11 @@ class Param:
                 raise ConfigError(where, key, f"must be one of {', '.join(self.choices)}; got {value!r}")
             return value
         raise TypeError(f"unsupported parameter kind {kind!r} for {self.name}")
+
+    def _bound(self, bound: float) -> str:
+        """A bound as messages write it: exact for whole numbers (``9007199254740992``, not
+        ``9.0072e+15``), else ``%g``."""
+        return str(int(bound)) if float(bound).is_integer() and abs(bound) < 1e18 else f"{bound:g}"
 
 
 class ParamSet(Mapping[str, Any]):
@@ -244,6 +249,21 @@ def check_le(lo: str, hi: str) -> Callable[[dict[str, Any]], tuple[str, str] | N
     def check(values: dict[str, Any]) -> tuple[str, str] | None:
         if values[lo] > values[hi]:
             return lo, f"must be <= {hi} ({values[lo]!r} > {values[hi]!r})"
+        return None
+
+    return check
+
+
+def check_product_le(keys: tuple[str, ...], bound: float, of: str) -> Callable[[dict[str, Any]], tuple[str, str] | None]:
+    """A semantic check: the product of parameters ``keys`` must not exceed ``bound``, the named
+    bound (:mod:`cxlsim.config.bounds`) on ``of``; the largest factor is the key blamed."""
+
+    def check(values: dict[str, Any]) -> tuple[str, str] | None:
+        product = math.prod(values[k] for k in keys)
+        if product > bound:
+            return (max(keys, key=lambda k: values[k]),
+                    f"{' × '.join(keys)} = {product:.3g}, above the bound of {bound:.3g} on {of} "
+                    "(cxlsim/config/bounds.py)")
         return None
 
     return check

@@ -49,10 +49,10 @@ from cxlsim.crash import image as im
 from cxlsim.crash.options import BUGS
 from cxlsim.crash.reference import ALIGN_B, MISC_POOL_B, Reference
 from cxlsim.crash.timeline import Timeline, spread_writes
-from cxlsim.devices.registry import get_family
 from cxlsim.errors import InputError
 from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.dataflow import sfx
+from cxlsim.systems.graph import DeviceGraph
 from cxlsim.systems.topology import Placement
 
 MAGIC = 0x21474F4C4C584321  # b"!CXLLOG!" little-endian
@@ -175,9 +175,9 @@ class Protocol:
         return self.flags.base + j * im.LINE_B
 
 
-def write_latency(cfg: SystemConfig, role: str) -> float:
-    r = cfg.role(role)
-    return float(get_family(r.preset.family).build(r.params).write_latency_ns())
+def write_latency(devices: DeviceGraph, role: str) -> float:
+    """Idle write latency (ns) of ``role``'s media model, from the system's device graph."""
+    return float(devices[role].write_latency_ns())
 
 
 def check_campaign(cfg: SystemConfig, bug: str | None, mems: int) -> None:
@@ -198,12 +198,14 @@ def check_campaign(cfg: SystemConfig, bug: str | None, mems: int) -> None:
                          "persists with redo records")
 
 
-def build_protocol(cfg: SystemConfig, ref: Reference, tl: Timeline, bug: str | None = None) -> Protocol:
-    """The protocol ``cfg`` persists with, over the reference run's batches and the timeline."""
+def build_protocol(cfg: SystemConfig, ref: Reference, tl: Timeline, devices: DeviceGraph,
+                   bug: str | None = None) -> Protocol:
+    """The protocol ``cfg`` persists with, over the reference run's batches and the timeline, with
+    the media models of ``devices`` (the system's device graph: the run's, where it was simulated)."""
     check_campaign(cfg, bug, tl.mems)
     p = cfg.pipeline
     build = _build_undo if p.persistence == "undo" else _build_redo
-    return build(cfg, ref, tl, bug)
+    return build(cfg, ref, tl, devices, bug)
 
 
 def _timed(log: im.WriteLog, wb: im.WriteBatch, span: tuple[float, float], lat: float, kind: int,
@@ -261,7 +263,7 @@ def _mem_logs(lay: im.Layout, ref: Reference, mems: int, placement: Placement | 
     return tuple(out)
 
 
-def _build_undo(cfg: SystemConfig, ref: Reference, tl: Timeline, bug: str | None) -> Protocol:
+def _build_undo(cfg: SystemConfig, ref: Reference, tl: Timeline, devices: DeviceGraph, bug: str | None) -> Protocol:
     """Undo logs per CXL-MEM. Global persistence rule (SPEC §12): batch ``n`` is persistent once
     every device's logs of ``n`` are flagged; only then does any device delete its logs of ``n − 1``
     (relaxed: its embedding log of ``n − 1``), and an MLP log completed at batch ``n`` is flagged only
@@ -275,8 +277,8 @@ def _build_undo(cfg: SystemConfig, ref: Reference, tl: Timeline, bug: str | None
     mems = _mem_logs(lay, ref, M, placement)
     if M > 1:  # each device's row ids per batch, written into its embedding logs
         pool.reserve(sum(int(r.size) * 8 + ALIGN_B for d in mems for r in d.rows) + MISC_POOL_B)
-    lat_log = write_latency(cfg, p.checkpoint_on)
-    lat_data = write_latency(cfg, p.tables_on)
+    lat_log = write_latency(devices, p.checkpoint_on)
+    lat_data = write_latency(devices, p.tables_on)
     proto = Protocol("undo", p.relaxed_lookup, p.relaxed_mlp_log, bug, lay, np.zeros(0, np.uint8), None,
                      N, ref.rows, row_B, ref.mlp_n, max(d.cap for d in mems), tl.mlp_gap_bound, lat_log, lat_data,
                      True, mems[0].flags, mems)
@@ -384,7 +386,7 @@ def _build_undo(cfg: SystemConfig, ref: Reference, tl: Timeline, bug: str | None
     return proto
 
 
-def _build_redo(cfg: SystemConfig, ref: Reference, tl: Timeline, bug: str | None) -> Protocol:
+def _build_redo(cfg: SystemConfig, ref: Reference, tl: Timeline, devices: DeviceGraph, bug: str | None) -> Protocol:
     p = cfg.pipeline
     N, row_B, pool = ref.n_batches, ref.layout.row_B, ref.pool
     if N > MAX_REDO_RECORDS:
@@ -396,8 +398,8 @@ def _build_redo(cfg: SystemConfig, ref: Reference, tl: Timeline, bug: str | None
     recs = tuple(lay.add(f"record.{j}", line_align(r.size * 8) + line_align(r.size * row_B) + ref.mlp_n * 4)
                  for j, r in enumerate(ref.unique_rows))
     flags = lay.add("flags", N * im.LINE_B)
-    lat_log = write_latency(cfg, p.checkpoint_on)
-    lat_data = write_latency(cfg, p.tables_on)
+    lat_log = write_latency(devices, p.checkpoint_on)
+    lat_data = write_latency(devices, p.tables_on)
     data_events = not p.vector_cache_GB > 0
     proto = Protocol("redo", False, False, bug, lay, np.zeros(0, np.uint8), None, N, ref.rows, row_B, ref.mlp_n,
                      max(int(r.size) for r in ref.unique_rows), 0, lat_log, lat_data, data_events, flags,

@@ -32,8 +32,7 @@ import numpy as np
 
 from cxlsim.crash import image as im
 from cxlsim.crash.protocols import MemLog, Protocol, line_align, read_flag
-from cxlsim.devices.registry import get_family
-from cxlsim.systems.config import SystemConfig
+from cxlsim.systems.graph import DeviceGraph
 
 
 @dataclass
@@ -45,10 +44,6 @@ class RecoveryPlan:
     mlp_parts: list[tuple[int, int, int, np.ndarray]] = field(default_factory=list)
     used: list[str] = field(default_factory=list)  # what recovery read, for reports
     error: str | None = None
-
-    @property
-    def restored_rows(self) -> int:
-        return sum(r[2] for r in self.restores)
 
 
 def plan(img: np.ndarray, proto: Protocol) -> RecoveryPlan:
@@ -161,17 +156,17 @@ def plan_redo(img: np.ndarray, proto: Protocol) -> RecoveryPlan:
 class RecoveryCost:
     """Recovery time (ns) of a plan, from the media models of the log and data regions."""
 
-    def __init__(self, cfg: SystemConfig, proto: Protocol) -> None:
-        p = cfg.pipeline
+    def __init__(self, devices: DeviceGraph, proto: Protocol) -> None:
+        p = devices.config.pipeline
         self.proto = proto
-        self.log = self._model(cfg, p.checkpoint_on)
-        self.data = self._model(cfg, p.tables_on)
+        self.log = self._model(devices, p.checkpoint_on)
+        self.data = self._model(devices, p.tables_on)
         self._memo: dict[tuple, float] = {}
 
     @staticmethod
-    def _model(cfg: SystemConfig, role: str):
-        r = cfg.role(role)
-        return get_family(r.preset.family).build(r.params), r.count
+    def _model(devices: DeviceGraph, role: str):
+        """``role``'s media model from the system's device graph, and its configured modules."""
+        return devices[role], devices.config.role(role).count
 
     @staticmethod
     def _t(mem, op: str, n: int, size_B: int) -> float:

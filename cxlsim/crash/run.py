@@ -30,6 +30,7 @@ from cxlsim.crash.scale import global_batch, mlp_elements, scaled_workload
 from cxlsim.crash.timeline import Timeline, from_simulation
 from cxlsim.errors import InputError
 from cxlsim.systems.config import SystemConfig, load_system
+from cxlsim.systems.graph import build_devices
 from cxlsim.workloads.catalog import Workload
 
 
@@ -91,8 +92,9 @@ def prepare(system: str | SystemConfig, workload: str | None = None, scale: floa
     t1 = time.perf_counter()
     ref = run_reference(wl, cfg.seed, n_batches, mlp_elements(wl, scale, mems), cfg.pipeline.relaxed_lookup)
     t2 = time.perf_counter()
-    proto = build_protocol(cfg, ref, tl, bug)
-    checker = Checker(proto, ref, tl, RecoveryCost(cfg, proto), cfg.seed)
+    devices = tl.devices if tl.devices is not None else build_devices(cfg)  # the run's models, or built once
+    proto = build_protocol(cfg, ref, tl, devices, bug)
+    checker = Checker(proto, ref, tl, RecoveryCost(devices, proto), cfg.seed)
     t3 = time.perf_counter()
     return CrashRun(cfg, wl, scale, cfg.seed, bug, tl, ref, proto, checker,
                     {"timing_s": t1 - t0, "reference_s": t2 - t1, "protocol_s": t3 - t2})

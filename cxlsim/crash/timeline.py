@@ -18,6 +18,7 @@ import numpy as np
 
 from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.dataflow import sfx
+from cxlsim.systems.graph import DeviceGraph
 from cxlsim.systems.run import simulate
 
 #: The timing model reports the relaxed MLP log gap once per batch, at the end of the batch's MLP
@@ -47,6 +48,8 @@ class Timeline:
     #: (N,) when each batch completed: every device's update and every GPU's MLP optimizer step
     #: ended (None: at its update's end)
     batch_end: np.ndarray | None = None
+    #: the device models that timed the run (None: a timeline pinned by hand)
+    devices: DeviceGraph | None = None
 
     def span(self, name: str, n: int, d: int = 0) -> tuple[float, float]:
         """Span of step ``name`` of batch ``n`` on memory device ``d``."""
@@ -111,7 +114,8 @@ def from_simulation(cfg: SystemConfig, workload_sets: dict, n_batches: int, seed
         fractions = [relaxed_mlp_fractions(res, n_batches, d) for d in range(mems)]
         gaps = [a.mlp_log_gap_batches for a in res.activity if a.batch < n_batches]
         gap = (max(gaps) if gaps else n_batches) + RELAXED_GAP_SLACK
-    return Timeline(spans, n_batches, update_end, redo_end, fractions[0], gap, mems, tuple(fractions[1:]), batch_end)
+    return Timeline(spans, n_batches, update_end, redo_end, fractions[0], gap, mems, tuple(fractions[1:]), batch_end,
+                    res.devices)
 
 
 def relaxed_mlp_fractions(res, n_batches: int, d: int = 0) -> list[tuple[float, float]]:

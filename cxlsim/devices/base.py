@@ -20,15 +20,17 @@ Contract (units: time ns, data B, bandwidth GB/s == B/ns, power W, energy J; eve
 * **Energy lives on the models.** ``static_energy_J(wall_ns, count=1)``: background / idle /
   static power of ``count`` devices over ``wall_ns``, where the family has static power; dynamic
   energy per operation or per byte comes from ``*_cost`` methods or from methods named
-  ``*_energy_J`` (each family's docstring lists them).
+  ``*_energy_J`` (each family's docstring lists them). A family's one energy hook
+  (:attr:`cxlsim.devices.registry.DeviceFamily.energy`) prices a :class:`Usage` with them into an
+  :class:`Energy`: the system's energy model calls nothing else.
 * **No engine.** Models hold no simulation state and import no simulation engine; contention and
-  queueing are the op-graph executor's (:mod:`cxlsim.systems.executor`).
+  queueing are the op-graph executor's (:mod:`cxlsim.engine.executor`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from cxlsim.units import watts_over
@@ -44,6 +46,38 @@ class Cost:
 
     def __add__(self, other: Cost) -> Cost:
         return Cost(self.time_ns + other.time_ns, self.size_B + other.size_B, self.energy_J + other.energy_J)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What ``count`` identical devices of one role did over ``wall_ns``: the one input of a family's
+    energy hook. Each hook reads the fields of its kind and says which; the rest stay 0.
+
+    Units: ns, bytes, counts. ``busy_ns`` is summed over the devices (compute: kernel or core time);
+    ``read_B`` / ``write_B`` are media bytes and ``requested_B`` the bytes requesters asked for
+    (memory); ``moved_B`` bytes through the device (a link's wire bytes, a switch's forwarded bytes,
+    a DMA engine's copies, a NIC's traffic); ``ops`` operation counts by name and ``dim`` the elements
+    per vector they work on (logic)."""
+
+    wall_ns: float
+    count: int = 1
+    busy_ns: float = 0.0
+    read_B: float = 0.0
+    write_B: float = 0.0
+    requested_B: float = 0.0
+    moved_B: float = 0.0
+    ops: Mapping[str, float] = field(default_factory=dict)
+    dim: int = 0
+
+
+@dataclass(frozen=True)
+class Energy:
+    """A family energy hook's answer (J): static (background / idle power × wall time), active (power
+    above idle × busy time), dynamic (per byte or per operation)."""
+
+    static_J: float = 0.0
+    active_J: float = 0.0
+    dynamic_J: float = 0.0
 
 
 def check_non_negative(**values: float) -> None:

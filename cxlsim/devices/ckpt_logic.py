@@ -33,8 +33,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from cxlsim.config.bounds import MAX_OUTSTANDING_REQUESTS
 from cxlsim.config.params import Param, ParamSet, Schema
-from cxlsim.devices.base import Cost, DeviceModel, static_energy_J
+from cxlsim.devices.base import Cost, DeviceModel, Energy, Usage, static_energy_J
 from cxlsim.devices.base import check_non_negative as _check
 from cxlsim.devices.registry import DeviceFamily, register
 from cxlsim.units import PJ
@@ -49,8 +50,10 @@ SCHEMA = Schema(
         Param("descriptor_prefetch", bool, "the next segment's descriptor is set up while the current one "
               "streams (its own pipeline stage), so a segment costs the longer of its beats and its setup",
               default=False),
-        Param("read_outstanding_count", int, "max outstanding DMA read requests (AXI read channel)", minimum=1),
-        Param("write_outstanding_count", int, "max outstanding DMA write requests (AXI write channel)", minimum=1),
+        Param("read_outstanding_count", int, "max outstanding DMA read requests (AXI read channel)", minimum=1,
+              maximum=MAX_OUTSTANDING_REQUESTS),
+        Param("write_outstanding_count", int, "max outstanding DMA write requests (AXI write channel)", minimum=1,
+              maximum=MAX_OUTSTANDING_REQUESTS),
         Param("channels_count", int, "DMA channels copying concurrently (the relaxed MLP log takes its own "
               "when >= 2, so it can use every GPU window)", default=1, minimum=1),
         Param("flag_line_B", int, "bytes of one persistent flag write (a persisted line)", default=64, minimum=1),
@@ -59,7 +62,8 @@ SCHEMA = Schema(
         Param("dma_pJ_per_B", float, "dynamic energy of the DMA logic per byte copied (media and link energy excluded)", minimum=0),
         Param("static_W", float, "static power of the checkpointing logic", minimum=0),
     ),
-    checks=(lambda v: ("datapath_B", "must be <= burst_B") if v["datapath_B"] > v["burst_B"] else None,),
+    checks=(lambda v: ("datapath_B", "must be <= burst_B") if v["datapath_B"] > v["burst_B"] else None,
+),
 )
 
 
@@ -173,12 +177,19 @@ def microbench(model: CkptLogicModel, options: Mapping[str, Any]) -> dict[str, A
     return out
 
 
+def energy(model: CkptLogicModel, use: Usage) -> Energy:
+    """Energy hook: static power of ``use.count`` logics, DMA energy of ``use.moved_B`` copied bytes."""
+    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count), dynamic_J=model.dma_energy_J(use.moved_B))
+
+
 FAMILY = register(
     DeviceFamily(
         name="ckpt_logic",
         doc="CXL-MEM checkpointing logic: DMA engine (issue and outstanding limits), two counters, persistent flags",
         schema=SCHEMA,
         build=CkptLogicModel,
+        kind="logic",
+        energy=energy,
         microbench=microbench,
     )
 )

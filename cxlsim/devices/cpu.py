@@ -57,14 +57,13 @@ from typing import Any
 
 import numpy as np
 
-from cxlsim.config.params import Param, ParamSet, Schema
-from cxlsim.devices.base import DeviceModel, static_energy_J
+from cxlsim.config.bounds import MAX_OUTSTANDING_REQUESTS
+from cxlsim.config.params import Param, ParamSet, Schema, check_product_le
+from cxlsim.devices.base import DeviceModel, Energy, Usage, static_energy_J
 from cxlsim.devices.base import check_non_negative as _check
 from cxlsim.devices.media import AccessStream
 from cxlsim.devices.registry import DeviceFamily, register
-from cxlsim.units import US, watts_over
-
-FP32_B = 4
+from cxlsim.units import FP32_B, US, watts_over
 
 #: Host software calls whose cost is an instruction count (``<call>_instructions`` in the preset),
 #: with what one call is.
@@ -130,6 +129,7 @@ SCHEMA = Schema(
     ),
     checks=(
         lambda v: ("idle_power_W", "must be <= tdp_W") if v["idle_power_W"] > v["tdp_W"] else None,
+        check_product_le(("cores_count", "line_fill_buffers_count"), MAX_OUTSTANDING_REQUESTS, "accesses one requester keeps in flight"),
     ),
 )
 
@@ -165,10 +165,6 @@ class CpuModel(DeviceModel):
     def row_B(self, dim: int) -> int:
         """Bytes of one fp32 row of ``dim`` elements."""
         return dim * FP32_B
-
-    def lines_per_row(self, dim: int) -> int:
-        """Cache lines touched by one fp32 row of ``dim`` elements (rows assumed line-aligned)."""
-        return math.ceil(dim * FP32_B / self.params.cache_line_B)
 
     def _threads(self, threads: int | None) -> int:
         t = self.params.threads_count if threads is None else int(threads)
@@ -371,12 +367,20 @@ def microbench(model: CpuModel, options: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def energy(model: CpuModel, use: Usage) -> Energy:
+    """Energy hook: package static power of ``use.count`` CPUs, active power over ``use.busy_ns`` of
+    core-weighted busy time."""
+    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count), active_J=model.active_energy_J(use.busy_ns))
+
+
 FAMILY = register(
     DeviceFamily(
         name="cpu",
         doc="host CPU: embedding gather/pool and SGD update as media streams with cores × LFB in flight, plus compute",
         schema=SCHEMA,
         build=CpuModel,
+        kind="compute",
+        energy=energy,
         microbench=microbench,
     )
 )

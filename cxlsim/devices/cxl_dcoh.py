@@ -65,10 +65,6 @@ class DcohState:
         c = np.bincount(self.state, minlength=4)
         return {name: int(c[i]) for i, name in enumerate(STATE_NAMES)}
 
-    def dirty_lines(self) -> np.ndarray:
-        """Line ids in state M."""
-        return np.flatnonzero(self.state == MODIFIED)
-
     def read_shared(self, lines) -> Transitions:
         """The device reads ``lines``: Invalid lines are fetched and become Shared."""
         ids = self._ids(lines)

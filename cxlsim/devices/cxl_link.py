@@ -35,7 +35,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from cxlsim.config.params import Param, Schema
-from cxlsim.devices.base import Cost, DeviceModel, check_non_negative, static_energy_J
+from cxlsim.devices.base import (
+    Cost,
+    DeviceModel,
+    Energy,
+    Usage,
+    check_non_negative,
+    static_energy_J,
+)
 from cxlsim.devices.registry import DeviceFamily, register
 from cxlsim.units import PJ, KiB, MiB
 
@@ -219,12 +226,19 @@ def microbench(link: CxlLink, options: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def energy(model: CxlLink, use: Usage) -> Energy:
+    """Energy hook: static power of ``use.count`` links, pJ/bit of ``use.moved_B`` wire bytes."""
+    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count), dynamic_J=model.energy_J(use.moved_B))
+
+
 FAMILY = register(
     DeviceFamily(
         name="cxl_link",
         doc="one CXL link: lanes × rate, flit packing, per-direction bandwidth, port latency, pJ/bit",
         schema=SCHEMA,
         build=CxlLink,
+        kind="link",
+        energy=energy,
         microbench=microbench,
     )
 )

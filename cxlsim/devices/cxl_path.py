@@ -12,7 +12,8 @@ Contract (units: time ns, data B, rate B/ns == GB/s, energy J; pure, no state):
 
 * ``links``: the links in the order a message crosses them; ``hops = len(links) - 1`` switches of
   the model ``switch`` sit between consecutive links (a path with a hop needs a switch).
-* One-way latency ``latency_ns`` = Σ link ``latency_ns`` + hops × switch ``hop_latency_ns``.
+* One-way latency ``latency_ns`` = Σ link ``latency_ns`` + the switch's ``path_latency_ns(hops)`` (hops ×
+  its ``hop_latency_ns``).
 * Cut-through: a message serialises once, at the slowest link of the path:
   ``transfer_ns(payload_B)`` = max over links of their ``transfer_ns``; ``message_ns`` = latency +
   transfer. In a long stream, one message occupies the bottleneck link's ``per_message_ns`` (the
@@ -54,9 +55,9 @@ class FabricPath(DeviceModel):
         if self.hops and switch is None:
             raise ValueError(f"a path of {len(self.links)} links has {self.hops} switch(es): give their switch model")
         self.switch = switch
-        hop_ns = switch.hop_latency_ns if switch is not None else 0.0
+        switch_ns = switch.path_latency_ns(self.hops) if switch is not None else 0.0  # the switch's own rule
         #: One-way unloaded latency without serialisation, ns.
-        self.latency_ns: float = sum(lk.latency_ns for lk in self.links) + self.hops * hop_ns
+        self.latency_ns: float = sum(lk.latency_ns for lk in self.links) + switch_ns
         self.raw_bw_GBps: float = min(lk.raw_bw_GBps for lk in self.links)
 
     def __repr__(self) -> str:

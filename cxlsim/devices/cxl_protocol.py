@@ -359,6 +359,8 @@ FAMILY = register(
         doc="one CXL device controller: CXL.mem, CXL.cache + DCOH (MESI, flush), CXL.io (MMIO)",
         schema=SCHEMA,
         build=CxlProtocol,
+        kind="protocol",
+        energy=None,
         microbench=microbench,
     )
 )

@@ -18,8 +18,10 @@ Contract (units: time ns, data B, rate B/ns == GB/s, energy J; the API of
   path: host↔device = ``levels``; device↔device = ``2 (levels - k) - 1`` where ``k`` is the depth of
   their common ancestor below the root (peer traffic turns at the lowest common switch). A path of
   ``hops`` switches crosses ``hops + 1`` links. Each switch uses ``fanout + 1`` ports (one
-  upstream), which must not exceed ``ports_count``; CXL 3.0 allows at most ``MAX_DEVICES`` devices
-  per root port.
+  upstream), which must not exceed ``ports_count``. CXL 3.0 gives at most ``MAX_DEVICES`` attached
+  devices a port-based routing id per root port: a bound on the devices a fabric attaches
+  (:class:`cxlsim.systems.topology.Fabric`), not on the tree's leaf ports, most of which a deep tree
+  leaves empty.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cxlsim.config.params import Param, Schema
-from cxlsim.devices.base import DeviceModel, check_non_negative, static_energy_J
+from cxlsim.devices.base import DeviceModel, Energy, Usage, check_non_negative, static_energy_J
 from cxlsim.devices.cxl_path import FabricPath
 from cxlsim.devices.registry import DeviceFamily, register
 from cxlsim.units import PJ, MiB
@@ -87,8 +89,6 @@ class SwitchTree:
             raise ValueError("a switch tree needs levels >= 1 and fanout >= 1")
         if self.fanout + 1 > self.ports_count:
             raise ValueError(f"fanout {self.fanout} + 1 upstream port exceeds the switch's {self.ports_count} ports")
-        if self.n_devices > MAX_DEVICES:
-            raise ValueError(f"{self.n_devices} devices exceed CXL 3.0's {MAX_DEVICES} per root port")
 
     @property
     def n_devices(self) -> int:
@@ -181,12 +181,19 @@ def microbench(switch: CxlSwitch, options: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def energy(model: CxlSwitch, use: Usage) -> Energy:
+    """Energy hook: static power of ``use.count`` switches, forwarding energy of ``use.moved_B`` wire bytes."""
+    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count), dynamic_J=model.forward_energy_J(use.moved_B))
+
+
 FAMILY = register(
     DeviceFamily(
         name="cxl_switch",
         doc="one CXL switch core: per-hop latency, ports, forwarding energy; trees of switches",
         schema=SCHEMA,
         build=CxlSwitch,
+        kind="switch",
+        energy=energy,
         microbench=microbench,
     )
 )

@@ -22,5 +22,7 @@ FAMILY = register(DeviceFamily(
     doc="DDR4 DRAM module (one DIMM per channel): latency, bandwidth, energy per bit, background power",
     schema=SCHEMA,
     build=media.build("dram"),
+    kind="memory",
+    energy=media.energy,
     microbench=media_bench.microbench,
 ))

@@ -5,7 +5,8 @@ the API of :mod:`cxlsim.devices.base`):
 
 * :meth:`GpuModel.layer_ns` ``(n_in, n_out, batch, direction)`` -- one fully-connected layer,
   ``direction`` ``"forward"`` or ``"backward"``. Read from the preset's MLP timing table
-  (``devices/gpu/<mlp_table_name>_mlp_measured.csv`` if present, else ``..._mlp.csv``), interpolated
+  (``devices/gpu/<mlp_table_name>_mlp_measured.csv`` if present, else ``..._mlp.csv``: found when
+  the preset loads, the parameters ``mlp_measured_table_file`` / ``mlp_table_file``), interpolated
   log-log between batch grid points; shapes or batches outside the table use the generator formula
   (:meth:`GpuModel.layer_formula_ns`), never zero.
 * :meth:`GpuModel.mlp_ns` ``(widths, batch, direction)`` (the sum of its layers),
@@ -38,19 +39,44 @@ library heuristic would). Nothing is fitted to the paper's batch times.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cxlsim.config.params import Param, ParamSet, Schema
-from cxlsim.devices.base import DeviceModel, smallest_reaching, static_energy_J
+from cxlsim.devices.base import DeviceModel, Energy, Usage, smallest_reaching, static_energy_J
 from cxlsim.devices.gpu_table import MlpTable, find_table, params_signature
 from cxlsim.devices.registry import DeviceFamily, register
-from cxlsim.units import US, watts_over
+from cxlsim.units import FP32_B, US, watts_over
 
-#: Bytes per fp32 element.
-FP32_B = 4
+#: What an MLP table name may be: a file-name stem (no folder, no ``..``); the tables are found by it
+#: in the catalogs' ``devices/gpu/`` only.
+TABLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+-]*")
+
+
+def table_name_problem(name: str, exists: bool = True) -> str | None:
+    """Why ``mlp_table_name`` ``name`` cannot be used, or None: '' (the formula) is fine; any other
+    name must be a file-name stem and, with ``exists``, name a table of a catalog (a name that finds
+    nothing is an error, never a silent fallback to the formula: a user would believe measured
+    data were used)."""
+    if not name:
+        return None
+    if not TABLE_NAME.fullmatch(name):
+        return (f"{name!r} is not a table name: a file-name stem of letters, digits, _ + - (no folder): "
+                "tables are found in the catalogs' devices/gpu/")
+    if exists and find_table(name, measured=True) is None and find_table(name, measured=False) is None:
+        return (f"no table {name}_mlp.csv or {name}_mlp_measured.csv in devices/gpu/ of the catalogs (shipped, "
+                "$CXLSIM_PATH); generate one (python -m cxlsim.devices.gpu_table) or give '' for the formula")
+    return None
+
+
+def _check_table_name(values: Mapping[str, Any]) -> tuple[str, str] | None:
+    problem = table_name_problem(values["mlp_table_name"])
+    return ("mlp_table_name", problem) if problem else None
+
+
 #: Shared-memory loads are 128-bit (4 fp32) vectors (LDS.128), as CUTLASS SIMT kernels issue them.
 LDS_VECTOR_ELEMENTS = 4
 #: Split-K factors a GEMM may use (each split computes a K slice; partials are reduced via memory).
@@ -112,8 +138,13 @@ SCHEMA = Schema(
         Param("active_power_W", float, "board power while a kernel runs", minimum=0),
         Param("idle_power_W", float, "board power while idle", minimum=0),
         Param("mlp_table_name", str, "stem of the MLP timing tables devices/gpu/<name>_mlp[_measured].csv ('' = formula only)", default=""),
+        Param("mlp_table_file", str, "the generated MLP timing table: resolved when the preset loads from mlp_table_name "
+              "(devices/gpu/<name>_mlp.csv, the last catalog root of $CXLSIM_PATH that has it); '' = none", default=""),
+        Param("mlp_measured_table_file", str, "the measured MLP timing table, resolved as mlp_table_file "
+              "(<name>_mlp_measured.csv); it takes precedence over the generated one; '' = none", default=""),
     ),
-    checks=(lambda v: ("idle_power_W", "must be <= active_power_W") if v["idle_power_W"] > v["active_power_W"] else None,),
+    checks=(lambda v: ("idle_power_W", "must be <= active_power_W") if v["idle_power_W"] > v["active_power_W"] else None,
+            _check_table_name),
 )
 
 
@@ -138,7 +169,7 @@ def roofline_total_ns(kernels: Iterable[KernelTime]) -> float:
 class GpuModel(DeviceModel):
     """Pure model of one GPU preset. See the module docstring for the contract.
 
-    ``table_path``/``measured_path`` override the catalog search for the MLP tables (a measured table
+    ``table_path``/``measured_path`` override the tables the preset resolved at load (a measured table
     takes precedence; a generated table is used only if it was generated with these parameters).
     """
 
@@ -152,8 +183,9 @@ class GpuModel(DeviceModel):
         self.bw_eff = params.mem_bw_GBps * params.mem_bw_efficiency_fraction
         self.table: MlpTable | None = None
         self.table_kind = "formula"
-        measured = Path(measured_path) if measured_path else find_table(params.mlp_table_name, measured=True)
-        generated = Path(table_path) if table_path else find_table(params.mlp_table_name, measured=False)
+        self.table_name = params.mlp_table_name
+        measured = measured_path or params.mlp_measured_table_file or None
+        generated = table_path or params.mlp_table_file or None
         if measured is not None:
             self.table, self.table_kind = MlpTable.read(measured), "measured"
         elif generated is not None:
@@ -411,12 +443,35 @@ def microbench(model: GpuModel, options: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def energy(model: GpuModel, use: Usage) -> Energy:
+    """Energy hook: static power of ``use.count`` GPUs, active power over ``use.busy_ns`` of stream
+    busy time (every GPU's, summed)."""
+    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count), active_J=model.active_energy_J(use.busy_ns))
+
+
+def resolve_tables(params: ParamSet) -> dict[str, tuple[str, str]]:
+    """The family's load-time resolution: the MLP timing tables of ``mlp_table_name`` in the catalog
+    roots (``$CXLSIM_PATH`` shadows the shipped catalog), for the table files the preset left empty."""
+    values = params.as_dict()
+    out = {}
+    for key, measured in (("mlp_table_file", False), ("mlp_measured_table_file", True)):
+        if values[key]:
+            continue
+        path = find_table(values["mlp_table_name"], measured=measured)
+        if path is not None:
+            out[key] = (str(path), f"resolved at load from mlp_table_name {values['mlp_table_name']!r} (catalog roots)")
+    return out
+
+
 FAMILY = register(
     DeviceFamily(
         name="gpu",
         doc="GPU: MLP layers from timing tables (roofline + GEMM wave-quantisation model), interaction, optimizer",
         schema=SCHEMA,
         build=GpuModel,
+        kind="compute",
+        energy=energy,
         microbench=microbench,
+        resolve=resolve_tables,
     )
 )

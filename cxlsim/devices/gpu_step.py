@@ -65,7 +65,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from cxlsim.devices.base import DeviceModel, check_non_negative, smallest_reaching
-from cxlsim.devices.gpu import FP32_B, GpuModel
+from cxlsim.devices.gpu import GpuModel
+from cxlsim.units import FP32_B, TORCH_INDEX_B
 
 if TYPE_CHECKING:
     from cxlsim.devices.cpu import CpuModel
@@ -75,8 +76,6 @@ if TYPE_CHECKING:
 PHASES = ("b_fwd", "t_mlp", "b_bwd", "mlp_opt")
 CALLERS = ("python", "python_no_grad", "cpp", "host")
 KINDS = ("kernel", "copy", "host")
-#: Bytes of one int64 index (the interaction's tril index tensors).
-INDEX_B = 8
 #: torch.cat batches up to this many inputs into one kernel (CAT_ARRAY_BATCH_SIZE in ATen's
 #: cuda/Shape.cu, 128 in PyTorch 1.x/2.x; recalled, not checked here: every workload has <= 81 inputs).
 CAT_INPUTS_PER_KERNEL = 128
@@ -572,9 +571,9 @@ class _PhaseBuilder:
         self.host_op("index", "interaction: Zflat = Z[:, li, lj] (advanced indexing)")
         if not o.cached_tril_indices:
             for which in ("li", "lj"):
-                self.to_device("to", f"interaction: index moves CPU {which} to the GPU, H2D", "cpp", INDEX_B * pairs)
+                self.to_device("to", f"interaction: index moves CPU {which} to the GPU, H2D", "cpp", TORCH_INDEX_B * pairs)
         self.kernel("index", f"interaction: gather {pairs} pairs per sample", "cpp",
-                    self.elementwise_ns(2 * FP32_B * b * pairs + 2 * INDEX_B * pairs))
+                    self.elementwise_ns(2 * FP32_B * b * pairs + 2 * TORCH_INDEX_B * pairs))
         self._cat_kernels("cat", "interaction: R = cat([x, Zflat])", "python", 2, FP32_B * b * s.interaction_width)
         # top MLP forward: ReLU layers, the last one sigmoid (DLRM's sigmoid_top)
         top = s.layers("top")
@@ -625,11 +624,11 @@ class _PhaseBuilder:
                     self.elementwise_ns(FP32_B * b * n * n))
         self.host_op("_index_put_impl_", "interaction backward: index_put_(accumulate=True)", "cpp")
         self.kernel("index_put_", "interaction backward: linear index of the pairs (nested)", "cpp",
-                    self.elementwise_ns(3 * INDEX_B * pairs))
+                    self.elementwise_ns(3 * TORCH_INDEX_B * pairs))
         self.kernel("sort", "interaction backward: radix sort of the pair indices (nested)", "cpp",
-                    self.elementwise_ns(4 * 2 * INDEX_B * pairs))
+                    self.elementwise_ns(4 * 2 * TORCH_INDEX_B * pairs))
         self.kernel("index_put_", "interaction backward: scatter-add of the pairs' gradients (nested)", "cpp",
-                    self.elementwise_ns(3 * FP32_B * b * pairs + INDEX_B * pairs))
+                    self.elementwise_ns(3 * FP32_B * b * pairs + TORCH_INDEX_B * pairs))
         self.node("BmmBackward0", "interaction backward: Z = bmm(T, T^T)")
         self.host_op("transpose", "interaction backward: BmmBackward, T^T (view)", "cpp")
         self.kernel("bmm", f"interaction backward: dT = bmm(dZ, T), {b} x [{n},{n}]x[{n},{d}]", "cpp",

@@ -209,16 +209,21 @@ def write_table(path: str | Path, rows: list[dict[str, Any]], header: list[str])
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cxlsim.devices.gpu import GpuModel
-    from cxlsim.devices.registry import load_preset
+    from cxlsim.config.catalog import preset_value
+    from cxlsim.devices.gpu import GpuModel, table_name_problem
+    from cxlsim.devices.registry import family_schema, load_preset
+    from cxlsim.errors import ConfigError
     from cxlsim.version import __version__
 
     ap = argparse.ArgumentParser(prog="python -m cxlsim.devices.gpu_table", description=__doc__.split("\n\n")[0])
     ap.add_argument("--preset", default="gpu/rtx3090", help="GPU preset (default gpu/rtx3090)")
     ap.add_argument("--out", help="output CSV (default: <mlp_table_name>_mlp.csv beside the preset's YAML)")
     args = ap.parse_args(argv)
-    pre = load_preset(args.preset)
-    name = pre.params.mlp_table_name or pre.name.split("/")[-1]
+    pre = load_preset(args.preset, {"mlp_table_name": ""})  # the table this writes need not exist yet
+    name = preset_value(args.preset, "mlp_table_name", family_schema) or pre.name.split("/")[-1]
+    problem = table_name_problem(str(name), exists=False)
+    if problem:
+        raise ConfigError(pre.path, "params.mlp_table_name", problem)
     out = Path(args.out) if args.out else Path(pre.path).parent / f"{name}_mlp.csv"
     model = GpuModel(pre.params, table_path=None)
     header = [

@@ -45,7 +45,14 @@ import numpy as np
 
 from cxlsim.config.params import Param, ParamSet, Schema, check_le
 from cxlsim.devices import media_index as X
-from cxlsim.devices.base import Cost, DeviceModel, check_non_negative, static_energy_J
+from cxlsim.devices.base import (
+    Cost,
+    DeviceModel,
+    Energy,
+    Usage,
+    check_non_negative,
+    static_energy_J,
+)
 from cxlsim.units import PJ
 
 PATTERNS = ("sequential", "random")
@@ -130,14 +137,23 @@ class AccessStream:
 
     @classmethod
     def of(cls, issue_ns: Any, addr_B: Any, size_B: Any, is_write: Any) -> AccessStream:
-        """Build from array-likes; scalars broadcast to the length of ``addr_B``."""
+        """Build from array-likes; scalars broadcast to the length of ``addr_B``. Each array is a
+        read-only view (of the input, or of a broadcast copy): the kernel only reads them, and one
+        array type per argument compiles it once (numba types read-only arrays apart from writable
+        ones: mixed calls compiled the media kernel twice more, about 10 s of CPU each)."""
         addr = np.atleast_1d(np.asarray(addr_B, dtype=np.int64))
         n = addr.shape[0]
+
+        def read_only(a: np.ndarray) -> np.ndarray:
+            view = np.ascontiguousarray(a).view()
+            view.setflags(write=False)
+            return view
+
         return cls(
-            np.ascontiguousarray(np.broadcast_to(np.asarray(issue_ns, dtype=np.float64), (n,))),
-            np.ascontiguousarray(addr),
-            np.ascontiguousarray(np.broadcast_to(np.asarray(size_B, dtype=np.int64), (n,))),
-            np.ascontiguousarray(np.broadcast_to(np.asarray(is_write, dtype=np.bool_), (n,))),
+            read_only(np.broadcast_to(np.asarray(issue_ns, dtype=np.float64), (n,))),
+            read_only(addr),
+            read_only(np.broadcast_to(np.asarray(size_B, dtype=np.int64), (n,))),
+            read_only(np.broadcast_to(np.asarray(is_write, dtype=np.bool_), (n,))),
         )
 
     def __len__(self) -> int:
@@ -758,3 +774,10 @@ def _check(value: str, allowed: tuple[str, ...], what: str) -> None:
 def build(family: str):
     """The ``build`` callable of a media family."""
     return lambda params: MediaModel(family, params)
+
+
+def energy(model: MediaModel, use: Usage) -> Energy:
+    """The energy hook of the media families: background power of ``use.count`` modules, traffic
+    energy of ``use.read_B`` / ``use.write_B`` media bytes and ``use.requested_B`` interface bytes."""
+    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count),
+                  dynamic_J=model.traffic_energy_J(use.read_B, use.write_B, use.requested_B))

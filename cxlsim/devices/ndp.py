@@ -32,13 +32,13 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from cxlsim.config.params import Param, ParamSet, Schema
-from cxlsim.devices.base import Cost, DeviceModel, static_energy_J
+from cxlsim.config.bounds import MAX_OUTSTANDING_REQUESTS
+from cxlsim.config.params import Param, ParamSet, Schema, check_product_le
+from cxlsim.devices.base import Cost, DeviceModel, Energy, Usage, static_energy_J
 from cxlsim.devices.base import check_non_negative as _check
 from cxlsim.devices.registry import DeviceFamily, register
-from cxlsim.units import PJ, KiB
+from cxlsim.units import FP32_B, PJ, KiB
 
-FP32_B = 4
 LINE_B = 64
 
 NDP_SCHEMA = Schema(
@@ -59,6 +59,8 @@ NDP_SCHEMA = Schema(
               "(table 0 first) or 'reverse' (last table first, as backpropagation runs)", default="reverse",
               choices=("forward", "reverse")),
     ),
+    checks=(check_product_le(("memory_controllers_count", "outstanding_per_mc_count"), MAX_OUTSTANDING_REQUESTS,
+                             "accesses one requester keeps in flight"),),
 )
 
 
@@ -241,12 +243,24 @@ def microbench(model: NdpModel, options: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def energy(model: NdpModel, use: Usage) -> Energy:
+    """Energy hook: static power of ``use.count`` logics; dynamic energy of the operations in
+    ``use.ops`` (``pooled_vectors``, ``updated_rows``, ``gradient_vectors``, ``corrected_vectors``)
+    on vectors of ``use.dim`` elements (:meth:`NdpModel.ops_energy_J`)."""
+    o = use.ops
+    ops = (o.get("pooled_vectors", 0), o.get("updated_rows", 0), o.get("gradient_vectors", 0), o.get("corrected_vectors", 0))
+    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count),
+                  dynamic_J=model.ops_energy_J(use.dim, *ops))
+
+
 FAMILY = register(
     DeviceFamily(
         name="ndp",
         doc="CXL-MEM near-data computing logic: fp32 adder/multiplier lanes, scratchpad, row streaming",
         schema=NDP_SCHEMA,
         build=NdpModel,
+        kind="logic",
+        energy=energy,
         microbench=microbench,
     )
 )

@@ -35,7 +35,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from cxlsim.config.params import Param, Schema
-from cxlsim.devices.base import Cost, DeviceModel, check_non_negative, static_energy_J
+from cxlsim.devices.base import (
+    Cost,
+    DeviceModel,
+    Energy,
+    Usage,
+    check_non_negative,
+    static_energy_J,
+)
 from cxlsim.devices.registry import DeviceFamily, register
 from cxlsim.units import PJ, US, KiB, MiB
 
@@ -170,12 +177,19 @@ def _size(n: int) -> str:
     return f"{n}B"
 
 
+def energy(model: PcieLink, use: Usage) -> Energy:
+    """Energy hook: static power of ``use.count`` links, pJ/bit of ``use.moved_B`` bytes moved."""
+    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count), dynamic_J=model.energy_J(use.moved_B))
+
+
 FAMILY = register(
     DeviceFamily(
         name="pcie",
         doc="PCIe link plus the software data path: memcpy, launch and synchronisation overheads",
         schema=SCHEMA,
         build=PcieLink,
+        kind="link",
+        energy=energy,
         microbench=microbench,
     )
 )

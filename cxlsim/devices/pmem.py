@@ -23,5 +23,7 @@ FAMILY = register(DeviceFamily(
     doc="persistent memory module: 256 B lines, write-combining buffer, RMW, read-after-write",
     schema=SCHEMA,
     build=media.build("pmem"),
+    kind="memory",
+    energy=media.energy,
     microbench=media_bench.microbench,
 ))

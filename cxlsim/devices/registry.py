@@ -2,9 +2,14 @@
 
 Contract of a family (see :class:`DeviceFamily`): a parameter :class:`~cxlsim.config.params.Schema`,
 a ``build(params) -> model`` returning the family's pure model (:mod:`cxlsim.devices.base` states
-the API every model follows), and optionally ``microbench(model, options) -> dict`` returning the
-JSON-ready characterisation that ``cxlsim microbench`` prints (``options`` carries built models,
-never preset names: the command line resolves those).
+the API every model follows), its ``kind`` (one of :data:`KINDS`: what the system layer may do with
+it: a ``memory`` family's models are capacity-provisioned modules with the media API, and so on),
+its one ``energy(model, usage) -> Energy`` hook (:class:`~cxlsim.devices.base.Usage` in,
+:class:`~cxlsim.devices.base.Energy` out; ``None`` for a family with no energy of its own), and
+optionally ``microbench(model, options) -> dict`` returning the JSON-ready characterisation that
+``cxlsim microbench`` prints (``options`` carries built models, never preset names: the command
+line resolves those). The energy model and provisioning read only the kind and the hook, never a
+family's name, so a family registered from outside cxlsim is priced and provisioned like a shipped one.
 
 Convention: family ``x`` lives in module ``cxlsim.devices.x``, which calls :func:`register` when it
 is imported. :func:`get_family` imports that one module on first use, so using a family imports
@@ -16,28 +21,54 @@ other packages call :func:`register` themselves before their presets are loaded.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cxlsim.config.catalog import Preset, catalog_roots, resolve_preset
 from cxlsim.config.params import ParamSet, Schema, unknown_key_message
 from cxlsim.errors import ConfigError
 
+if TYPE_CHECKING:  # annotations only: listing families imports no model module, cxlsim.devices.base included
+    from cxlsim.devices.base import Energy, Usage
+
 PACKAGE = "cxlsim.devices"
+
+
+#: What a family's models are, for the system layer (roles take families by kind or by name).
+KINDS = {
+    "memory": "modules holding data: the media API of cxlsim.devices.media.MediaModel (serve, new_state, "
+              "read_ns/write_ns), capacity_GB and background power; roles give them count and interleave_B",
+    "compute": "a processor: GPU, host CPU, accelerator chip (busy time -> active energy)",
+    "logic": "logic on a memory device: near-data computing, checkpointing (operations -> dynamic energy)",
+    "link": "a point-to-point link (bytes moved -> dynamic energy)",
+    "switch": "a switch between links (bytes forwarded -> dynamic energy)",
+    "protocol": "a protocol controller; its costs are those of the paths it drives",
+    "network": "a data-centre network element: NIC, parameter server (bytes or busy time -> energy)",
+}
 
 
 @dataclass(frozen=True)
 class DeviceFamily:
-    """One device family: its schema, model constructor and microbenchmark."""
+    """One device family: its schema, model constructor, kind, energy hook and microbenchmark."""
 
     name: str
     doc: str
     schema: Schema
     build: Callable[[ParamSet], Any]
+    kind: str
+    energy: Callable[[Any, Usage], Energy] | None
     microbench: Callable[[Any, Mapping[str, Any]], dict[str, Any]] | None = None
+    #: Optional: parameters resolved when a preset loads (files a preset names by stem, found in the
+    #: catalog roots): ``resolve(params) -> {key: (value, source)}`` for keys the preset left empty.
+    resolve: Callable[[ParamSet], Mapping[str, tuple[Any, str]]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"device family {self.name!r}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
 
 
 _FAMILIES: dict[str, DeviceFamily] = {}
@@ -86,6 +117,26 @@ def get_family(name: str, where: str = "family") -> DeviceFamily:
     return _FAMILIES[name]
 
 
+def family_kind(name: str) -> str:
+    """The kind of family ``name`` (:data:`KINDS`), importing it on first use."""
+    return get_family(name).kind
+
+
+def families_of_kind(kind: str) -> list[str]:
+    """Names of the known families of ``kind``, sorted (imports each family's module)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
+    out = []
+    for name in family_names():
+        try:
+            fam = get_family(name)
+        except ConfigError:  # a catalog folder without a module: no family to list
+            continue
+        if fam.kind == kind:
+            out.append(name)
+    return out
+
+
 def family_schema(name: str, where: str) -> Schema:
     return get_family(name, where).schema
 
@@ -93,8 +144,16 @@ def family_schema(name: str, where: str) -> Schema:
 def load_preset(name_or_path: str, overrides: Mapping[str, Any] | None = None,
                 overrides_where: str = "--set") -> Preset:
     """Load, resolve and validate preset ``family/name`` (or a YAML path) against its family's
-    schema, with parameter ``overrides`` (source ``overrides_where``)."""
-    return resolve_preset(name_or_path, family_schema, overrides, overrides_where)
+    schema, with parameter ``overrides`` (source ``overrides_where``); then the family's
+    :attr:`DeviceFamily.resolve` fills what it resolves at load (each value with its source)."""
+    preset = resolve_preset(name_or_path, family_schema, overrides, overrides_where)
+    family = get_family(preset.family)
+    found = family.resolve(preset.params) if family.resolve is not None else {}
+    if not found:
+        return preset
+    values = {**preset.params.as_dict(), **{k: v for k, (v, _) in found.items()}}
+    sources = {**preset.params.sources, **{k: src for k, (_, src) in found.items()}}
+    return dataclasses.replace(preset, params=family.schema.validate(values, sources, preset.path, "params."))
 
 
 def build_device(preset: str, overrides: Mapping[str, Any] | None = None) -> Any:

@@ -28,5 +28,7 @@ FAMILY = register(DeviceFamily(
     doc="NVMe SSD: 4 KiB pages, queue-depth-limited IOPS, sequential bandwidth, sub-page RMW",
     schema=SCHEMA,
     build=media.build("ssd"),
+    kind="memory",
+    energy=media.energy,
     microbench=media_bench.microbench,
 ))

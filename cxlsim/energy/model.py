@@ -16,23 +16,45 @@ host's, the GPU's (``gpu_link``) and the CXL-MEM's (``fabric_link``) links to a 
 switches joined by ``levels − 1`` links; the host's link is the ``host_link`` role, the inter-switch
 links are of the ``fabric_link`` role.
 
-Every joule comes from a device model's energy method (``static_energy_J``, ``active_energy_J``,
-``traffic_energy_J``, ``ops_energy_J``, ``dma_energy_J``, link and path ``energy_J``) on the
-models of the system's :class:`~cxlsim.systems.graph.DeviceGraph` (the objects that timed the run):
-device energy is computed in one place, the device library.
+A symmetry-reduced run's activity is one of ``act.groups`` identical groups (:mod:`cxlsim.systems.symmetry`):
+its dynamic and active energies are that many times the group's; static power is the whole system's.
+
+Every joule of a device comes from its family's one energy hook
+(:attr:`cxlsim.devices.registry.DeviceFamily.energy`: a :class:`~cxlsim.devices.base.Usage` in, an
+:class:`~cxlsim.devices.base.Energy` out) on the models of the system's
+:class:`~cxlsim.systems.graph.DeviceGraph` (the objects that timed the run); the CXL fabric's
+dynamic energy is its paths' (links and switches crossed, :class:`~cxlsim.devices.cxl_path.FabricPath`).
+What a role did comes from the activity record by the family's kind, never by the family's name:
+``memory`` — the role's media traffic and its provisioned modules; ``compute`` — the role's busy
+time (:meth:`~cxlsim.systems.activity.BatchActivity.compute_busy_ns`); ``logic`` — the memory
+device's logic work; ``link`` / ``switch`` — the fabric's powered links and switches and the bytes
+of each path. How many devices a role has is the system's (:data:`cxlsim.systems.config.ROLE_SCOPE`).
+The component a family's energy goes to is its name for memory and compute families, ``cxl_mem_logic``
+for logic, ``links`` for links and switches (:func:`component_of`); a family registered from
+outside cxlsim is priced the same way, under its own name.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cxlsim.devices.base import Usage
+from cxlsim.devices.registry import DeviceFamily, get_family
 from cxlsim.systems.activity import CXL_PREFIX, PCIE, BatchActivity, cxl_path_endpoints
+from cxlsim.systems.config import ROLE_SCOPE
 from cxlsim.systems.graph import DeviceGraph
 from cxlsim.systems.provision import ModulePool
 from cxlsim.systems.topology import Fabric
 
 COMPONENTS = ("gpu", "cpu", "dram", "pmem", "ssd", "cxl_mem_logic", "links")
 PARTS = ("static", "active", "dynamic")
+#: The component of the families of a kind, where it is not the family's own name.
+KIND_COMPONENTS = {"logic": "cxl_mem_logic", "link": "links", "switch": "links"}
+
+
+def component_of(family: DeviceFamily) -> str:
+    """The energy component a family's devices are charged to (module docstring)."""
+    return KIND_COMPONENTS.get(family.kind, family.name)
 
 
 def _zero() -> dict[str, dict[str, float]]:
@@ -46,6 +68,11 @@ class Deployment:
     gpus: int = 1
     mems: int = 1
     fabric: Fabric | None = None
+
+    def count(self, role: str) -> int:
+        """Devices of ``role`` the system powers (:data:`~cxlsim.systems.config.ROLE_SCOPE`)."""
+        scope = ROLE_SCOPE.get(role, "system")
+        return self.gpus if scope == "gpu" else self.mems if scope == "mem" else 1
 
 
 def pcie_links(devices: DeviceGraph, d: Deployment = Deployment()) -> int:
@@ -67,43 +94,54 @@ def _switches(d: Deployment) -> int:
     return d.fabric.powered_switches() if d.fabric is not None else 0
 
 
+class _Ledger:
+    """Energy by component and part, charged through the family hooks."""
+
+    def __init__(self, groups: int) -> None:
+        self.e = _zero()
+        self.groups = groups
+
+    def charge(self, family: DeviceFamily, model: object, use: Usage) -> None:
+        if family.energy is None:
+            return
+        en = family.energy(model, use)
+        part = self.e.setdefault(component_of(family), dict.fromkeys(PARTS, 0.0))
+        part["static"] += en.static_J
+        part["active"] += self.groups * en.active_J  # one group's work, ``groups`` groups
+        part["dynamic"] += self.groups * en.dynamic_J
+
+
 def batch_energy(act: BatchActivity, devices: DeviceGraph, pools: dict[str, ModulePool],
                  dim: int, d: Deployment = Deployment()) -> dict[str, dict[str, float]]:
     """Energy of one batch by component and part (module docstring), J."""
-    e = _zero()
+    led = _Ledger(act.groups)
     T = act.wall_ns
-    gpu, cpu = devices["gpu"], devices["host_cpu"]
-    e["gpu"]["static"], e["gpu"]["active"] = gpu.static_energy_J(T, d.gpus), gpu.active_energy_J(act.gpu_kernel_ns)
-    e["cpu"]["static"], e["cpu"]["active"] = cpu.static_energy_J(T), cpu.active_energy_J(act.host_core_busy_ns)
+    busy = act.compute_busy_ns()
+    logic = vars(act.logic)
+    links = cxl_links(d)
+    for role, model in devices.models.items():
+        family = get_family(devices.family(role))
+        if family.kind == "compute" and role in busy:
+            led.charge(family, model, Usage(T, d.count(role), busy_ns=busy[role]))
+        elif family.kind == "logic":
+            led.charge(family, model, Usage(T, d.count(role), moved_B=act.logic.dma_B, ops=logic, dim=dim))
+        elif family.kind == "link" and role == PCIE and pcie_links(devices, d):  # the fabric's links: below
+            led.charge(family, model, Usage(T, pcie_links(devices, d), moved_B=act.link_B.get(PCIE, 0.0)))
+        elif family.kind == "switch" and _switches(d):
+            led.charge(family, model, Usage(T, _switches(d)))
 
-    for role, pool in pools.items():
-        part = e[pool.family]
-        part["static"] += pool.model.static_energy_J(T, pool.modules)
-        for key, tr in act.media.items():  # a role's traffic on every device that holds it
-            if key.split(".")[0] == role:
-                part["dynamic"] += pool.model.traffic_energy_J(tr.media_read_B, tr.media_write_B, tr.requested_B)
+    for role, pool in pools.items():  # every memory role (and the host's implicit pool), provisioned
+        family = get_family(pool.family)
+        traffic = [tr for key, tr in act.media.items() if key.split(".")[0] == role]  # on every device holding it
+        led.charge(family, pool.model, Usage(T, pool.modules, read_B=sum(tr.media_read_B for tr in traffic),
+                                             write_B=sum(tr.media_write_B for tr in traffic),
+                                             requested_B=sum(tr.requested_B for tr in traffic)))
 
-    logic = e["cxl_mem_logic"]
-    if devices.has("ndp"):
-        ndp, w = devices["ndp"], act.logic
-        logic["static"] += ndp.static_energy_J(T, d.mems)
-        logic["dynamic"] += ndp.ops_energy_J(dim, w.pooled_vectors, w.updated_rows, w.gradient_vectors, w.corrected_vectors)
-    if devices.has("ckpt_logic"):
-        ckpt = devices["ckpt_logic"]
-        logic["static"] += ckpt.static_energy_J(T, d.mems)
-        logic["dynamic"] += ckpt.dma_energy_J(act.logic.dma_B)
-
-    links = e["links"]
-    n_pcie = pcie_links(devices, d)
-    if n_pcie:
-        links["static"] += devices["pcie"].static_energy_J(T, n_pcie)
-        links["dynamic"] += devices["pcie"].energy_J(act.link_B.get(PCIE, 0.0))
-    for link in cxl_links(d):
-        links["static"] += link.static_energy_J(T)
-    if _switches(d):
-        links["static"] += devices["switch"].static_energy_J(T, _switches(d))
+    for link in links:  # the fabric's powered links: their static power
+        led.charge(get_family(devices.family_of(link)), link, Usage(T))
+    e = led.e
     for key, size_B in act.link_B.items():
         if key.startswith(CXL_PREFIX) and size_B:
             path = d.fabric.path(*cxl_path_endpoints(key))
-            links["dynamic"] += path.energy_J([size_B] * len(path.links))
+            e["links"]["dynamic"] += act.groups * path.energy_J([size_B] * len(path.links))
     return e

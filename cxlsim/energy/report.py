@@ -3,7 +3,9 @@
 Contract:
 
 * :func:`energy_per_batch` ``(result, config=None)`` → ``{"total": J, "by_component": {c: J}}``,
-  the mean over the measured batches (warm-up excluded), components in :data:`COMPONENTS` order;
+  the mean over the measured batches (warm-up excluded), components in
+  :data:`cxlsim.energy.model.COMPONENTS` order, then any other family's component (a family
+  registered outside cxlsim is charged under its own name);
   ``total`` is the sum of the components. ``config`` re-prices the same run with other *energy*
   parameters (same system: pipeline and roles; energy parameters never change timing, so this
   equals re-simulating with those ``--set`` overrides).
@@ -26,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from cxlsim.energy import tpu_ps
-from cxlsim.energy.model import COMPONENTS, PARTS, Deployment, batch_energy
+from cxlsim.energy.model import PARTS, Deployment, batch_energy
 from cxlsim.errors import InputError
 from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.graph import build_devices
@@ -69,11 +71,12 @@ def energy_detail(result: Any, config: SystemConfig | None = None) -> dict[str, 
     wl = result.workload
     devices = result.devices if config is None else build_devices(cfg)
     m = result.machine
-    fabric = m.fabric if config is None or m.fabric is None else Fabric.of(devices, m.gpus, m.mems)
-    deployment = Deployment(m.gpus, m.mems, fabric)
-    pools = provision(devices, wl, m.mems)
+    fabric = (m.system_fabric if config is None or m.system_fabric is None
+              else Fabric.of(devices, m.system_gpus, m.system_mems))
+    deployment = Deployment(m.system_gpus, m.system_mems, fabric)
+    pools = provision(devices, wl, m.system_mems)
     per = [batch_energy(a, devices, pools, wl.params.dim, deployment) for a in result.activity]
-    return {c: {part: float(np.mean([b[c][part] for b in per])) for part in PARTS} for c in COMPONENTS}
+    return {c: {part: float(np.mean([b[c][part] for b in per])) for part in PARTS} for c in per[0]}
 
 
 def energy_per_batch(result: Any, config: SystemConfig | None = None) -> dict[str, Any]:

@@ -140,6 +140,7 @@ class Executor:
         self._started: dict[OpKey, simpy.Event] = {}
         self._done: dict[OpKey, simpy.Event] = {}
         self._until: int | None = None
+        self._rule: Callable[[int], bool] | None = None
         self._pending: dict[OpKey, OpOutcome] = {}  # segmented ops: the outcome of the running segment
 
     def add(self, op: Op) -> None:
@@ -168,19 +169,29 @@ class Executor:
     def record(self, key: OpKey) -> OpRecord | None:
         return self.records.get(key)
 
-    def run(self, until_batch: int | None = None) -> None:
+    def run(self, until_batch: int | None = None, stop: Callable[[int], bool] | None = None) -> int | None:
         """Run the graph. With ``until_batch`` = k, stop once ``("begin", k)`` and every op of the
         batches before k have started: ops of batch k or later not started by then are skipped
         (their records keep NaN times). Everything an op decides is decided when it starts, so
         the records of the batches before k are the same as in a full run; the intervals of ops
-        still running at the stop are put on the trace as planned."""
-        self._waiting = sum(1 for k in self.ops if until_batch is not None
-                            and (k[1] < until_batch or k == ("begin", until_batch)))
+        still running at the stop are put on the trace as planned.
+
+        ``stop`` (with ``until_batch`` the last batch it may choose): called with k as each
+        ``("begin", k)`` starts, before ``until_batch``; the first k it accepts becomes the batch to
+        stop at, as if given as ``until_batch`` (sampling decides the batch count as it goes,
+        :mod:`cxlsim.systems.sampling`). Returns the batch the run stopped at (None: ran out)."""
+        if stop is not None and until_batch is None:
+            raise ValueError("a stop rule needs until_batch, the last batch it may stop at")
         self._until = until_batch
+        self._rule = stop
+        self._unstarted: dict[int, int] = {}
+        for k in self.ops:
+            self._unstarted[k[1]] = self._unstarted.get(k[1], 0) + 1
+        self._low = min(self._unstarted, default=0)  # the lowest batch with an op not started
         self._stop = self.env.event()
         for op in self.ops.values():
             self.env.process(self._process(op))
-        if until_batch is None or self._waiting == 0:
+        if until_batch is None or self._stop_reached():
             self.env.run()
         else:
             while not self._stop.triggered and self.env.peek() != float("inf"):
@@ -189,10 +200,31 @@ class Executor:
             for key, rec in self.records.items():
                 if rec.start_ns == rec.start_ns and not rec.traced:
                     self._trace(self.ops[key], rec)
+        until_batch = self._until
         missing = [k for k, r in self.records.items() if r.end_ns != r.end_ns
                    and (until_batch is None or k[1] < until_batch or k == ("begin", until_batch))]
         if missing:
             raise RuntimeError(f"op graph deadlocked; never ran: {sorted(missing)[:5]}")
+        return until_batch
+
+    def _stop_reached(self) -> bool:
+        """Whether ``("begin", until)`` and every op of the batches before it have started."""
+        until = self._until
+        key = ("begin", until)
+        begun = key not in self.ops or self.records[key].start_ns == self.records[key].start_ns
+        return begun and self._low >= until
+
+    def _started_op(self, op: Op) -> None:
+        """Bookkeeping of the stop (:meth:`run`) as ``op`` starts."""
+        if self._until is None:
+            return
+        self._unstarted[op.batch] -= 1
+        while self._unstarted.get(self._low, 0) == 0 and self._low in self._unstarted:
+            self._low += 1
+        if self._rule is not None and op.name == "begin" and op.batch < self._until and self._rule(op.batch):
+            self._until, self._rule = op.batch, None
+        if not self._stop.triggered and self._stop_reached():
+            self._stop.succeed()
 
     def _finish_segments(self) -> None:
         """At a stop: serve the running segmented ops' remaining segments, all of them in time
@@ -256,10 +288,7 @@ class Executor:
         rec.end_ns = float(outcome.end_ns)
         rec.label = outcome.label or op.label or op.name
         self._started[op.key].succeed()
-        if self._until is not None and (op.batch < self._until or op.key == ("begin", self._until)):
-            self._waiting -= 1
-            if self._waiting == 0:
-                self._stop.succeed()
+        self._started_op(op)
         if outcome.resume is not None:
             self._pending[op.key] = outcome  # the running segment (a stop finishes the rest)
         yield self.env.timeout(rec.end_ns - rec.start_ns)

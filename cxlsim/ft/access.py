@@ -93,9 +93,6 @@ class AccessProcess:
         kept = rng.binomial(self.counts(length_s, index), 1.0 / period)
         return np.flatnonzero(kept)
 
-    def expected_touched(self, length_s: float) -> float:
-        return touched_fraction(self.p, self.accesses_per_s * length_s)
-
 
 def from_scenario(access, seed: int) -> AccessProcess:
     """Build the process from an ``access`` section (workload exponent wired in when asked)."""
@@ -104,9 +101,4 @@ def from_scenario(access, seed: int) -> AccessProcess:
         exponent = workload_exponent(access.workload_name)
     return AccessProcess(access.rows_sampled_count, exponent, access.modified_fraction,
                          access.calibration_interval_h * 3600.0, seed)
-
-
-def unique_expected(probabilities: np.ndarray, draws: float) -> float:
-    """Expected distinct rows among ``draws`` accesses (used for per-batch unique rows)."""
-    return float(np.sum(-np.expm1(-draws * probabilities)))
 

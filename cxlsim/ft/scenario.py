@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cxlsim.config.bounds import MAX_FT_EVENTS, check_bound
+from cxlsim.config.bounds import MAX_FT_EVENTS, MAX_SEED, check_bound
 from cxlsim.config.catalog import catalog_roots
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
@@ -181,10 +181,12 @@ SCHEME_SCHEMAS: dict[str, Schema] = {
     )),
     "undo-log": Schema("ft.scheme.undo-log", (
         Param("unique_rows_per_batch_count", int, "rows a batch updates per node (logged)", default=20000, minimum=0),
-        Param("idle_window_s", float, "CXL-MEM idle window per batch the logging overlaps", default=0.0016, minimum=0),
+        Param("idle_window_s", float, "CXL-MEM idle window per batch the logging overlaps (no default: the scenario "
+              "states it with its source, e.g. the GPU's interaction + top-MLP time of a simulated run)", minimum=0),
         Param("pmem_read_GBps", float, "PMEM read bandwidth of the log copy", default=12.0, minimum=0, exclusive_minimum=True),
         Param("pmem_write_GBps", float, "PMEM write bandwidth of the log copy", default=2.0, minimum=0, exclusive_minimum=True),
-        Param("pmem_device_name", str, "optional PMEM preset giving the two bandwidths", default=""),
+        Param("pmem_device_name", str, "optional memory preset (a memory-kind family) giving the two bandwidths: "
+              "its read_bw_GBps and write_bw_GBps", default=""),
         Param("mlp_log_B", float, "MLP log size per node (-1 = dense_GB / nodes)", default=-1.0, minimum=-1),
         Param("mlp_pull_GBps", float, "CXL.cache pull bandwidth of MLP parameters", default=50.0, minimum=0, exclusive_minimum=True),
         Param("relaxed", bool, "relaxed checkpoint: MLP logging spread over batches, never exposed", default=True),
@@ -286,9 +288,14 @@ def load_scenario(path: str | Path, sets: list[tuple[str, Any]] | None = None) -
     path = scenario_path(path)
     where = str(path)
     doc = read_yaml(path)
-    if sets:
-        doc = apply_sets(doc, sets)
-    return parse_scenario(doc, where)
+    if not sets:
+        return parse_scenario(doc, where)
+    try:
+        return parse_scenario(apply_sets(doc, sets), where)
+    except ConfigError as exc:  # a value the --set gave: name the option, not the file
+        if exc.where == where and any(exc.key == k or exc.key.startswith((k + ".", k + "[")) for k, _ in sets):
+            raise ConfigError("--set", exc.key, exc.message) from None
+        raise
 
 
 def parse_scenario(doc: dict[str, Any], where: str) -> Scenario:
@@ -297,8 +304,9 @@ def parse_scenario(doc: dict[str, Any], where: str) -> Scenario:
         if key not in TOP_KEYS:
             raise ConfigError(where, key, unknown_key_message(key, TOP_KEYS))
     seed = doc.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ConfigError(where, "seed", f"expected a whole number >= 0, got {seed!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise ConfigError(where, "seed", f"expected a whole number within 0..{MAX_SEED} (cxlsim/config/bounds.py), "
+                          f"got {seed!r}")
     for key in ("name", "description"):
         if key in doc and not isinstance(doc[key], str):
             raise ConfigError(where, key, f"expected text, got {doc[key]!r}")

@@ -33,8 +33,8 @@ from cxlsim.ft.storage import Storage, preset_read_GBps, preset_write_GBps
 from cxlsim.ft.storage import from_scenario as storage_from_scenario
 from cxlsim.kernels import ft as K
 from cxlsim.rng import stream
+from cxlsim.units import GB
 
-GB = 1e9
 #: Bytes of the row id stored with each row of an incremental checkpoint (int64 local id).
 ROW_ID_B = 8
 #: Bytes of per-row quantization metadata: symmetric keeps a scale, asymmetric a scale and offset.

@@ -1,9 +1,10 @@
 """Checkpoint storage adapter: save and load times from sizes, bandwidth and a fixed latency.
 
 Contract: :meth:`Storage.storage_write_s` / :meth:`Storage.storage_read_s` take bytes and return
-seconds (this package's time unit). :func:`preset_read_GBps` / :func:`preset_write_GBps` give a device
-preset's sequential bandwidth in GB/s (the first of ``READ_KEYS`` / ``WRITE_KEYS`` the preset has);
-other ``ft`` modules (e.g. the undo-log scheme's PMEM) use them too. Bandwidth is the aggregate of the storage (explicit scenario
+seconds (this package's time unit). :func:`preset_read_GBps` / :func:`preset_write_GBps` give a
+memory preset's sustained media bandwidth of one module in GB/s: ``read_bw_GBps`` /
+``write_bw_GBps``, which every family of the memory kind declares (the media schema); a preset of
+another kind is refused. Other ``ft`` modules (e.g. the undo-log scheme's PMEM) use them too. Bandwidth is the aggregate of the storage (explicit scenario
 parameters, e.g. an HDFS cluster's, or a device preset's sequential bandwidth × devices), capped by
 the network between trainers and storage when ``network_GBps`` > 0.
 """
@@ -12,12 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cxlsim.devices.registry import load_preset
+from cxlsim.devices.registry import family_kind, load_preset
 from cxlsim.errors import ConfigError
 
-#: Parameter names a device preset may use for sequential bandwidth (first found wins).
-READ_KEYS = ("seq_read_bw_GBps", "read_bw_GBps", "read_bw_seq_GBps", "bw_GBps")
-WRITE_KEYS = ("seq_write_bw_GBps", "write_bw_GBps", "write_bw_seq_GBps", "bw_GBps")
+#: The family kind a storage or log device must be of: its schema declares the two bandwidths.
+MEMORY_KIND = "memory"
 
 
 @dataclass(frozen=True)
@@ -36,24 +36,25 @@ class Storage:
         return self.latency_s + nbytes / self.read_Bps if nbytes > 0 else 0.0
 
 
-def preset_bw_GBps(name: str, keys: tuple[str, ...], where: str) -> float:
-    """Sequential bandwidth (GB/s) of device preset ``name``: its first parameter among ``keys``.
-    ``where`` names the scenario file in the error when the preset has none."""
-    params = load_preset(name).params
-    for key in keys:
-        if key in params:
-            return float(params[key])
-    raise ConfigError(where, "storage.device_name", f"preset {name} has no sequential bandwidth parameter")
+def preset_bw_GBps(name: str, key: str, where: str) -> float:
+    """Parameter ``key`` (``read_bw_GBps`` or ``write_bw_GBps``) of memory preset ``name``. ``where``
+    names the scenario file in the error when the preset is of another kind."""
+    pre = load_preset(name)
+    kind = family_kind(pre.family)
+    if kind != MEMORY_KIND:
+        raise ConfigError(where, "storage.device_name", f"preset {name} is a {pre.family} device ({kind}); a "
+                          f"storage or log device is a {MEMORY_KIND} device (dram, pmem, ssd, …)")
+    return float(pre.params[key])
 
 
 def preset_read_GBps(name: str, where: str) -> float:
-    """Sequential read bandwidth (GB/s) of device preset ``name``."""
-    return preset_bw_GBps(name, READ_KEYS, where)
+    """Sustained media read bandwidth (GB/s) of one module of memory preset ``name``."""
+    return preset_bw_GBps(name, "read_bw_GBps", where)
 
 
 def preset_write_GBps(name: str, where: str) -> float:
-    """Sequential write bandwidth (GB/s) of device preset ``name``."""
-    return preset_bw_GBps(name, WRITE_KEYS, where)
+    """Sustained media write bandwidth (GB/s) of one module of memory preset ``name``."""
+    return preset_bw_GBps(name, "write_bw_GBps", where)
 
 
 def from_scenario(storage, where: str = "scenario") -> Storage:

@@ -20,4 +20,10 @@ Modules (import the one you need; importing this package compiles nothing):
 - :mod:`cxlsim.kernels.relaxed` — relaxed-lookup correction (SPEC §3.3).
 - :mod:`cxlsim.kernels.jit` — ``refcount_free_jit``: ``njit`` without reference counting.
 - :mod:`cxlsim.kernels.ft` — failure-tolerance kernels of the cluster schemes (another module owner).
+- :mod:`cxlsim.kernels.compile_cache` — where numba's compilation cache lives (a user folder when
+  the installation is read-only) and the stderr line while kernels compile; set up on import.
 """
+
+from cxlsim.kernels import compile_cache
+
+compile_cache.install()

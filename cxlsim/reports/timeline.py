@@ -7,7 +7,6 @@ Contract: every function reads only the recorded intervals; nothing is re-simula
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -130,10 +129,4 @@ def plot(traces: Sequence[tuple[str, TraceRecorder]], path: str | Path, start_ns
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=130)
     plt.close(fig)
-    return path
-
-
-def write_chrome(trace: TraceRecorder, path: str | Path, metadata: dict | None = None) -> Path:
-    path = Path(path)
-    path.write_text(json.dumps(chrome_trace(trace, metadata)))
     return path

@@ -34,6 +34,10 @@ from cxlsim.sweep.progress import Progress
 from cxlsim.sweep.results import results_document, write_results
 from cxlsim.sweep.runner import execute
 from cxlsim.sweep.spec import Point, SweepSpec, build_spec
+from cxlsim.systems.sampling import AUTO
+
+#: What each summary row says of its sampling (:meth:`~cxlsim.systems.result.RunResult.to_dict`).
+SAMPLING_KEYS = ("batches", "warmup_batches", "batches_mode", "batch_time_ci95_ms", "batch_time_ci95_fraction")
 
 
 @dataclass
@@ -43,11 +47,14 @@ class Plan:
     platforms: tuple[str, ...] = PLATFORMS
 
 
-def plan(systems: Sequence[str] | None = None, workloads: Sequence[str] | None = None, batches: int | None = None,
-         sets: Sequence[tuple[str, Any]] = (), timeline_workload: str = TIMELINE_WORKLOAD,
-         timelines: bool = True, platforms: Sequence[str] | None = None) -> Plan:
-    """The points of a reproduction (``batches`` None: each system's configured count), on every
-    platform of ``platforms`` (default :data:`~cxlsim.sweep.paper.PLATFORMS`)."""
+def plan(systems: Sequence[str] | None = None, workloads: Sequence[str] | None = None,
+         batches: int | str | None = None, sets: Sequence[tuple[str, Any]] = (),
+         timeline_workload: str = TIMELINE_WORKLOAD, timelines: bool = True,
+         platforms: Sequence[str] | None = None, ci: float | None = None) -> Plan:
+    """The points of a reproduction (``batches`` None or ``"auto"``: sampling with stated
+    confidence, ``ci`` its target, :mod:`cxlsim.systems.sampling`; a count: that many), on every
+    platform of ``platforms`` (default :data:`~cxlsim.sweep.paper.PLATFORMS`). The Figure-12 runs
+    measure :data:`~cxlsim.sweep.paper.TIMELINE_BATCHES` batches whatever ``batches``."""
     systems = list(systems or default_systems())
     workloads = list(workloads or WORKLOADS)
     platforms = tuple(platforms or PLATFORMS)
@@ -55,9 +62,13 @@ def plan(systems: Sequence[str] | None = None, workloads: Sequence[str] | None =
         raise InputError("reproduce: choose platforms with --platform NAME [NAME ...], not --set platform=...")
     base: dict[str, Any] = {"systems": systems, "workloads": workloads}
     if batches is not None:
-        if batches < 1:
-            raise InputError(f"--batches must be >= 1, got {batches}")
+        if batches != AUTO and batches < 1:
+            raise InputError(f"--batches must be >= 1 or auto, got {batches}")
         base["batches"] = batches
+    if ci is not None:
+        if batches not in (None, AUTO):
+            raise InputError("--ci is the target of --batches auto; a fixed --batches N measures N batches")
+        base["batches_ci_fraction"] = ci
     doc = {"version": 1, "name": "reproduce",
            "description": "RM1-RM4 on the systems of SPEC §1.4 (cxlsim reproduce)", "base": base,
            "axes": {"grid": {"platform": list(platforms)}}}
@@ -70,7 +81,7 @@ def plan(systems: Sequence[str] | None = None, workloads: Sequence[str] | None =
         raise ConfigError(flag, "", exc.message) from None
     tl: list[Point] = []
     if timelines:
-        fixed = tuple((k, v) for k, v in sets if k != "batches") + (("batches", TIMELINE_BATCHES),)
+        fixed = tuple((k, v) for k, v in sets if k not in ("batches", "batches_ci_fraction")) + (("batches", TIMELINE_BATCHES),)
         tl = [Point(s, timeline_workload, fixed + (("platform", pl),),
                     (("system", s), ("workload", timeline_workload), ("platform", pl)), timeline=True)
               for pl in platforms for s in TIMELINE_SYSTEMS if s in systems]
@@ -130,6 +141,7 @@ def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         energy = res.get("energy_J_per_batch") or {}
         cell[(s, w)] = {"status": rec.get("status"), "error": rec.get("error"),
                         "batch_time_ms": (res.get("batch_time_ms") or {}).get("mean"),
+                        **{k: res.get(k) for k in SAMPLING_KEYS},
                         "energy_J_per_batch": energy.get("total"),
                         "accelerators": res.get("accelerators", 1) if res else None,
                         "throughput_samples_per_s_per_accelerator": res.get("throughput_samples_per_s_per_accelerator"),
@@ -145,7 +157,8 @@ def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
                    "energy_J_per_batch": c.get("energy_J_per_batch"),
                    "energy_vs_pmem": _ratio(c.get("energy_J_per_batch"), base.get("energy_J_per_batch")),
                    "throughput_samples_per_s_per_accelerator": c.get("throughput_samples_per_s_per_accelerator"),
-                   "samples_per_J": c.get("samples_per_J"), "not_compared": None}
+                   "samples_per_J": c.get("samples_per_J"), "not_compared": None,
+                   **{k: c.get(k) for k in SAMPLING_KEYS}}
             n, nb = c.get("accelerators"), base.get("accelerators")
             if n is not None and nb is not None and n != nb:  # a batch of n accelerators is not one of nb
                 row["speedup_vs_pmem"] = row["energy_vs_pmem"] = None
@@ -202,6 +215,7 @@ def render(s: dict[str, Any]) -> str:
             continue
         table = [[sys_, *[by[(sys_, w)][key] for w in wls], avg[sys_][key]] for sys_ in s["systems"]]
         out.append(_table(["system", *wls, avg_name], table, title))
+    out.append(_sampling_table(s, by))
     apart = sorted({(r["system"], r["accelerators"]) for r in s["rows"] if r.get("not_compared")})
     if apart:
         out.append("not compared with " + s["baseline"] + " (other accelerator counts): "
@@ -211,6 +225,27 @@ def render(s: dict[str, Any]) -> str:
         out.append("failed: " + ", ".join(f"{r['system']}/{r['workload']}" for r in failed)
                    + " (errors in results.json)")
     return "\n\n".join(out)
+
+
+def _sampling_table(s: dict[str, Any], by: dict[tuple[str, str], dict[str, Any]]) -> str:
+    """Batches measured (+ warm-up) and the 95 % interval's half-width per system and RM."""
+    wls = s["workloads"]
+
+    def text(r: dict[str, Any]) -> str:
+        if r.get("batches") is None:
+            return "—"
+        ci = r.get("batch_time_ci95_fraction")
+        mode = "" if r.get("batches_mode") != "fixed" else " fixed"
+        return f"{r['batches']}+{r['warmup_batches']}{mode} ±{'n/a' if ci is None else f'{100 * ci:.2f}%'}"
+
+    cells = [[sys_, *[text(by[(sys_, w)]) for w in wls]] for sys_ in s["systems"]]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(["system", *wls])]
+
+    def line(items: Sequence[str]) -> str:
+        return "  ".join(x.ljust(w) if i == 0 else x.rjust(w) for i, (x, w) in enumerate(zip(items, widths, strict=True)))
+
+    return "\n".join(["batches measured + warm-up, 95 % interval of the mean (± % of it)", line(["system", *wls]),
+                      "  ".join("-" * w for w in widths), *(line(c) for c in cells)])
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str) -> str:

@@ -6,7 +6,9 @@
     batch_time_ms, batch_time_p50_ms, batch_time_p99_ms, <category>_ms for each breakdown category
     (b_mlp, t_mlp, transfer, embedding, checkpoint, idle), raw_stall_ms, mlp_log_gap_batches,
     throughput_samples_per_s, energy_J_per_batch, energy_<component>_J for each component (gpu,
-    cpu, dram, pmem, ssd, cxl_mem_logic, links, then any other), error
+    cpu, dram, pmem, ssd, cxl_mem_logic, links, then any other), error, batches_mode (auto or
+    fixed: how ``batches`` and ``warmup_batches`` were picked), batch_time_ci95_ms (half-width of
+    the 95 % confidence interval of the mean batch time), batch_time_ci95_fraction (relative to it)
 
 Rows follow the spec's point order, so the file is the same whichever executor ran the points;
 floats are written with Python's shortest round-trip repr and booleans as ``true``/``false``.
@@ -33,6 +35,8 @@ from cxlsim.reports.output import format_table, to_jsonable
 BREAKDOWN = ("b_mlp", "t_mlp", "transfer", "embedding", "checkpoint", "idle")
 ENERGY_COMPONENTS = ("gpu", "cpu", "dram", "pmem", "ssd", "cxl_mem_logic", "links")
 FIXED = ("seed", "batches", "warmup_batches")
+#: columns after ``error`` (added later, so they come last): how the counts were picked, the interval
+SAMPLING = ("batches_mode", "batch_time_ci95_ms", "batch_time_ci95_fraction")
 
 
 def rows(records: Sequence[Mapping[str, Any]], axes: Sequence[str]) -> tuple[list[str], list[dict[str, Any]]]:
@@ -51,7 +55,8 @@ def rows(records: Sequence[Mapping[str, Any]], axes: Sequence[str]) -> tuple[lis
     columns = ["point_id", *axes, *[k for k in FIXED if k not in axes], "status",
                "batch_time_ms", "batch_time_p50_ms", "batch_time_p99_ms",
                *[f"{c}_ms" for c in categories], "raw_stall_ms", "mlp_log_gap_batches",
-               "throughput_samples_per_s", "energy_J_per_batch", *[f"energy_{c}_J" for c in components], "error"]
+               "throughput_samples_per_s", "energy_J_per_batch", *[f"energy_{c}_J" for c in components], "error",
+               *SAMPLING]
     out = []
     for rec in records:
         res = rec.get("result") or {}
@@ -82,6 +87,8 @@ def rows(records: Sequence[Mapping[str, Any]], axes: Sequence[str]) -> tuple[lis
         for c in components:
             row[f"energy_{c}_J"] = by.get(c, 0.0 if energy else None)
         row["error"] = rec.get("error")
+        for key in SAMPLING:
+            row[key] = res.get(key)
         out.append(row)
     return columns, out
 
@@ -177,11 +184,13 @@ def render_table(records: Sequence[Mapping[str, Any]], axes: Sequence[str], titl
 
     columns, table = rows(records, axes)
     has_energy = any(r["energy_J_per_batch"] is not None for r in table)
-    headers = [*axes, "status", "batch ms", "embedding ms", "checkpoint ms"] + (["energy J"] if has_energy else [])
+    headers = [*axes, "status", "batch ms", "±95% %", "batches", "embedding ms", "checkpoint ms"] + (["energy J"] if has_energy else [])
     body = []
     for r in table:
         line = [cell(r[a]) if not isinstance(r[a], (int, float)) or isinstance(r[a], bool) else r[a] for a in axes]
-        line += [r["status"], r["batch_time_ms"], r["embedding_ms"], r["checkpoint_ms"]]
+        ci = r["batch_time_ci95_fraction"]
+        counts = "" if r["batches"] is None else f"{r['batches']}+{r['warmup_batches']}" + (" auto" if r["batches_mode"] == "auto" else "")
+        line += [r["status"], r["batch_time_ms"], None if ci is None else 100 * ci, counts, r["embedding_ms"], r["checkpoint_ms"]]
         if has_energy:
             line.append(r["energy_J_per_batch"])
         body.append(["" if v is None else v for v in line])

@@ -9,8 +9,9 @@ File format (``version: 1``; every key below is optional except ``version`` and 
     base:
       systems: [pmem, cxl-b, cxl]     # names in configs/ or YAML paths
       workloads: [rm1, rm2]           # default: each system's own workload
-      batches: 5                      # measured batches (default: each system's)
-      warmup_batches: 1
+      batches: 5                      # measured batches, or auto (the default)
+      warmup_batches: 1               # default: auto with batches auto, else each system's
+      batches_ci_fraction: 1%         # auto's target (default 1 %)
       seed: 1
       set:                            # dotted config keys applied to every point (like --set)
         workload_overrides.batch_size: 128
@@ -25,6 +26,11 @@ An axis may apply to some systems only: ``topology.cxl_mems_count: {values: [1, 
 [cxl, pcie]}`` sweeps the key on those systems and leaves it at its configured value on the others
 (their points do not repeat; the axis column is null for them). Scaling studies need it: a host-PMEM
 system has no CXL-MEMs to count.
+
+Batches: a spec that fixes no ``batches`` samples with stated confidence (``batches: auto``,
+:mod:`cxlsim.systems.sampling`): each point measures until the 95 % interval of its mean batch
+time is within ``batches_ci_fraction`` of it (5 to 20 batches), after a warm-up decided from the
+batch times (unless ``warmup_batches`` is given). ``batches: N`` runs exactly N, as before.
 
 An axis key is ``system``, ``workload`` or a dotted key of the system configuration (see
 :mod:`cxlsim.systems.config`: ``pipeline.relaxed_lookup``, ``devices.switch.levels``,
@@ -48,19 +54,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cxlsim.config.params import unknown_key_message
+from cxlsim.config.bounds import MAX_SEED
+from cxlsim.config.params import Param, unknown_key_message
 from cxlsim.config.yamlio import check_version, read_yaml
-from cxlsim.errors import ConfigError
+from cxlsim.errors import ConfigError, InputError
 from cxlsim.systems.config import system_path
+from cxlsim.systems.sampling import AUTO, parse_ci
 from cxlsim.workloads.catalog import workload_path
 
 TOP_KEYS = ("version", "name", "description", "base", "axes")
-BASE_KEYS = ("systems", "workloads", "batches", "warmup_batches", "seed", "set")
+BASE_KEYS = ("systems", "workloads", "batches", "warmup_batches", "batches_ci_fraction", "seed", "set")
 AXES_KEYS = ("grid", "zip")
 #: Axis keys that are not dotted configuration keys.
 POINT_KEYS = ("system", "workload")
 #: base keys that are configuration keys of every point.
-BASE_CONFIG_KEYS = ("batches", "warmup_batches", "seed")
+BASE_CONFIG_KEYS = ("batches", "warmup_batches", "batches_ci_fraction", "seed")
 
 
 @dataclass(frozen=True)
@@ -146,9 +154,16 @@ def build_spec(doc: Mapping[str, Any], where: str, extra_sets: Sequence[tuple[st
     fixed: dict[str, tuple[str, Any]] = {}  # config key -> (where it came from, value)
     for key in BASE_CONFIG_KEYS:
         if key in base:
-            if not isinstance(base[key], int) or isinstance(base[key], bool):
-                raise ConfigError(where, f"base.{key}", f"expected a whole number, got {base[key]!r}")
-            fixed[key] = (f"base.{key}", base[key])
+            value = base[key]
+            if key == "batches_ci_fraction":
+                try:
+                    parse_ci(value, f"base.{key}")
+                except InputError as exc:
+                    raise ConfigError(where, f"base.{key}", str(exc)) from None
+            elif not (value == AUTO and key != "seed") and (not isinstance(value, int) or isinstance(value, bool)):
+                raise ConfigError(where, f"base.{key}", f"expected a whole number{'' if key == 'seed' else ' or auto'}, "
+                                  f"got {value!r}")
+            fixed[key] = (f"base.{key}", value)
     base_set = base.get("set") or {}
     if not isinstance(base_set, Mapping):
         raise ConfigError(where, "base.set", "expected a mapping of dotted.key: value")
@@ -172,10 +187,20 @@ def build_spec(doc: Mapping[str, Any], where: str, extra_sets: Sequence[tuple[st
         fixed[key] = ("--set", value)  # --set wins over the file, like everywhere else
 
     swept = {**grid, **zipped}
+    seed = Param("seed", int, "seed of the input streams", minimum=0, maximum=MAX_SEED)  # as a system reads it
+    for origin, value in [fixed["seed"]] if "seed" in fixed else []:
+        seed.coerce(value, "--set" if origin == "--set" else where, "seed" if origin == "--set" else origin)
+    for value in swept.get("seed", []):
+        seed.coerce(value, where, f"{'axes.grid' if 'seed' in grid else 'axes.zip'}.seed")
     for key in swept:
         block = "axes.grid" if key in grid else "axes.zip"
         if key in fixed:
             raise ConfigError(where, f"{block}.{key}", f"also fixed by {fixed[key][0]}; fix or sweep a key, not both")
+    # sampling with stated confidence unless the spec fixes the counts (module docstring)
+    if "batches" not in fixed and "batches" not in swept:
+        fixed["batches"] = ("the default", AUTO)
+    if fixed.get("batches", ("", None))[1] == AUTO and "warmup_batches" not in fixed and "warmup_batches" not in swept:
+        fixed["warmup_batches"] = ("the default", AUTO)
     systems = _names(base, "systems", where, required="system" not in swept)
     workloads = _names(base, "workloads", where, required=False)
     for key, names in (("system", systems), ("workload", workloads)):

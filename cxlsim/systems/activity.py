@@ -53,11 +53,13 @@ def cxl_path_endpoints(key: str) -> tuple[object, object]:
 
 @dataclass
 class MediaTraffic:
-    """Bytes one memory role moved: media units read and written, bytes its requesters asked for."""
+    """Bytes one memory role moved: media units read and written, bytes its requesters asked for,
+    and the requests (accesses) they issued to it."""
 
     media_read_B: float = 0.0
     media_write_B: float = 0.0
     requested_B: float = 0.0
+    accesses: int = 0
 
 
 @dataclass
@@ -117,12 +119,24 @@ class BatchActivity:
     mlp_log_gap_batches: int  # relaxed MLP log: embedding-log batch − MLP-log batch
     gpu_kernel_ns: float = 0.0  # stream busy time of the batch's GPU phases (every GPU)
     host_dispatch_ns: float = 0.0  # host time dispatching them (one core each; 0 when the GPU replays)
+    #: identical groups this activity is one of (a symmetry-reduced run, :mod:`cxlsim.systems.symmetry`):
+    #: the extensive quantities above are one group's; the system's are ``groups`` times them (the
+    #: host's lane work excepted: the reduced run already times the host every group shares)
+    groups: int = 1
+
+    def compute_busy_ns(self) -> dict[str, float]:
+        """Busy time of each compute role that ran work (role -> ns, summed over its devices): the
+        GPUs' streams (``gpu_kernel_ns``) and the host's core-weighted time (``host_core_busy_ns``).
+        A compute role absent here (``replay_host``: the host a replayed step was measured with) is
+        no device of the system and draws no power."""
+        return {"gpu": self.gpu_kernel_ns, "host_cpu": self.host_core_busy_ns}
 
 
 def batch_activity(executor: Executor, ledgers: Mapping[int, BatchLedger], spans: Mapping[int, tuple[float, float]],
-                   host_cores: int, host_threads: int, batches: Iterable[int]) -> list[BatchActivity]:
+                   host_cores: int, host_threads: int, batches: Iterable[int], groups: int = 1) -> list[BatchActivity]:
     """Activity of each batch in ``batches``: ledger + executor records; ``spans[n]`` is batch
-    ``n``'s (begin, next begin) in ns."""
+    ``n``'s (begin, next begin) in ns; ``groups``: :attr:`BatchActivity.groups` (every group's
+    GPUs have their own dispatching threads on the host)."""
     threads = min(host_threads, host_cores)
     by_batch: dict[int, list] = {}
     for (name, n), rec in executor.records.items():
@@ -141,7 +155,7 @@ def batch_activity(executor: Executor, ledgers: Mapping[int, BatchLedger], spans
             if lane == "host_cpu":
                 core_ns += d * (threads if name in ALL_CORE_STEPS else 1) / host_cores
         led = ledgers.get(n, BatchLedger())
-        core_ns += led.host_dispatch_ns / host_cores
+        core_ns += groups * led.host_dispatch_ns / host_cores
         out.append(BatchActivity(
             batch=n,
             wall_ns=t1 - t0,
@@ -159,5 +173,6 @@ def batch_activity(executor: Executor, ledgers: Mapping[int, BatchLedger], spans
             mlp_log_gap_batches=led.mlp_log_gap_batches,
             gpu_kernel_ns=led.gpu_kernel_ns,
             host_dispatch_ns=led.host_dispatch_ns,
+            groups=groups,
         ))
     return out

@@ -8,8 +8,12 @@ File format::
     description: ...
     workload: rm1          # default workload, replaced by --workload
     seed: 1
-    batches: 20            # measured batches
-    warmup_batches: 2      # simulated first, excluded from statistics
+    batches: 20            # measured batches, or auto (sampling with stated confidence,
+                           # cxlsim.systems.sampling: until the 95 % interval is within
+                           # batches_ci_fraction of the mean)
+    warmup_batches: 2      # simulated first, excluded from statistics; auto (with batches:
+                           # auto): the steady state decides (MSER)
+    batches_ci_fraction: 0.01   # auto's target: relative half-width of the 95 % interval (or "1%")
     devices:               # role: {preset, count, interleave_B, params: {overrides}}
       table_memory: {preset: pmem/paper, count: 4, interleave_B: 4096}
       ...
@@ -29,26 +33,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cxlsim.config.bounds import MAX_MODULES_PER_ROLE
+from cxlsim.config.bounds import MAX_MODULES_PER_ROLE, MAX_SEED
 from cxlsim.config.catalog import Preset, catalog_roots
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
-from cxlsim.devices.registry import load_preset
-from cxlsim.errors import ConfigError
+from cxlsim.devices.interleave import geometry_problem
+from cxlsim.devices.registry import family_kind, load_preset
+from cxlsim.errors import ConfigError, InputError
 from cxlsim.systems.platform import DEFAULT_PLATFORM, load_platform, merge
+from cxlsim.systems.sampling import AUTO, DEFAULT_CI_FRACTION, Sampling, parse_ci
 from cxlsim.systems.tpu_ps import TPU_PS_SCHEMA
 from cxlsim.workloads.catalog import workload_path
+from cxlsim.workloads.schema import WORKLOAD_SCHEMA
 
 TOP_KEYS = {"version", "inherits", "name", "description", "model", "platform", "workload", "seed", "batches",
-            "warmup_batches", "devices", "pipeline", "workload_overrides", "tpu_ps", "topology"}
+            "warmup_batches", "batches_ci_fraction", "devices", "pipeline", "workload_overrides", "tpu_ps", "topology"}
 #: ``model:`` of a system: the shared op-graph dataflow over device models, or the analytic
 #: TPU/parameter-server step model (SPEC §1.4 ``tpu-ps``, :mod:`cxlsim.systems.tpu_ps`).
 MODELS = ("dataflow", "tpu_ps")
 DEVICE_KEYS = {"preset", "count", "interleave_B", "params", "levels"}
 #: Roles a platform or system may give beyond what the pipeline needs; given, a model must use them.
 OPTIONAL_ROLES = ("replay_host",)
-#: Families whose roles take ``count`` modules interleaved every ``interleave_B`` bytes.
-MEMORY_ROLE_FAMILIES = ("dram", "pmem", "ssd")
+#: The family kind whose roles take ``count`` modules interleaved every ``interleave_B`` bytes
+#: (:data:`cxlsim.devices.registry.KINDS`).
+MEMORY_KIND = "memory"
 
 #: Device roles a pipeline may refer to, and what each is.
 ROLES = {
@@ -70,18 +78,28 @@ ROLES = {
                    "prototype's Vortex replays the RTX 3090's step as run from an i5-9600K)",
 }
 
-#: Device families each role takes (the models the pipeline calls on the role implement their API).
+#: Device families each role takes (the models the pipeline calls on the role implement their API):
+#: family names, or ``kind:<kind>`` for every family of that kind (a family registered outside
+#: cxlsim included: a memory family implements the media API).
 ROLE_FAMILIES = {
     "gpu": ("gpu",), "host_cpu": ("cpu",), "host_dram": ("dram",),
-    "table_memory": MEMORY_ROLE_FAMILIES, "checkpoint_storage": MEMORY_ROLE_FAMILIES,
+    "table_memory": (f"kind:{MEMORY_KIND}",), "checkpoint_storage": (f"kind:{MEMORY_KIND}",),
     "ndp": ("ndp",), "ckpt_logic": ("ckpt_logic",),
     "fabric_link": ("cxl_link",), "gpu_link": ("cxl_link",), "host_link": ("cxl_link",),
     "switch": ("cxl_switch",), "cxl_protocol": ("cxl_protocol",), "pcie": ("pcie",),
     "replay_host": ("cpu",),
 }
 
+#: How many devices of a role a system has: one per GPU (``gpu``), one per memory device (``mem``:
+#: each CXL-MEM or card has its own logic), else one per system (memory roles' modules are provisioned,
+#: :mod:`cxlsim.systems.provision`; links and switches are the fabric's, :mod:`cxlsim.systems.topology`).
+ROLE_SCOPE = {"gpu": "gpu", "ndp": "mem", "ckpt_logic": "mem"}
+
 #: CXL 3.0: at most 4095 devices in the fabric of one root port (12-bit port-based routing ids).
 MAX_FABRIC_DEVICES = 4095
+#: Switch levels one fabric may have: a tree of switches with a fan-out of 2 or more that is deeper
+#: than 12 levels has more leaves than MAX_FABRIC_DEVICES.
+MAX_SWITCH_LEVELS = MAX_FABRIC_DEVICES.bit_length()
 
 TOPOLOGY = Schema(
     "topology",
@@ -98,6 +116,10 @@ TOPOLOGY = Schema(
         Param("tables_policy", str, "where tables live: 'whole' (each table on one CXL-MEM, spread to balance "
               "bytes) or 'row_sharded' (every table's rows split over all CXL-MEMs)", default="whole",
               choices=("whole", "row_sharded")),
+        Param("symmetry", str, "simulate one representative group of identical devices and load the shared "
+              "fabric analytically (docs/scale-out.md, 'Symmetry'): 'off' (full detail), 'on' (reduce or refuse "
+              "with the reason), 'auto' (reduce from 32 GPUs on, else full detail)", default="off",
+              choices=("off", "on", "auto")),
     ),
 )
 
@@ -165,17 +187,24 @@ class SystemConfig:
     description: str
     workload: str
     seed: int
-    batches: int
-    warmup_batches: int
+    batches: int | str  # a count, or "auto" (:mod:`cxlsim.systems.sampling`; a result's config holds the count)
+    warmup_batches: int | str
     devices: dict[str, DeviceRole]
     pipeline: ParamSet | None  # None for model tpu_ps
     workload_overrides: dict[str, Any] = field(default_factory=dict)
+    workload_overrides_where: str = "--set"  # the file or option that gave workload_overrides
     source: str = ""
     document: dict[str, Any] = field(default_factory=dict)
     model: str = "dataflow"
     tpu_ps: ParamSet | None = None  # model tpu_ps: the step model's parameters
     topology: ParamSet = field(default_factory=lambda: TOPOLOGY.validate({}, {}, "default"))
     platform: str = DEFAULT_PLATFORM  # the apparatus that filled the roles (configs/platforms/)
+    batches_ci_fraction: float = DEFAULT_CI_FRACTION  # batches: auto's target
+
+    @property
+    def sampling(self) -> Sampling:
+        """How the run picks its batches (:class:`~cxlsim.systems.sampling.Sampling`)."""
+        return Sampling(self.batches, self.warmup_batches, self.batches_ci_fraction)
 
     def role(self, name: str) -> DeviceRole:
         if name not in self.devices:
@@ -250,24 +279,31 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
     doc = apply_sets(doc, [(k, v) for k, v in sets if not k.startswith("devices.")]) if sets else doc
     where_sets = "--set" if sets else where
 
-    def at(key: str) -> str:  # where a top-level key came from
-        return "--set" if any(k == key or k.startswith(key + ".") for k in set_keys) else where
+    def at(key: str) -> str:  # where a key (or the mapping it heads, or one it is in) came from
+        return "--set" if any(k == key or k.startswith(key + ".") or key.startswith(k + ".") for k in set_keys) else where
 
     check_version(doc, at("version"))  # a --set version= is checked like the file's
 
     for key in doc:
         if key not in TOP_KEYS:
             raise ConfigError(at(key), key, unknown_key_message(key, TOP_KEYS))
-    ints = {}
-    for key, default, minimum in (("seed", 0, 0), ("batches", 20, 1), ("warmup_batches", 2, 0)):
+    ints: dict[str, Any] = {}
+    for key, default, minimum, maximum in (("seed", 0, 0, MAX_SEED), ("batches", 20, 1, None),
+                                           ("warmup_batches", 2, 0, None)):
         value = doc.get(key, default)
-        ints[key] = Param(key, int, key, minimum=minimum).coerce(value, at(key), key)
+        if key != "seed" and value == AUTO:
+            ints[key] = AUTO
+            continue
+        ints[key] = Param(key, int, key, minimum=minimum, maximum=maximum).coerce(value, at(key), key)
+    ci = parse_ci(doc.get("batches_ci_fraction", DEFAULT_CI_FRACTION), f"{at('batches_ci_fraction')}: batches_ci_fraction")
+    try:
+        Sampling(ints["batches"], ints["warmup_batches"], ci)
+    except InputError as exc:
+        raise ConfigError(at("warmup_batches"), "warmup_batches", str(exc)) from None
     model = str(doc.get("model", "dataflow"))
     if model not in MODELS:
         raise ConfigError(at("model"), "model", f"unknown model {model!r} (models: {', '.join(MODELS)})")
-    pipeline_doc = doc.get("pipeline") or {}
-    if not isinstance(pipeline_doc, dict):
-        raise ConfigError(where, "pipeline", "expected a mapping")
+    pipeline_doc = _mapping(doc, "pipeline", at("pipeline"), "a mapping of parameter: value")
     tpu_doc = doc.get("tpu_ps")
     platform_name = doc.get("platform", DEFAULT_PLATFORM)
     try:
@@ -293,15 +329,19 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
                 raise ConfigError(platform.path, f"pipeline.{key}", unknown_key_message(key, declared))
             declared[key].coerce(value, platform.path, f"pipeline.{key}")  # a bad value names the platform file
         pipeline = PIPELINE.validate({**platform.pipeline, **pipeline_doc}, {}, at("pipeline"), "pipeline.")
-    topology_doc = doc.get("topology") or {}
-    if not isinstance(topology_doc, dict):
-        raise ConfigError(at("topology"), "topology", "expected a mapping of parameter: value")
+    topology_doc = _mapping(doc, "topology", at("topology"), "a mapping of parameter: value")
     topology = TOPOLOGY.validate(topology_doc, {}, at("topology"), "topology.")
     name = str(doc.get("name", path.stem))
-    devices = _devices(name, doc.get("devices") or {}, pipeline, platform, sets, where, where_sets)
-    workload_overrides = doc.get("workload_overrides") or {}
-    if not isinstance(workload_overrides, dict):
-        raise ConfigError(where, "workload_overrides", "expected a mapping")
+    devices = _devices(name, _mapping(doc, "devices", at("devices"), "a mapping role: {preset: ...}"), pipeline,
+                       platform, sets, where, where_sets)
+    workload_overrides = _mapping(doc, "workload_overrides", at("workload_overrides"),
+                                  "a mapping of workload parameter: value")
+    declared = WORKLOAD_SCHEMA.by_name()
+    for key, value in workload_overrides.items():  # each value as the workload will read it
+        kp = f"workload_overrides.{key}"
+        if key not in declared:
+            raise ConfigError(at(kp), kp, unknown_key_message(key, declared))
+        declared[key].coerce(value, at(kp), kp)
     workload = _workload_name(doc.get("workload", "rm1"), at("workload"))
     cfg = SystemConfig(
         name=name,
@@ -313,12 +353,14 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
         devices=devices,
         pipeline=pipeline,
         workload_overrides=dict(workload_overrides),
+        workload_overrides_where=at("workload_overrides"),
         source=where,
         document=doc,
         model=model,
         tpu_ps=tpu,
         platform=platform.name,
         topology=topology,
+        batches_ci_fraction=ci,
     )
     if model == "dataflow":
         _check_roles(cfg, where, platform.path)
@@ -380,6 +422,17 @@ def _workload_name(value: Any, where: str) -> str:
     return value
 
 
+def _mapping(doc: dict[str, Any], key: str, where: str, what: str, prefix: str = "") -> dict[str, Any]:
+    """``doc[key]``: a mapping, or ``{}`` when absent or empty (``key:`` with no value); anything
+    else (a list, a number, text) is refused naming ``where`` and the key path ``prefix + key``."""
+    value = doc.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(where, prefix + key, f"expected {what}, got {type(value).__name__} {value!r:.40}")
+    return value
+
+
 def _value(v: Any) -> Any:
     """``{value: x, source: ...}`` → ``x`` (system files may annotate values with sources)."""
     return v["value"] if isinstance(v, dict) and "value" in v else v
@@ -418,9 +471,7 @@ def _device(role: str, spec: Any, where: str, where_sets: str) -> DeviceRole:
     for key in spec:
         if key not in DEVICE_KEYS:
             raise ConfigError(where, f"{kp}.{key}", unknown_key_message(key, DEVICE_KEYS))
-    overrides = spec.get("params") or {}
-    if not isinstance(overrides, dict):
-        raise ConfigError(where, f"{kp}.params", "expected a mapping of parameter: value")
+    overrides = _mapping(spec, "params", where, "a mapping of parameter: value", f"{kp}.")
     try:
         preset = load_preset(str(spec["preset"]), overrides, overrides_where=where_sets)
     except ConfigError as exc:
@@ -430,13 +481,16 @@ def _device(role: str, spec: Any, where: str, where_sets: str) -> DeviceRole:
             raise ConfigError(where_sets, f"{kp}.{exc.key}", exc.message) from None
         raise
     family = preset.family
-    if family not in ROLE_FAMILIES[role]:
+    memory = family_kind(family) == MEMORY_KIND
+    if not role_takes(role, family):
+        takes = ", ".join(t.replace("kind:", "any ") + (" family" if t.startswith("kind:") else "")
+                          for t in ROLE_FAMILIES[role])
         raise ConfigError(where, f"{kp}.preset", f"{preset.name} is a {family} device; the {role} role takes "
-                          f"{', '.join(ROLE_FAMILIES[role])} ({ROLES[role]})")
+                          f"{takes} ({ROLES[role]})")
     # structural keys take effect only where a model uses them: modules and interleaving for memory
     # roles, switch levels for the switch; anywhere else they would be accepted and change nothing
-    for key, applies, what in (("count", family in MEMORY_ROLE_FAMILIES, "memory modules (dram, pmem, ssd roles)"),
-                               ("interleave_B", family in MEMORY_ROLE_FAMILIES, "memory modules (dram, pmem, ssd roles)"),
+    for key, applies, what in (("count", memory, "memory modules (roles of a memory-kind family)"),
+                               ("interleave_B", memory, "memory modules (roles of a memory-kind family)"),
                                ("levels", role == "switch", "the switch role")):
         if key in spec and not applies:
             raise ConfigError(where_sets, f"{kp}.{key}",
@@ -444,12 +498,22 @@ def _device(role: str, spec: Any, where: str, where_sets: str) -> DeviceRole:
     count = Param("count", int, "modules", minimum=1, maximum=MAX_MODULES_PER_ROLE).coerce(
         spec.get("count", 1), where_sets, f"{kp}.count")
     inter = Param("interleave_B", int, "interleave", minimum=64).coerce(spec.get("interleave_B", 4096), where_sets, f"{kp}.interleave_B")
-    unit_B = preset.params.as_dict().get("access_unit_B")  # unrecorded: a check, not a model's read
-    if family in MEMORY_ROLE_FAMILIES and unit_B and (inter < unit_B or inter % unit_B):
-        raise ConfigError(where_sets, f"{kp}.interleave_B", f"{inter} is not a multiple of the module's "
-                          f"access_unit_B ({unit_B} B, {preset.name}): modules interleave whole units")
-    levels = Param("levels", int, "switch levels", minimum=0).coerce(spec.get("levels", 1), where_sets, f"{kp}.levels")
+    problem = geometry_problem(preset.params.as_dict(), inter) if memory else None
+    if problem is not None:  # unrecorded reads (as_dict): a check, not a model's
+        key, message = problem
+        if key == "interleave_B":
+            raise ConfigError(where_sets, f"{kp}.interleave_B", f"{message} ({preset.name})")
+        if key in overrides:
+            raise ConfigError(where_sets, f"{kp}.params.{key}", message)
+        raise ConfigError(preset.path, f"params.{key}", message)
+    levels = Param("levels", int, "switch levels", minimum=0, maximum=MAX_SWITCH_LEVELS).coerce(spec.get("levels", 1), where_sets, f"{kp}.levels")
     return DeviceRole(role, preset, count, inter, levels)
+
+
+def role_takes(role: str, family: str) -> bool:
+    """Whether ``role`` takes a device of ``family`` (:data:`ROLE_FAMILIES`)."""
+    takes = ROLE_FAMILIES[role]
+    return family in takes or f"kind:{family_kind(family)}" in takes
 
 
 def needed_roles(p: ParamSet) -> list[str]:

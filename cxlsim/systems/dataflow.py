@@ -192,13 +192,14 @@ def build_graph(ex: Executor, machine: Machine, pipeline: ParamSet, n_batches: i
                 # MLP log (recovery then takes the MLP from the previous MLP log, still present)
                 update_deps += every("emb_log", n, mems)
             add("update" + c, n, eng(m), update_deps)
-        if G > 1:
+        all_reduce = getattr(machine, "system_gpus", G) > 1  # a reduced run's one GPU still all-reduces
+        if all_reduce:
             holds: tuple[str, ...] = ()
             if cxl_movement:
                 holds = tuple(sorted({lane for a, b in machine.ring() for lane in lanes_of(a, b)}))
             add("allreduce", n, "fabric.allreduce" if cxl_movement else "host_cpu", every("b_bwd", n, gpus), holds)
         for g in gpus:
-            opt_deps: list[tuple] = [("allreduce", n)] if G > 1 else [("b_bwd", n)]
+            opt_deps: list[tuple] = [("allreduce", n)] if all_reduce else [("b_bwd", n)]
             if undo and not pipeline.relaxed_mlp_log:
                 opt_deps += every("mlp_log", n, mems)
             add("mlp_opt" + sfx(g), n, "gpu" + sfx(g), opt_deps)

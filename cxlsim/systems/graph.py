@@ -19,11 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cxlsim.devices.registry import build_device, get_family
-from cxlsim.systems.config import DeviceRole, SystemConfig
-
-#: Families whose models are memory modules (capacity-provisioned, :mod:`cxlsim.systems.provision`).
-MEMORY_FAMILIES = ("dram", "pmem", "ssd")
+from cxlsim.devices.registry import family_kind, get_family, load_preset
+from cxlsim.systems.config import MEMORY_KIND, DeviceRole, SystemConfig
 
 
 @dataclass(frozen=True)
@@ -34,6 +31,7 @@ class DeviceGraph:
     models: Mapping[str, Any]  # role -> model
     host_memory_role: str | None  # the DRAM role holding the host's memory, None: implicit pool
     host_memory: Any | None  # the implicit pool's module model (when host_memory_role is None)
+    host_memory_family: str | None = None  # its device family
 
     def __getitem__(self, role: str) -> Any:
         return self.models[role]
@@ -44,6 +42,22 @@ class DeviceGraph:
     def has(self, role: str) -> bool:
         return role in self.models
 
+    def family(self, role: str) -> str:
+        """The device family of ``role``'s model."""
+        return self.config.devices[role].preset.family
+
+    def memory_roles(self) -> list[str]:
+        """The roles whose family is of the memory kind (capacity-provisioned modules,
+        :mod:`cxlsim.systems.provision`), in the configuration's order."""
+        return [r for r in self.models if family_kind(self.family(r)) == MEMORY_KIND]
+
+    def family_of(self, model: Any) -> str:
+        """The device family of ``model``, one of this graph's role models (the fabric's links are)."""
+        for role, m in self.models.items():
+            if m is model:
+                return self.family(role)
+        raise KeyError(f"{model!r} is no model of this device graph")
+
 
 def build_role(role: DeviceRole) -> Any:
     """The model of one role (its preset's family, its validated parameters)."""
@@ -53,20 +67,21 @@ def build_role(role: DeviceRole) -> Any:
 def build_devices(cfg: SystemConfig) -> DeviceGraph:
     """Build every role of ``cfg`` once (module docstring)."""
     models = {role: build_role(d) for role, d in cfg.devices.items()}
-    holder, implicit = _host_memory(cfg, models)
-    return DeviceGraph(cfg, models, holder, implicit)
+    holder, implicit, family = _host_memory(cfg, models)
+    return DeviceGraph(cfg, models, holder, implicit, family)
 
 
-def _host_memory(cfg: SystemConfig, models: Mapping[str, Any]) -> tuple[str | None, Any | None]:
-    """Which DRAM role holds the host's memory, or the implicit pool's module model."""
+def _host_memory(cfg: SystemConfig, models: Mapping[str, Any]) -> tuple[str | None, Any | None, str | None]:
+    """Which DRAM role holds the host's memory, or the implicit pool's module model and family."""
     if cfg.pipeline is None:
-        return None, None
+        return None, None, None
     if "host_dram" in models:
         holder = "host_dram"
     elif cfg.devices[cfg.pipeline.tables_on].preset.family == "dram":
         holder = cfg.pipeline.tables_on
     else:
-        return None, build_device(cfg.role("host_cpu").params.host_dram_preset_name)
+        preset = load_preset(cfg.role("host_cpu").params.host_dram_preset_name)
+        return None, get_family(preset.family).build(preset.params), preset.family
     cfg.role("host_cpu").params.skip("host_dram_preset_name",
                                      f"the {holder} role holds the host's memory in {cfg.name}")
-    return holder, None
+    return holder, None, None

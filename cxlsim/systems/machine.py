@@ -57,12 +57,11 @@ from cxlsim.systems.config import DeviceRole
 from cxlsim.systems.dataflow import sfx
 from cxlsim.systems.graph import DeviceGraph
 from cxlsim.systems.streams import BatchStreams, StreamSet
+from cxlsim.systems.symmetry import Reduction, SystemFabric, group_ring_edges
 from cxlsim.systems.topology import Fabric, Placement
-from cxlsim.units import GiB
+from cxlsim.units import FP32_B, WIRE_INDEX_B, GiB
 
-INDEX_B = 4
 CONFIG_REGISTERS = 4
-FP32_B = 4
 #: The host writes log and redo records sequentially in 4 KiB pieces (a page, as the host writes
 #: to an SSD); the checkpointing logic writes them in its DMA engine's ``burst_B``.
 HOST_WRITE_B = 4096
@@ -156,14 +155,25 @@ class TrainingMachine:
     """Durations of dataflow steps for a system's devices on ``streams`` (module docstring)."""
 
     def __init__(self, devices: DeviceGraph, streams: StreamSet, gpus: int = 1, mems: int = 1,
-                 fabric: Fabric | None = None, placement: Placement | None = None) -> None:
+                 fabric: Fabric | None = None, placement: Placement | None = None,
+                 reduction: Reduction | None = None, system_fabric: Fabric | None = None) -> None:
         cfg = self.cfg = devices.config
         self.devices = devices
         p = self.pipe = cfg.pipeline
         self.streams = streams
         w = self.workload = streams.workload
-        self.gpus, self.mems = gpus, mems
+        self.gpus, self.mems = gpus, mems  # the devices simulated (a reduced run: the representative group's)
         self.fabric, self.placement = fabric, placement
+        #: symmetry reduction (:mod:`cxlsim.systems.symmetry`): None in full detail
+        self.reduction = reduction
+        self.system_gpus = reduction.gpus if reduction else gpus
+        self.system_mems = reduction.mems if reduction else mems
+        #: the whole system's switch tree (paths, energy); the simulated one in full detail
+        self.system_fabric = system_fabric if reduction else fabric
+        self._sysfab = (SystemFabric(system_fabric, self.system_gpus, self.system_mems)
+                        if reduction and system_fabric is not None else None)
+        self._transfers: dict[tuple, tuple[float, list[tuple[str, float]]]] = {}
+        self._ar_step: dict[float, float] = {}
         self.B = w.params.batch_size // gpus  # per GPU (the streams hold every GPU's samples)
         self.T = w.params.tables
         self.dim = w.params.dim
@@ -237,7 +247,7 @@ class TrainingMachine:
         def on(lane: str) -> str:  # the host is one, whatever the devices
             return lane if lane == "host_cpu" else lane + s
 
-        shard = self.mlp_B / self.mems
+        shard = self.mlp_B / self.system_mems
         n_tables = self.placement.tables_on(m) if self.placement is not None else self.T
         return MemSide(m, tables, ckpt_mem, on(engine), on(agent),
                        mlp_lane if m == 0 else f"ckpt_logic{s}{mlp_lane[len('ckpt_logic'):]}",
@@ -247,7 +257,7 @@ class TrainingMachine:
         """The near-data logic holds a batch's pooled vectors in its scratchpad until they are
         flushed to the GPUs (the ``ndp`` preset's sizing); spilling them to the memory is not
         modelled, so a batch that does not fit is refused."""
-        bags = max(self.B * self.gpus * side.tables_count for side in self.sides)
+        bags = max(math.ceil(self.B * self.system_gpus * self._transfer_tables(side.index)) for side in self.sides)
         need_B = self.ndp.scratchpad_B(bags, self.dim)
         if not self.ndp.scratchpad_fits(bags, self.dim):
             raise InputError(
@@ -374,6 +384,7 @@ class TrainingMachine:
         tr.media_read_B += float(res.media_read_B)
         tr.media_write_B += float(res.media_write_B)
         tr.requested_B += float(np.sum(size_B)) if np.ndim(size_B) else float(size_B) * len(addr_B)
+        tr.accesses += len(addr_B)
         return res
 
     # -- dispatch ----------------------------------------------------------------------------
@@ -407,20 +418,27 @@ class TrainingMachine:
 
     # -- host configuration ---------------------------------------------------------------------
     def _path(self, src, dst):
-        """The CXL path between two endpoints (``"host"``, ``("gpu", g)``, ``("mem", m)``)."""
-        return self.fabric.path(src, dst)
+        """The CXL path between two endpoints (``"host"``, ``("gpu", g)``, ``("mem", m)``): in a
+        reduced run, between their system counterparts (:meth:`_ep`) on the full tree."""
+        return self.system_fabric.path(self._ep(src), self._ep(dst))
+
+    def _ep(self, ep):
+        """The system endpoint of a simulated one (itself in full detail)."""
+        return self.reduction.full(ep) if self.reduction else ep
 
     def _config(self, n, t, ex, m=0):
         b = self._batch(n, m)
-        idx_B = b.n_indices * INDEX_B
+        idx_B = b.n_indices * WIRE_INDEX_B
         if self.pipe.embedding_engine == "host_cpu":
             return OpOutcome(t + self.cpu.op_dispatch_ns("python"))
         if self.pipe.data_movement == "cxl_cache":
             path = self._path("host", ("mem", m))
-            self._count_link(cxl_path_key("host", ("mem", m)), self.cxl.read_cost(idx_B, 0.0, path).size_B)  # index DMA
+            self._count_link(cxl_path_key("host", self._ep(("mem", m))), self.cxl.read_cost(idx_B, 0.0, path).size_B)  # index DMA
             return OpOutcome(t + self.cxl.configure_batch_ns(CONFIG_REGISTERS, idx_B, path, self.cpu))
         self._count_link("pcie", self.pcie.memcpy_cost(idx_B, False, self.cpu).size_B)
-        return OpOutcome(t + self.pcie.launch_ns(self.cpu) + self.pcie.memcpy_ns(idx_B, False, self.cpu))
+        # the host copies every device's indices: in a reduced run, this device's in every group
+        copies = self.reduction.groups if self.reduction else 1
+        return OpOutcome(t + copies * (self.pcie.launch_ns(self.cpu) + self.pcie.memcpy_ns(idx_B, False, self.cpu)))
 
     # -- GPU -----------------------------------------------------------------------------------
     def _b_fwd(self, n, t, ex, g=0):
@@ -570,9 +588,23 @@ class TrainingMachine:
     def pooled_B_of(self, m: int) -> float:
         """Bytes of pooled vectors (or of their gradients) between device ``m`` and one GPU: one
         fp32 vector per sample and table whose rows ``m`` holds."""
-        return self.B * self.sides[m].tables_count * self.dim * FP32_B
+        return self.B * self._transfer_tables(m) * self.dim * FP32_B
+
+    def _transfer_tables(self, m: int) -> float:
+        """Pooled vectors per sample device ``m`` sends each GPU (in the full system, when reduced):
+        one per table it holds whole; row-sharded, one per table whose bag has a row on it, in
+        expectation ``T (1 − (1 − 1/M)^L)`` for bags of ``L`` lookups (rows are scattered over the
+        devices by the inputs' bijection; named approximation: lookups independent and uniform
+        over the devices; a bag with no row on a device gives no partial sum to send)."""
+        tables = self.reduction.tables_per_mem if self.reduction else self.sides[m].tables_count
+        M = self.system_mems
+        if self.placement is None and self.reduction is None or self.cfg.topology.tables_policy != "row_sharded" or M == 1:
+            return float(tables)
+        return tables * (1.0 - (1.0 - 1.0 / M) ** self.workload.params.lookups_per_table)
 
     def _move(self, nbytes: float, t: float, src, dst) -> OpOutcome:
+        if self.reduction is not None:
+            return self._move_class(nbytes, t, src, dst)
         if self.pipe.data_movement == "cxl_cache":
             path = self._path(src, dst)
             lines = math.ceil(nbytes / self.cxl.line_B)
@@ -582,6 +614,35 @@ class TrainingMachine:
         host = self.cpu
         self._count_link("pcie", self.pcie.memcpy_cost(nbytes, bounce, host).size_B)
         return OpOutcome(t + self.pcie.sync_ns(host) + self.pcie.memcpy_ns(nbytes, bounce, host) + self.pcie.launch_ns(host))
+
+    def _move_class(self, nbytes: float, t: float, src, dst) -> OpOutcome:
+        """A reduced run's transfer ``src → dst``: the ``groups`` transfers of the system it stands
+        for (:meth:`~cxlsim.systems.symmetry.Reduction.represented`), one after another on the
+        source's link, each on its own path of the full tree with its trunks loaded by every group's
+        traffic (CXL); or, by software, ``groups`` copies per group on the one host that every group
+        shares (``groups²`` copies of its time)."""
+        key = (src, dst, nbytes)
+        if key not in self._transfers:
+            red = self.reduction
+            if self.pipe.data_movement == "cxl_cache":
+                phase = "pooled" if src[0] == "mem" else "grads"
+                lines = math.ceil(nbytes / self.cxl.line_B)
+                total, counts = 0.0, []
+                for a, b in red.represented(src, dst):
+                    path = self._sysfab.loaded_path(a, b, phase)
+                    total += self.cxl.flush_ns(lines, path)
+                    counts.append((cxl_path_key(a, b), self.cxl.flush_cost(lines, path).size_B))
+            else:
+                bounce = self.pipe.embedding_engine == "ndp"
+                host = self.cpu
+                one = self.pcie.sync_ns(host) + self.pcie.memcpy_ns(nbytes, bounce, host) + self.pcie.launch_ns(host)
+                total = red.groups * red.groups * one
+                counts = [("pcie", red.groups * self.pcie.memcpy_cost(nbytes, bounce, host).size_B)]
+            self._transfers[key] = (total, counts)
+        total, counts = self._transfers[key]
+        for path_key, size_B in counts:
+            self._count_link(path_key, size_B)
+        return OpOutcome(t + total)
 
     def _pooled(self, n, t, ex, m=0, g=0):
         return self._move(self.pooled_B_of(m), t, ("mem", m), ("gpu", g))
@@ -599,37 +660,51 @@ class TrainingMachine:
         """The all-reduce ring: GPU g sends to GPU g + 1 (mod G)."""
         return [(("gpu", g), ("gpu", (g + 1) % self.gpus)) for g in range(self.gpus)]
 
+    def system_ring(self) -> list[tuple[tuple, tuple]]:
+        """The whole system's all-reduce ring (the simulated one in full detail)."""
+        return [(("gpu", g), ("gpu", (g + 1) % self.system_gpus)) for g in range(self.system_gpus)]
+
     def allreduce_step_ns(self, size_B: float) -> float:
         """One ring step: every GPU sends ``size_B`` to its neighbour at once. Over the fabric, a
         link direction that several sends cross serialises them: the step takes the longest path
         latency plus the busiest link's serialisation (CXL.mem line writes, 64 B each); by software,
-        each GPU's copy bounces through host memory, the host issuing them one after another."""
+        each GPU's copy bounces through host memory, the host issuing them one after another. A
+        reduced run times the whole system's ring."""
+        if size_B in self._ar_step:
+            return self._ar_step[size_B]
         if self.pipe.data_movement != "cxl_cache":
             h = self.cpu
-            return self.gpus * (self.pcie.memcpy_ns(size_B, True, h) + self.pcie.launch_ns(h)) + self.pcie.sync_ns(h)
-        lines = math.ceil(size_B / self.cxl.line_B)
-        busy: dict[str, float] = {}
-        latency = 0.0
-        for src, dst in self.ring():
-            path = self.fabric.path(src, dst)
-            latency = max(latency, self.cxl.write_line_ns(0.0, path))
-            for lane, link in zip(self.fabric.lanes(src, dst), path.links, strict=True):
-                busy[lane] = busy.get(lane, 0.0) + link.stream_ns(lines, self.cxl.line_B)
-        return latency + max(busy.values())
+            ns = self.system_gpus * (self.pcie.memcpy_ns(size_B, True, h) + self.pcie.launch_ns(h)) + self.pcie.sync_ns(h)
+        else:
+            fabric = self.system_fabric
+            lines = math.ceil(size_B / self.cxl.line_B)
+            busy: dict[str, float] = {}
+            latency = 0.0
+            for src, dst in self.system_ring():
+                path = fabric.path(src, dst)
+                latency = max(latency, self.cxl.write_line_ns(0.0, path))
+                for lane, link in zip(fabric.lanes(src, dst), path.links, strict=True):
+                    busy[lane] = busy.get(lane, 0.0) + link.stream_ns(lines, self.cxl.line_B)
+            ns = latency + max(busy.values())
+        self._ar_step[size_B] = ns
+        return ns
 
     def _allreduce(self, n, t, ex):
         """Ring all-reduce of the MLP gradients over the GPUs: 2 (G − 1) steps of 1/G of them each
-        (reduce-scatter, then all-gather), each step's additions streamed by the receiving GPU."""
-        shard_B = self.mlp_B / self.gpus
-        steps = 2 * (self.gpus - 1)
+        (reduce-scatter, then all-gather), each step's additions streamed by the receiving GPU. A
+        reduced run charges the ledger the ring edges leaving its GPUs."""
+        G = self.system_gpus
+        shard_B = self.mlp_B / G
+        steps = 2 * (G - 1)
         add_ns = 3 * shard_B / (self.gpu.params.mem_bw_GBps * self.gpu.params.mem_bw_efficiency_fraction)
-        for src, dst in self.ring():
+        edges = group_ring_edges(self.reduction) if self.reduction else self.ring()
+        for src, dst in edges:
             if self.pipe.data_movement == "cxl_cache":
-                path = self.fabric.path(src, dst)
+                path = self.system_fabric.path(src, dst)
                 self._count_link(cxl_path_key(src, dst), steps * self.cxl.write_cost(shard_B, 0.0, path).size_B)
             else:
                 self._count_link("pcie", steps * self.pcie.memcpy_cost(shard_B, True, self.cpu).size_B)
-        return OpOutcome(t + steps * self.allreduce_step_ns(shard_B) + (self.gpus - 1) * add_ns)
+        return OpOutcome(t + steps * self.allreduce_step_ns(shard_B) + (G - 1) * add_ns)
 
     # -- persistence -----------------------------------------------------------------------------
     def _flag_ns(self, mem: Memory) -> float:
@@ -645,6 +720,7 @@ class TrainingMachine:
         if m.params.read_modify_write and line_B % m.unit_B:  # a partial unit is read first
             tr.media_read_B += m.unit_B
         tr.requested_B += line_B
+        tr.accesses += 1
         return m.access_cost("write", line_B).time_ns
 
     def _burst_B(self) -> int:
@@ -725,7 +801,7 @@ class TrainingMachine:
             self._ledger.logic.dma_B += nbytes  # the checkpointing logic pulls them itself
         if self.pipe.mlp_pull == "cxl_cache":
             path = self._path(("gpu", side.source_gpu), ("mem", side.index))
-            self._count_link(cxl_path_key(("gpu", side.source_gpu), ("mem", side.index)),
+            self._count_link(cxl_path_key(self._ep(("gpu", side.source_gpu)), self._ep(("mem", side.index))),
                              self.cxl.read_cost(nbytes, 0.0, path).size_B)
         else:
             self._count_link("pcie", self.pcie.memcpy_cost(nbytes, self.pipe.checkpoint_agent == "ndp", self.cpu).size_B)

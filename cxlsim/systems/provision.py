@@ -1,7 +1,7 @@
 """Capacity-driven provisioning: how many memory modules each system holds, and so powers.
 
 Contract: :func:`provision` ``(devices, workload)`` maps every memory role of a system's
-:class:`~cxlsim.systems.graph.DeviceGraph` (DRAM, PMEM and SSD families) to a :class:`ModulePool`
+:class:`~cxlsim.systems.graph.DeviceGraph` (families of the memory kind) to a :class:`ModulePool`
 of that role's model, whose ``modules`` is the larger of the configured count (the timing model's
 interleaving) and the count its data needs at the model's ``capacity_GB``. What each role holds:
 
@@ -25,11 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from cxlsim.config.bounds import MAX_MODULES_PER_ROLE, check_bound
-from cxlsim.systems.graph import MEMORY_FAMILIES, DeviceGraph
-from cxlsim.units import GB
+from cxlsim.systems.graph import DeviceGraph
+from cxlsim.units import FP32_B, GB
 from cxlsim.workloads.catalog import Workload
 
-FP32_B = 4
 #: Name of the implicit host-DRAM pool of systems whose config has no DRAM role.
 HOST_MEMORY = "host_memory"
 
@@ -42,10 +41,8 @@ class ModulePool:
     model: Any  # a media model (one module)
     configured: int
     needed_GB: float
+    family: str  # the model's device family
 
-    @property
-    def family(self) -> str:
-        return self.model.family
 
     @property
     def capacity_GB(self) -> float:
@@ -86,7 +83,7 @@ def provision(devices: DeviceGraph, workload: Workload, mems: int = 1) -> dict[s
     table (and checkpoint) role's configured modules; see the module docstring)."""
     cfg = devices.config
     p = cfg.pipeline
-    holds: dict[str, float] = {r: 0.0 for r, d in cfg.devices.items() if d.preset.family in MEMORY_FAMILIES}
+    holds: dict[str, float] = dict.fromkeys(devices.memory_roles(), 0.0)
     holds[p.tables_on] += model_B(workload)
     if p.persistence != "none":
         holds[p.checkpoint_on] += checkpoint_B(workload)
@@ -95,11 +92,11 @@ def provision(devices: DeviceGraph, workload: Workload, mems: int = 1) -> dict[s
     if devices.host_memory_role is not None:
         holds[devices.host_memory_role] += host
     else:
-        pools[HOST_MEMORY] = ModulePool(HOST_MEMORY, devices.host_memory, 0, host / GB)
+        pools[HOST_MEMORY] = ModulePool(HOST_MEMORY, devices.host_memory, 0, host / GB, devices.host_memory_family)
     per_device = {p.tables_on, p.checkpoint_on} if p.persistence != "none" else {p.tables_on}
     for role, nbytes in holds.items():
         count = cfg.devices[role].count * (mems if role in per_device and role != devices.host_memory_role else 1)
-        pools[role] = ModulePool(role, devices[role], count, nbytes / GB)
+        pools[role] = ModulePool(role, devices[role], count, nbytes / GB, devices.family(role))
     return pools
 
 

@@ -6,7 +6,11 @@ read-after-write stall (ns), the relaxed MLP log gap, each measured batch's type
 :class:`~cxlsim.systems.activity.BatchActivity`, the executor (records and trace) and the machine
 that timed it. ``energy`` is the energy per measured batch when a caller priced it
 (:func:`cxlsim.api.simulate` does; :func:`cxlsim.systems.run.simulate` does not), ``None`` otherwise.
-:meth:`RunResult.to_dict` is the stable ``cxlsim run --json`` document (README).
+:meth:`RunResult.to_dict` is the stable ``cxlsim run --json`` document (README); beside the counts
+(``batches``, ``warmup_batches``) it states how they were picked (``batches_mode``: ``auto`` or
+``fixed``, ``sampling``: the rule) and the 95 % confidence interval of the mean batch time
+(``batch_time_ci95_ms``: its half-width; ``batch_time_ci95_fraction``: relative to the mean;
+null with one batch), :mod:`cxlsim.systems.sampling`.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.critical_path import CATEGORIES
 from cxlsim.systems.graph import DeviceGraph
 from cxlsim.systems.provision import provisioned_modules
+from cxlsim.systems.sampling import Sampling
+from cxlsim.systems.sampling import summary as sampling_summary
 from cxlsim.workloads.catalog import Workload
 
 if TYPE_CHECKING:
@@ -47,6 +53,7 @@ class RunResult:
     activity: list[BatchActivity] = field(default_factory=list)  # per measured batch (tpu-ps: in its steps)
     devices: DeviceGraph | None = None  # the models that timed the run (None for tpu-ps)
     energy: dict[str, Any] | None = None  # {"total": J, "by_component": {...}} per measured batch
+    sampling: Sampling | None = None  # how the batch counts were picked (None: the config's fixed counts)
 
     @property
     def measured(self) -> range:
@@ -116,6 +123,14 @@ class RunResult:
                 busy[f"media.{key}"] = busy.get(f"media.{key}", 0.0) + ns
         return dict(sorted(((k, v / wall) for k, v in busy.items()), key=lambda kv: -kv[1]))
 
+    @property
+    def media_accesses_per_batch(self) -> float | None:
+        """Requests the memory devices' media models served per measured batch, every memory
+        together (None for the analytic tpu-ps model, which serves none)."""
+        if not self.activity:
+            return None
+        return float(sum(tr.accesses for a in self.activity for tr in a.media.values()) / len(self.activity))
+
     def batch_span(self, n: int) -> tuple[float, float]:
         """Start and end (ns) of batch ``n`` (absolute batch number, warm-up included)."""
         r = self.trace and self.executor.records
@@ -130,13 +145,15 @@ class RunResult:
         analytic = self.machine is None  # tpu-ps: no device models, so no provisioning or utilisation
         util = {} if analytic else self.utilisation()
         resolved["provisioned_modules"] = ({} if analytic else
-                                           provisioned_modules(self.devices, self.workload, self.machine.mems))
+                                           provisioned_modules(self.devices, self.workload, self.machine.system_mems))
         return {
             "system": cfg.name,
             "workload": self.workload.name,
             "platform": cfg.platform,
             "batches": int(self.batch_times_ns.size),
             "batch_time_ms": bt,
+            **sampling_summary(self.batch_times_ns, self.sampling or Sampling(cfg.batches, cfg.warmup_batches),
+                               cfg.warmup_batches),
             "breakdown_ms": self.breakdown_ms,
             "raw_stall_ms": float(self.raw_stall_ns.mean() / 1e6),
             "mlp_log_gap_batches": int(self.mlp_log_gap_batches),
@@ -148,6 +165,7 @@ class RunResult:
             "samples_per_J": self.samples_per_J,
             "devices": {"gpus": self.accelerators, "cxl_mems": self.config.topology.cxl_mems_count},
             "utilisation": util,
+            "media_accesses_per_batch": self.media_accesses_per_batch,
             "bottleneck": next(({"resource": k, "utilisation": v} for k, v in util.items()), None),
             **self.extra,
             "config": resolved,

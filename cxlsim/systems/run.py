@@ -3,6 +3,11 @@
 Contract: the same (configuration, workload, seed, batch count) gives the same numbers. The run
 simulates ``warmup_batches`` + ``batches`` + 1 batches (the last one only up to its begin, which
 closes the last measured batch) and reports the measured ones.
+
+``batches: auto`` (:mod:`cxlsim.systems.sampling`): the op graph holds the most batches the rule
+may need and the executor asks the rule, as each batch begins, whether the batches so far meet
+it; the run stops there, so nothing is re-simulated. The result's configuration holds the counts
+the rule chose (``batches``, ``warmup_batches``) and ``result.sampling`` the rule and interval.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from cxlsim.config.bounds import MAX_RUN_LOOKUPS, check_bound
+from cxlsim.config.bounds import MAX_RUN_LOOKUPS, MAX_SEED, check_bound
 from cxlsim.engine.executor import Executor
 from cxlsim.engine.trace import TraceRecorder
 from cxlsim.errors import ConfigError, InputError
@@ -25,10 +30,13 @@ from cxlsim.systems.graph import DeviceGraph, build_devices
 from cxlsim.systems.machine import TrainingMachine
 from cxlsim.systems.provision import check_provision
 from cxlsim.systems.result import RunResult
+from cxlsim.systems.sampling import AUTO, decide, parse_ci
 from cxlsim.systems.streams import StreamSet, stream_set
+from cxlsim.systems.symmetry import Reduction, chips_group, plan
 from cxlsim.systems.topology import Fabric, Placement
 from cxlsim.systems.tpu_ps_run import simulate_tpu_ps
 from cxlsim.workloads.catalog import load_workload
+from cxlsim.workloads.layout import TableLayout
 
 Sets = Mapping[str, Any] | list[tuple[str, Any]] | None
 
@@ -39,36 +47,50 @@ def load_config(system: str, sets: Sets = None) -> SystemConfig:
     return load_system(system, items)
 
 
-def configure(system: str | SystemConfig, workload: str | None = None, batches: int | None = None,
-              seed: int | None = None, warmup: int | None = None, sets: Sets = None) -> SystemConfig:
+def configure(system: str | SystemConfig, workload: str | None = None, batches: int | str | None = None,
+              seed: int | None = None, warmup: int | str | None = None, sets: Sets = None,
+              ci: float | None = None) -> SystemConfig:
     """The configuration a run uses: ``system`` (a name, a path or a loaded config) with ``sets``,
-    then the explicit arguments (which win over the file and ``sets``)."""
+    then the explicit arguments (which win over the file and ``sets``). ``batches="auto"`` makes
+    the warm-up ``auto`` too unless ``warmup`` is given; ``ci`` (a fraction) is auto's target."""
     cfg = system if isinstance(system, SystemConfig) else load_config(system, sets)
     changes: dict[str, Any] = {}
     if batches is not None:
-        if batches < 1:
-            raise InputError(f"--batches must be >= 1, got {batches}")
+        if batches != AUTO and batches < 1:
+            raise InputError(f"--batches must be >= 1 or auto, got {batches}")
         changes["batches"] = batches
+        if batches == AUTO and warmup is None:
+            changes["warmup_batches"] = AUTO
     if warmup is not None:
-        if warmup < 0:
-            raise InputError(f"--warmup must be >= 0, got {warmup}")
+        if warmup != AUTO and warmup < 0:
+            raise InputError(f"--warmup must be >= 0 or auto, got {warmup}")
         changes["warmup_batches"] = warmup
+    if ci is not None:
+        if changes.get("batches", cfg.batches) != AUTO:
+            raise InputError("--ci is the target of --batches auto; a fixed --batches N measures N batches")
+        changes["batches_ci_fraction"] = parse_ci(ci)
     if seed is not None:
-        if seed < 0:
-            raise InputError(f"--seed must be >= 0, got {seed}")
+        if not 0 <= seed <= MAX_SEED:
+            raise InputError(f"--seed must be within 0..{MAX_SEED:,} (cxlsim/config/bounds.py), got {seed:,}")
         changes["seed"] = seed
     if workload is not None:
         changes["workload"] = workload
-    return replace(cfg, **changes) if changes else cfg
+    cfg = replace(cfg, **changes) if changes else cfg
+    cfg.sampling  # noqa: B018 - validates the combination (warm-up auto needs batches auto)
+    return cfg
 
 
-def scale_out(devices: DeviceGraph, streams: StreamSet) -> tuple[int, int, Fabric | None, Placement | None]:
+def scale_out(devices: DeviceGraph, streams: StreamSet,
+              reduction: Reduction | None = None) -> tuple[int, int, Fabric | None, Placement | None]:
     """The GPUs and memory devices of a system's topology, its switch tree (CXL systems with more
     than one device) and where the tables live (more than one memory device); topology
-    parameters that do not apply are declared so (:meth:`~cxlsim.config.params.ParamSet.skip`)."""
+    parameters that do not apply are declared so (:meth:`~cxlsim.config.params.ParamSet.skip`).
+    With a ``reduction``: the representative group's devices, on a tree of the same shape."""
     cfg = devices.config
     topo, p = cfg.topology, cfg.pipeline
     gpus, mems = topo.gpus_count, topo.cxl_mems_count
+    if reduction is not None:
+        gpus, mems = reduction.group_gpus, reduction.group_mems
     if mems > 1 and p.embedding_engine == "host_cpu":
         raise ConfigError("topology", "cxl_mems_count", f"{cfg.name}'s embeddings run on the host CPU over one memory "
                           "pool; memory devices with their own logic need pipeline.embedding_engine: ndp")
@@ -85,37 +107,66 @@ def scale_out(devices: DeviceGraph, streams: StreamSet) -> tuple[int, int, Fabri
     return gpus, mems, fabric, placement
 
 
-def simulate(system: str | SystemConfig, workload: str | None = None, batches: int | None = None,
-             seed: int | None = None, warmup: int | None = None, sets: Sets = None,
-             workload_sets: Mapping[str, Any] | None = None, trace: bool = True) -> RunResult:
+def simulate(system: str | SystemConfig, workload: str | None = None, batches: int | str | None = None,
+             seed: int | None = None, warmup: int | str | None = None, sets: Sets = None,
+             workload_sets: Mapping[str, Any] | None = None, trace: bool = True,
+             ci: float | None = None) -> RunResult:
     """Simulate ``system`` on ``workload`` (default: the system's) and return a :class:`RunResult`
-    (timing only: ``energy`` stays ``None``; :func:`cxlsim.api.simulate` prices it)."""
-    cfg = configure(system, workload, batches, seed, warmup, sets)
+    (timing only: ``energy`` stays ``None``; :func:`cxlsim.api.simulate` prices it).
+    ``batches``/``warmup``: counts or ``"auto"`` (module docstring), ``ci`` auto's target."""
+    cfg = configure(system, workload, batches, seed, warmup, sets, ci)
+    rule = cfg.sampling
     overrides = {**cfg.workload_overrides, **(workload_sets or {})}
-    wl = load_workload(cfg.workload, overrides)  # per GPU (data-parallel: the batch size is each GPU's)
+    # where a workload error points: the system's workload_overrides, or the caller's workload_sets
+    origin = ("--set", "") if workload_sets else (cfg.workload_overrides_where, "workload_overrides.")
+    wl = load_workload(cfg.workload, overrides, *origin)  # per GPU (data-parallel: the batch size is each GPU's)
     gpus = cfg.topology.gpus_count
-    # the input streams hold every GPU's samples: one global batch of gpus × batch_size
-    global_wl = wl if gpus == 1 else load_workload(cfg.workload, {**overrides, "batch_size": wl.params.batch_size * gpus})
-    total = cfg.warmup_batches + cfg.batches + 1  # one more batch closes the last measured one
+    reduction, represented = None, None
+    if cfg.model == "tpu_ps":
+        represented = chips_group(gpus, cfg.topology.symmetry, cfg.name)
+        gpus = represented or gpus
+    else:
+        reduction = plan(cfg, TableLayout.from_workload(wl))
+        gpus = reduction.group_gpus if reduction else gpus
+    # the input streams hold every GPU's samples (a reduced run: its group's): a global batch of gpus × batch_size
+    global_wl = wl if gpus == 1 else load_workload(cfg.workload, {**overrides, "batch_size": wl.params.batch_size * gpus},
+                                                   cfg.source, f"topology.gpus_count ({gpus}) × ")
+    total = rule.max_total  # one more batch closes the last measured one
     gp = global_wl.params
     check_bound(cfg.source, "batches", total * gp.batch_size * gp.tables * gp.lookups_per_table, MAX_RUN_LOOKUPS,
                 f"embedding lookups in {total} batches of {global_wl.name} on {gpus} GPU(s)", "lookups one run holds in memory")
     streams = stream_set(global_wl, cfg.seed, total)
     if cfg.model == "tpu_ps":
-        return simulate_tpu_ps(cfg, wl, streams)
+        return simulate_tpu_ps(cfg, wl, streams, represented, rule)
     devices = build_devices(cfg)
-    gpus, mems, fabric, placement = scale_out(devices, streams)
-    check_provision(devices, wl, mems)
-    machine = TrainingMachine(devices, streams, gpus, mems, fabric, placement)
+    gpus, mems, fabric, placement = scale_out(devices, streams, reduction)
+    system_fabric = None
+    if reduction is not None:
+        if devices.has("fabric_link"):
+            system_fabric = Fabric.of(devices, reduction.gpus, reduction.mems)
+        gpus, mems = reduction.group_gpus, reduction.group_mems
+    check_provision(devices, wl, reduction.mems if reduction else mems)
+    machine = TrainingMachine(devices, streams, gpus, mems, fabric, placement, reduction, system_fabric)
     ex = Executor(TraceRecorder(enabled=trace))
     build_graph(ex, machine, cfg.pipeline, total)
-    ex.run(until_batch=total - 1)  # the closing batch is needed only up to its begin
+
+    def times(k: int) -> np.ndarray:  # batches 0 … k−1 are complete as batch k begins
+        return np.diff([ex.records[("begin", i)].start_ns for i in range(k + 1)])
+
+    # the closing batch is needed only up to its begin
+    stopped = ex.run(until_batch=total - 1, stop=(lambda k: decide(times(k), rule).stop) if rule.auto else None)
+    if rule.auto:
+        chosen = decide(times(stopped), rule)
+        cfg = replace(cfg, warmup_batches=chosen.warmup, batches=chosen.batches)
     measured = range(cfg.warmup_batches, cfg.warmup_batches + cfg.batches)
     spans = {n: (ex.records[("begin", n)].start_ns, ex.records[("begin", n + 1)].start_ns) for n in measured}
     parts = [breakdown(ex.records, ("begin", n), ("begin", n + 1))[0] for n in measured]
     cpu = machine.cpu.params
-    activity = batch_activity(ex, machine.ledgers, spans, cpu.cores_count, cpu.threads_count, measured)
+    activity = batch_activity(ex, machine.ledgers, spans, cpu.cores_count, cpu.threads_count, measured,
+                              reduction.groups if reduction else 1)
     times = np.asarray([a.wall_ns for a in activity])
     raw = np.asarray([a.raw_stall_ns for a in activity])
     gap = max((a.mlp_log_gap_batches for a in activity), default=0)
-    return RunResult(cfg, wl, times, parts, raw, gap, ex, machine, activity=activity, devices=devices)
+    extra = {"symmetry": reduction.summary() if reduction else {"reduced": False}}
+    return RunResult(cfg, wl, times, parts, raw, gap, ex, machine, extra, activity=activity, devices=devices,
+                     sampling=rule)

@@ -51,26 +51,42 @@ class BatchStreams:
 
 
 class StreamSet:
-    """The analysed input streams of ``n`` batches of a workload for a seed."""
+    """The analysed input streams of (at most) ``n`` batches of a workload for a seed.
+
+    Batches are generated and analysed in order as they are first asked for, so a run that stops
+    early (``batches: auto``) never makes the rest; :meth:`prepare` makes them ahead (a caller
+    that forks workers, so they inherit them)."""
 
     def __init__(self, workload: Workload, seed: int, n: int) -> None:
         self.workload = workload
         self.seed = seed
+        self.n = n
         self.layout = TableLayout.from_workload(workload)
         self._batches: list[BatchStreams] = []
-        prev = None
-        for b in batches(workload, seed=seed, n=n, dense=False):
+        self._source = batches(workload, seed=seed, n=None, dense=False)  # batch k is the same whatever n
+        self._prev = None
+
+    def prepare(self, n: int | None = None) -> StreamSet:
+        """Generate the first ``n`` batches (default: all) now; returns self."""
+        want = self.n if n is None else min(n, self.n)
+        while len(self._batches) < want:
+            b = next(self._source)
             rows = (b.indices + self.layout.row_base[:, None]).ravel()
-            acc = analyze_batch(b.indices, self.layout, prev)
+            acc = analyze_batch(b.indices, self.layout, self._prev)
             self._batches.append(BatchStreams(b.number, rows, acc.unique_rows, acc.counts, int(acc.shared_prev.sum()),
                                               int(acc.counts[acc.shared_prev].sum()), acc.shared_prev))
-            prev = acc
+            self._prev = acc
+        return self
 
     def batch(self, n: int) -> BatchStreams:
+        if not 0 <= n < self.n:
+            raise IndexError(f"batch {n} of a stream set of {self.n}")
+        if n >= len(self._batches):
+            self.prepare(n + 1)
         return self._batches[n]
 
     def __len__(self) -> int:
-        return len(self._batches)
+        return self.n
 
 
 def _key(workload: Workload) -> tuple:
@@ -93,10 +109,13 @@ def keep_stream_sets(n: int) -> int:
 
 
 def stream_set(workload: Workload, seed: int, n: int) -> StreamSet:
-    """The (possibly cached) stream set for ``workload``, ``seed`` and ``n`` batches."""
-    key = (_key(workload), seed, n)
+    """The (possibly cached) stream set for ``workload`` and ``seed``, holding at least ``n``
+    batches (a cached set is extended: its batches are the same whatever its length)."""
+    key = (_key(workload), seed)
     if key not in _LAST:
         while len(_LAST) >= _KEEP[0]:
             del _LAST[next(iter(_LAST))]  # the oldest
         _LAST[key] = StreamSet(workload, seed, n)
-    return _LAST[key]
+    found = _LAST[key]
+    found.n = max(found.n, n)
+    return found

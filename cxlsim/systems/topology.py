@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from cxlsim.devices.cxl_path import FabricPath
-from cxlsim.devices.cxl_switch import HOST, SwitchTree
+from cxlsim.devices.cxl_switch import HOST, MAX_DEVICES, SwitchTree
 from cxlsim.errors import ConfigError
 from cxlsim.systems.graph import DeviceGraph
 from cxlsim.workloads.layout import TableLayout
@@ -56,7 +56,6 @@ class Fabric:
         switch = devices["switch"]
         levels = cfg.role("switch").levels
         fanout = topo.fanout_count or switch.params.ports_count - 1
-        where = "topology"
         if levels < 1:
             if gpus + mems > 2:
                 raise ConfigError(cfg.source, "devices.switch.levels", "several GPUs or CXL-MEMs need at least one "
@@ -67,10 +66,14 @@ class Fabric:
         try:
             tree = SwitchTree(levels, fanout, switch.params.ports_count)
         except ValueError as exc:
-            raise ConfigError(where, "fanout_count", str(exc)) from None
+            raise ConfigError(cfg.source, "topology.fanout_count", str(exc)) from None
+        if gpus + mems > MAX_DEVICES:
+            raise ConfigError(cfg.source, "topology.gpus_count", f"{gpus} GPUs + {mems} CXL-MEMs exceed CXL 3.0's "
+                              f"{MAX_DEVICES} port-based routing ids per root port")
         if gpus + mems > tree.n_devices:
-            raise ConfigError(where, "gpus_count", f"{gpus} GPUs + {mems} CXL-MEMs exceed the {tree.n_devices} leaf "
-                              f"ports of {levels} switch level(s) with fan-out {fanout}: add levels or fan-out")
+            raise ConfigError(cfg.source, "topology.gpus_count", f"{gpus} GPUs + {mems} CXL-MEMs exceed the "
+                              f"{tree.n_devices} leaf ports of {levels} switch level(s) with fan-out {fanout}: add "
+                              "levels or fan-out")
         order = ([("gpu", g) for g in range(gpus)] + [("mem", m) for m in range(mems)]
                  if topo.attach_policy == "packed" else _interleave(gpus, mems))
         return cls(devices, gpus, mems, tree, {ep: i for i, ep in enumerate(order)})

@@ -46,9 +46,8 @@ import numpy as np
 
 from cxlsim.config.params import Param, ParamSet, Schema
 from cxlsim.errors import ConfigError
-from cxlsim.units import GiB, S
+from cxlsim.units import GB, GiB, S
 
-GB = 1e9
 #: Forward + backward MLP work relative to the forward pass (backward ≈ 2× forward).
 FWD_BWD_FACTOR = 3.0
 #: Embedding HBM traffic per unique row relative to the gather: gather + (read + write) update.

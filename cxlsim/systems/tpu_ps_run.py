@@ -24,7 +24,7 @@ batch whose work it is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,7 @@ from cxlsim.engine.trace import TraceRecorder
 from cxlsim.errors import ConfigError
 from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.result import RunResult
+from cxlsim.systems.sampling import Sampling, decide
 from cxlsim.systems.streams import StreamSet
 from cxlsim.systems.tpu_ps import declare_unused, tpu_ps_step
 from cxlsim.workloads.catalog import Workload
@@ -167,21 +168,47 @@ class TpuPsResult(RunResult):
         return d
 
 
-def simulate_tpu_ps(cfg: SystemConfig, wl: Workload, streams: StreamSet) -> TpuPsResult:
+def simulate_tpu_ps(cfg: SystemConfig, wl: Workload, streams: StreamSet, group: int | None = None,
+                    rule: Sampling | None = None) -> TpuPsResult:
     """Per-step times of ``cfg`` (model ``tpu_ps``) over the measured batches, on
-    ``topology.gpus_count`` chips (``streams`` hold every chip's samples)."""
+    ``topology.gpus_count`` chips (``streams`` hold every chip's samples; with ``group``, the
+    symmetry reduction's: that many chips' samples, whose distinct ids per chip and table are
+    tiled over every chip, :func:`cxlsim.systems.symmetry.chips_group`). ``rule`` ``auto``
+    (:mod:`cxlsim.systems.sampling`): steps are timed from the first until the rule is met, and
+    the result's configuration holds the counts it chose."""
     wp = workload_params(wl)
     sp = cfg.tpu_ps
     chips = cfg.topology.gpus_count
     for key in cfg.topology:
-        if key != "gpus_count":
+        if key not in ("gpus_count", "symmetry"):
             cfg.topology.skip(key, NOT_APPLICABLE)
+
+    def ids(n: int) -> list[list[int]]:
+        if group is None:
+            return unique_ids_per_chip(streams, n, chips)
+        return np.tile(np.asarray(unique_ids_per_chip(streams, n, group)), (chips // group, 1)).tolist()
+
+    rule = rule or cfg.sampling
     times, parts, steps = [], [], []
-    for n in range(cfg.warmup_batches, cfg.warmup_batches + cfg.batches):
+
+    def step_at(n: int) -> dict[str, Any]:
         try:
-            step = tpu_ps_step(wp, sp, unique_ids_per_chip(streams, n, chips), chips)
+            return tpu_ps_step(wp, sp, ids(n), chips)
         except ConfigError as exc:  # name the configuration the key came from
             raise ConfigError(cfg.source, exc.key, exc.message) from None
+
+    if rule.auto:  # every step from the first, until the rule is met
+        every: list[dict[str, Any]] = []
+        while True:
+            every.append(step_at(len(every)))
+            chosen = decide(np.asarray([s["step_ns"] for s in every]), rule)
+            if chosen.stop:
+                break
+        cfg = replace(cfg, warmup_batches=chosen.warmup, batches=chosen.batches)
+        measured = every[chosen.warmup:chosen.warmup + chosen.batches]
+    else:
+        measured = [step_at(n) for n in range(cfg.warmup_batches, cfg.warmup_batches + cfg.batches)]
+    for step in measured:
         times.append(step["step_ns"])
         parts.append(critical_path_ns(step, sp.pipelining, sp.contention_factor if sp.pipelining else 1.0))
         steps.append(step)
@@ -190,5 +217,7 @@ def simulate_tpu_ps(cfg: SystemConfig, wl: Workload, streams: StreamSet) -> TpuP
     extra = {"tpu_ps": {"placement": last["placement"], "pipelined": last["pipelined"], "chips": chips,
                         "load_imbalance": float(np.mean([s["load_imbalance"] for s in steps])),
                         "rpc_pairs_per_server": last["rpc_pairs_per_server"],
-                        "transfer_bytes_per_chip": float(np.mean([s["transfer_bytes_per_chip"] for s in steps]))}}
-    return TpuPsResult(cfg, wl, np.asarray(times), parts, np.zeros(len(times)), 0, None, None, extra, steps=steps)
+                        "transfer_bytes_per_chip": float(np.mean([s["transfer_bytes_per_chip"] for s in steps]))},
+             "symmetry": {"reduced": True, "groups": chips // group, "group_chips": group} if group else {"reduced": False}}
+    return TpuPsResult(cfg, wl, np.asarray(times), parts, np.zeros(len(times)), 0, None, None, extra, steps=steps,
+                       sampling=rule)

@@ -136,9 +136,11 @@ def load_workload(
     name_or_path: str | Path,
     overrides: Mapping[str, Any] | None = None,
     overrides_where: str = "--set",
+    overrides_prefix: str = "",
 ) -> Workload:
     """Load and validate a workload by catalog name (``rm1``) or YAML path; apply ``overrides``
-    (parameter name -> value, source ``overrides_where``)."""
+    (parameter name -> value, source ``overrides_where``; an error in them names the key
+    ``overrides_prefix + name``, e.g. ``workload_overrides.batch_size`` of a system file)."""
     p = Path(name_or_path)
     if p.suffix in (".yaml", ".yml") or p.is_file():
         path = p
@@ -180,11 +182,11 @@ def load_workload(
         sources = dict(checked.sources)
         for key, value in overrides.items():
             if key not in declared:
-                raise ConfigError(overrides_where, key, unknown_key_message(key, declared))
+                raise ConfigError(overrides_where, overrides_prefix + key, unknown_key_message(key, declared))
             values[key] = value
             sources[key] = f"override ({overrides_where})"
-        checked = WORKLOAD_SCHEMA.validate(values, sources, overrides_where, "")
-    check_size(checked, overrides_where if overrides else where, "" if overrides else "params.")
+        checked = WORKLOAD_SCHEMA.validate(values, sources, overrides_where, overrides_prefix)
+    check_size(checked, overrides_where if overrides else where, overrides_prefix if overrides else "params.")
     return Workload(path.stem, str(doc.get("description", "")), checked, where)
 
 

@@ -1,0 +1,198 @@
+"""How many batches a run measures: a fixed count, or ``auto``, sampling with stated confidence.
+
+``batches: auto`` follows SMARTS (Wunderlich, Wenisch, Falsafi & Hoe, ISCA 2003): keep measuring
+until the 95 % confidence interval of the mean batch time is narrower than a target, here a
+relative half-width ``ci_fraction`` (default :data:`DEFAULT_CI_FRACTION`, 1 %)::
+
+    half_width = t(0.975, m − 1) · s / √m  ≤  ci_fraction · mean
+
+over the ``m`` measured batches (Student's t: ``m`` is small, the batch-time variance unknown),
+with ``m`` between :data:`MIN_BATCHES` and :data:`MAX_BATCHES`.
+
+``warmup_batches: auto`` decides the warm-up the same way, from the batch times themselves: the
+truncation point ``d`` that minimises the marginal standard error (MSER, White 1997; White, Cobb &
+Spratt 2000)::
+
+    MSER(d) = Σ_{i=d}^{n−1} (x_i − x̄_d)² / (n − d)²        (x̄_d: the mean of x_d … x_{n−1})
+
+over ``AUTO_WARMUP_MIN ≤ d ≤ min(AUTO_WARMUP_MAX, n // 2)`` (the half-sample bound is the rule's
+usual guard: near the end of a sequence its statistic rests on too few points). Hoad, Robinson &
+Davies (J. Oper. Res. Soc. 61(9), 2010) found MSER-5 the most reliable of 44 warm-up methods; the
+``-5`` averages raw observations in fives first, and a batch time is already the mean of a batch's
+many operations, so the rule applies to batch times directly (MSER-1).
+
+The rule is applied after every batch, as the simulation goes (:func:`decide`); the run stops at
+the first batch where it is met, so it never re-simulates: the simulation is the one a fixed run
+of the chosen counts makes (:func:`cxlsim.systems.run.simulate`).
+
+Named choices (docs/validation.md, "Sampling with stated confidence"):
+
+- :data:`MIN_BATCHES` = 5: below it the sample standard deviation is too unreliable to stop on
+  (its relative standard error is about 1/√(2(m − 1)), 35 % at m = 5) and the t quantile grows
+  fast (2.78 at 4 degrees of freedom, 4.30 at 2);
+- :data:`MAX_BATCHES` = 20: the count every system's configuration measures, so ``auto`` never
+  measures more than a fixed run; a run that reaches it reports the interval it achieved;
+- :data:`AUTO_WARMUP_MIN` = 1: batch 0 starts from an empty machine (no previous batch, no pending
+  writes or logs) and is never a steady-state sample;
+- :data:`AUTO_WARMUP_MAX` = 6: three times the fixed default of 2, a cap on what a slow drift can
+  cost; with it a run simulates at most 6 + 20 + 1 batches.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cxlsim.errors import InputError
+
+AUTO = "auto"
+DEFAULT_CI_FRACTION = 0.01
+MIN_BATCHES = 5
+MAX_BATCHES = 20
+AUTO_WARMUP_MIN = 1
+AUTO_WARMUP_MAX = 6
+#: two-sided 95 %: the t quantile at 0.975
+CONFIDENCE = 0.95
+
+#: Student's t quantile t(0.975, df) for df = 1 … 30 (standard tables, e.g. NIST/SEMATECH
+#: e-Handbook of Statistical Methods, §1.3.6.7.2)
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+         2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+         2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+_Z975 = 1.959964
+
+
+def t975(df: int) -> float:
+    """Student's t quantile at 0.975 with ``df`` degrees of freedom: the table up to 30, then the
+    Cornish–Fisher expansion in 1/df (Abramowitz & Stegun 26.7.5; error below 1e-4 beyond 30)."""
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be >= 1, got {df}")
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = _Z975
+    g1 = (z ** 3 + z) / 4
+    g2 = (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96
+    g3 = (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384
+    return z + g1 / df + g2 / df ** 2 + g3 / df ** 3
+
+
+def ci95_half_width(x: np.ndarray) -> float | None:
+    """Half-width of the 95 % confidence interval of the mean of ``x`` (None for fewer than 2)."""
+    m = int(np.size(x))
+    if m < 2:
+        return None
+    return float(t975(m - 1) * np.std(x, ddof=1) / math.sqrt(m))
+
+
+def mser_truncation(x: np.ndarray, lo: int, hi: int) -> int:
+    """The MSER truncation point of ``x`` in ``[lo, hi]`` (module docstring; ties: the smallest)."""
+    n = x.size
+    best, best_d = math.inf, lo
+    for d in range(lo, hi + 1):
+        tail = x[d:]
+        if tail.size < 2:
+            break
+        stat = float(np.sum((tail - tail.mean()) ** 2)) / (n - d) ** 2
+        if stat < best:
+            best, best_d = stat, d
+    return best_d
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How a run picks its batches: fixed counts, or ``auto`` (module docstring).
+
+    ``batches`` / ``warmup`` are whole numbers or :data:`AUTO`; ``ci_fraction`` is the target
+    relative half-width of ``auto`` (used only then)."""
+
+    batches: int | str
+    warmup: int | str
+    ci_fraction: float = DEFAULT_CI_FRACTION
+
+    def __post_init__(self) -> None:
+        if self.warmup == AUTO and self.batches != AUTO:
+            raise InputError("warmup_batches: auto decides the warm-up from the measured batches' statistics; "
+                             "give batches: auto too (--batches auto), or a fixed warm-up")
+        if not 0 < self.ci_fraction < 1:
+            raise InputError(f"the confidence-interval target must be in (0, 100 %), got {self.ci_fraction!r}")
+
+    @property
+    def auto(self) -> bool:
+        return self.batches == AUTO
+
+    @property
+    def max_total(self) -> int:
+        """Batches a run simulates at most, the closing one included."""
+        if not self.auto:
+            return int(self.warmup) + int(self.batches) + 1
+        warm = AUTO_WARMUP_MAX if self.warmup == AUTO else int(self.warmup)
+        return warm + MAX_BATCHES + 1
+
+    def describe(self) -> dict[str, Any]:
+        """The rule as result files record it."""
+        if not self.auto:
+            return {"mode": "fixed"}
+        return {"mode": "auto", "ci_target_fraction": self.ci_fraction, "confidence": CONFIDENCE,
+                "min_batches": MIN_BATCHES, "max_batches": MAX_BATCHES,
+                "warmup": "MSER" if self.warmup == AUTO else "fixed",
+                "warmup_min": AUTO_WARMUP_MIN if self.warmup == AUTO else int(self.warmup),
+                "warmup_max": AUTO_WARMUP_MAX if self.warmup == AUTO else int(self.warmup)}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The batches to report after ``n`` simulated ones: warm-up ``warmup``, measured ``batches``
+    (batches ``warmup … warmup + batches − 1``), and whether the run may stop."""
+
+    warmup: int
+    batches: int
+    stop: bool
+
+
+def decide(times_ns: np.ndarray, rule: Sampling) -> Decision:
+    """Apply ``rule`` to the batch times of the first ``n = len(times_ns)`` batches (every batch
+    simulated so far, warm-up included)."""
+    x = np.asarray(times_ns, dtype=float)
+    n = x.size
+    if not rule.auto:
+        w, b = int(rule.warmup), int(rule.batches)
+        return Decision(w, b, n >= w + b)
+    if rule.warmup == AUTO:
+        lo = AUTO_WARMUP_MIN
+        d = mser_truncation(x, lo, min(AUTO_WARMUP_MAX, n // 2)) if n > lo else lo
+    else:
+        d = int(rule.warmup)
+    d = max(d, n - MAX_BATCHES)  # the latest MAX_BATCHES at most
+    m = n - d
+    if m < MIN_BATCHES:
+        return Decision(d, max(m, 0), False)
+    tail = x[d:]
+    hw = ci95_half_width(tail)
+    met = hw is not None and hw <= rule.ci_fraction * float(tail.mean())
+    return Decision(d, m, met or m >= MAX_BATCHES or n >= rule.max_total - 1)
+
+
+def summary(times_ns: np.ndarray, rule: Sampling, warmup: int) -> dict[str, Any]:
+    """What a result reports about its sampling: the counts, the interval and the rule."""
+    x = np.asarray(times_ns, dtype=float)
+    hw = ci95_half_width(x)
+    mean = float(x.mean()) if x.size else float("nan")
+    return {"batches_mode": AUTO if rule.auto else "fixed", "warmup_batches": int(warmup),
+            "batch_time_ci95_ms": None if hw is None else hw / 1e6,
+            "batch_time_ci95_fraction": None if hw is None or mean == 0 else hw / mean,
+            "sampling": rule.describe()}
+
+
+def parse_ci(value: Any, where: str = "--ci") -> float:
+    """A confidence-interval target: ``1%``, ``0.5 %`` or a fraction such as ``0.01``."""
+    text = str(value).strip()
+    try:
+        frac = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise InputError(f"{where}: expected a percentage such as 1% (or a fraction such as 0.01), got {value!r}") from None
+    if not 0 < frac < 1 or not math.isfinite(frac):
+        raise InputError(f"{where}: the relative half-width must be above 0 % and below 100 %, got {value!r}")
+    return frac

@@ -1,0 +1,229 @@
+"""Symmetry reduction of data-parallel scale-out (SPEC §12; docs/scale-out.md, "Symmetry").
+
+When the GPUs, the CXL-MEMs (or PCIe cards) and their table shards are identical, the system is
+``k`` identical *groups*: ``k = min(G, M)`` and group ``j`` holds GPUs ``j, j + k, j + 2k, …``
+(``g = G / k`` of them) and memory devices ``j, j + k, …`` (``m = M / k``). Batches are lock-step
+(data-parallel training), so every group does the same work at the same time. A reduced run
+simulates group 0 in full detail (its ``g`` GPUs and ``m`` memory devices, their lanes, media and
+logic, on the streams of its ``g × batch_size`` samples) and models what the other groups add
+analytically:
+
+* **A transfer of the representative stands for its class.** Memory device ``b`` of the group
+  (device ``b·k`` of the system) sends pooled vectors to every GPU: the representative op
+  ``pooled.<b>.<a>`` is the ``k`` transfers to GPU ``a`` of every group (``a·k + j``, ``j < k``),
+  each of the full system's size and on its own path of the full switch tree, one after another on
+  the device's link (as the full system's transfers from one device serialise on its port). The
+  gradients mirror them. So each device link of the group carries exactly the bytes and transfers
+  it carries in the full system.
+* **Shared links** (the trunks between switch levels): in the full system a trunk ``ℓ`` carries
+  ``n_ℓ`` of the phase's transfers (all groups, time-aligned), while a sender's own link carries
+  ``n_src`` (``G`` per memory device for pooled vectors, ``M`` per GPU for gradients). A
+  represented transfer that crosses ``ℓ`` occupies it ``ρ_ℓ = max(1, n_ℓ / n_src)`` times as long
+  as alone (:class:`LoadedLink`: the link's serialisation scaled, its latency kept): the other
+  groups' identical traffic on the link, spread evenly over the phase (named approximation, its
+  error measured against full detail in docs/scale-out.md).
+* **The all-reduce** is timed over the full system's ring (its busiest link direction, as in
+  full detail); the host, shared by every group, issues ``k`` times the representative's
+  software copies (``pcie``).
+* **Accounting**: every batch's ledger is the group's; :attr:`Reduction.groups` scales it to the
+  system in the energy model. Utilisation is the representative devices' (the same in every group).
+
+Refused (:class:`SymmetryRefused`, one line, exit 2), with the reason: a GPU count that is not a
+multiple of the group's (neither count divides the other), uneven table shards (``whole`` tables
+that do not split equally over the memory devices), a host-CPU embedding engine (one host serves
+every GPU: nothing splits into groups). Presets cannot be mixed within a role (one preset per
+role), so devices of a role are identical by construction.
+
+Policy (``topology.symmetry``): ``off`` (default: full detail, the reference every golden runs),
+``on`` (reduce wherever the system has at least two groups, else refuse), ``auto`` (reduce from
+:data:`AUTO_MIN_GPUS` GPUs on, refusing an asymmetric configuration there; full detail below).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from cxlsim.devices.cxl_switch import HOST
+from cxlsim.errors import InputError
+from cxlsim.systems.config import SystemConfig
+from cxlsim.systems.topology import Fabric, Placement
+from cxlsim.workloads.layout import TableLayout
+
+#: ``auto`` reduces from this many GPUs on: full detail at 16 GPUs × 16 CXL-MEMs already costs
+#: ≈ 12 s and 1.3 GB per batch (issue 24's measurement) and grows linearly with the devices.
+AUTO_MIN_GPUS = 32
+
+
+class SymmetryRefused(InputError):
+    """The configuration is not symmetric (or has one group): the reduction cannot apply."""
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """A system of ``gpus`` GPUs and ``mems`` memory devices as ``groups`` identical groups of
+    ``group_gpus`` and ``group_mems`` (module docstring)."""
+
+    gpus: int
+    mems: int
+    group_gpus: int
+    group_mems: int
+    tables_per_mem: int  # tables whose rows one memory device holds in the full system
+
+    @property
+    def groups(self) -> int:
+        return self.gpus // self.group_gpus
+
+    def full(self, ep: Any) -> Any:
+        """The system endpoint of the representative's endpoint ``ep`` (group 0)."""
+        if ep == HOST:
+            return HOST
+        kind, i = ep
+        return (kind, i * self.groups)
+
+    def represented(self, src: Any, dst: Any) -> list[tuple[Any, Any]]:
+        """The system's transfers a representative transfer ``src → dst`` stands for: from the
+        source's system device to the destination's counterpart in every group."""
+        s, (kind, i) = self.full(src), self.full(dst)
+        return [(s, (kind, i + j)) for j in range(self.groups)]
+
+    def summary(self) -> dict[str, Any]:
+        return {"reduced": True, "groups": self.groups, "group_gpus": self.group_gpus,
+                "group_mems": self.group_mems}
+
+
+def plan(cfg: SystemConfig, layout: TableLayout) -> Reduction | None:
+    """The reduction ``cfg``'s ``topology.symmetry`` asks for, or ``None`` for full detail.
+    Raises :class:`SymmetryRefused` (the reason) where it must reduce and cannot."""
+    topo, p = cfg.topology, cfg.pipeline
+    policy = topo.symmetry
+    G, M = topo.gpus_count, topo.cxl_mems_count
+    if policy == "off" or (policy == "auto" and G < AUTO_MIN_GPUS):
+        return None
+    why = f"topology.symmetry: {policy}: {cfg.name} with {G} GPUs and {M} memory devices is not symmetric: "
+    if p.embedding_engine == "host_cpu":
+        raise SymmetryRefused(why + "one host CPU serves every GPU's embeddings, so nothing splits into groups")
+    k = min(G, M)
+    if G % k or M % k:
+        raise SymmetryRefused(why + "the GPU count is not a multiple of the memory devices' (or the reverse), "
+                              "so they do not split into identical groups")
+    if k < 2:
+        raise SymmetryRefused(f"topology.symmetry: {policy}: {cfg.name} with {G} GPU(s) and {M} memory device(s) "
+                              "is one group: there is nothing to reduce (use topology.symmetry: off)")
+    tables = shard_tables(layout, M, topo.tables_policy, why)
+    return Reduction(G, M, G // k, M // k, tables)
+
+
+def shard_tables(layout: TableLayout, mems: int, policy: str, why: str) -> int:
+    """Tables on each of ``mems`` devices, checking that every device holds an equal shard
+    (``whole``: as many tables of equal rows; ``row_sharded``: every table's rows split into ranges
+    that differ by at most one row)."""
+    rows = np.diff(np.append(layout.row_base, layout.total_rows))
+    if policy == "row_sharded" or mems == 1:
+        if mems > 1 and int(rows.min()) < mems:
+            raise SymmetryRefused(why + f"a table of {int(rows.min())} rows cannot be row-sharded over {mems} devices")
+        return int(rows.size)
+    pl = Placement.of(layout, mems, policy)
+    per_mem = np.bincount(pl.table_mem, minlength=mems)
+    bytes_per = np.bincount(pl.table_mem, weights=rows, minlength=mems)
+    if per_mem.min() != per_mem.max() or bytes_per.min() != bytes_per.max():
+        raise SymmetryRefused(why + f"its {rows.size} whole tables do not split into equal shards over {mems} devices "
+                              f"({int(per_mem.min())}-{int(per_mem.max())} tables each; topology.tables_policy: "
+                              "row_sharded splits every table)")
+    return int(per_mem[0])
+
+
+class LoadedLink:
+    """A link of the full switch tree as one transfer sees it while ``factor`` times its traffic
+    crosses it (the other groups' time-aligned copies): its serialisation (a lone message, a
+    message in a stream, a stream) takes ``factor`` times as long; latency, wire bytes and energy
+    are the link's own. Everything else is read from the link model."""
+
+    def __init__(self, link: Any, factor: float) -> None:
+        self._link = link
+        self.factor = factor
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._link, name)
+
+    def transfer_ns(self, payload_B: float) -> float:
+        return self._link.transfer_ns(payload_B) * self.factor
+
+    def per_message_ns(self, payload_B: float) -> float:
+        return self._link.per_message_ns(payload_B) * self.factor
+
+    def stream_ns(self, n_msgs: int, payload_B: float) -> float:
+        return self._link.stream_ns(n_msgs, payload_B) * self.factor
+
+
+@dataclass
+class SystemFabric:
+    """The full system's switch tree seen from a reduced run: its paths, and per phase the
+    transfers each shared link direction carries (module docstring)."""
+
+    fabric: Fabric
+    gpus: int
+    mems: int
+    _counts: dict[str, dict[tuple[str, str], int]] = field(default_factory=dict)
+    _loaded: dict[tuple, Any] = field(default_factory=dict)
+
+    def counts(self, phase: str) -> dict[tuple[str, str], int]:
+        """``(node, direction) → transfers`` of ``phase`` (``pooled``: every memory device to
+        every GPU; ``grads``: the reverse) crossing each trunk of the tree, in closed form: a link
+        above a subtree of ``a`` memory devices and ``b`` GPUs carries ``a (G − b)`` pooled
+        transfers up and ``b (M − a)`` down."""
+        if phase not in self._counts:
+            tree = self.fabric.tree
+            inside: dict[str, list[int]] = {}
+            if tree is not None:
+                for (kind, _), leaf in self.fabric.leaf.items():
+                    for node in tree.upward_nodes(leaf)[1:]:
+                        inside.setdefault(node, [0, 0])[0 if kind == "mem" else 1] += 1
+            out: dict[tuple[str, str], int] = {}
+            for node, (a, b) in inside.items():
+                up, down = a * (self.gpus - b), b * (self.mems - a)
+                out[(node, "up")], out[(node, "down")] = (up, down) if phase == "pooled" else (down, up)
+            self._counts[phase] = out
+        return self._counts[phase]
+
+    def loaded_path(self, src: Any, dst: Any, phase: str):
+        """The path from ``src`` to ``dst`` (system endpoints) with its trunks loaded by the
+        phase's traffic of every group (:class:`LoadedLink`, ``ρ = max(1, n_ℓ / n_src)``)."""
+        key = (src, dst, phase)
+        if key not in self._loaded:
+            from_mem = src != HOST and src[0] == "mem"
+            n_src = self.gpus if from_mem else self.mems
+            counts = self.counts(phase)
+            path = self.fabric.path(src, dst)
+            links = []
+            for (node, direction), link in zip(self.fabric.links(src, dst), path.links, strict=True):
+                n = counts.get((node, direction), 0) if not node.startswith("dev") else 0
+                links.append(LoadedLink(link, n / n_src) if n > n_src else link)
+            if any(isinstance(lk, LoadedLink) for lk in links):
+                path = type(path)(links, path.switch)
+            self._loaded[key] = path
+        return self._loaded[key]
+
+
+def group_ring_edges(red: Reduction) -> list[tuple[Any, Any]]:
+    """The full ring's edges that leave the representative's GPUs (``groups`` of them make the ring)."""
+    return [(("gpu", a * red.groups), ("gpu", (a * red.groups + 1) % red.gpus)) for a in range(red.group_gpus)]
+
+
+def chips_group(chips: int, policy: str, name: str) -> int | None:
+    """The representative chips of a ``tpu-ps`` run of ``chips`` chips (every chip trains the same
+    per-chip batch: the group's per-chip distinct ids are tiled over the chips), or ``None``."""
+    if policy == "off" or (policy == "auto" and chips < AUTO_MIN_GPUS):
+        return None
+    group = math.gcd(chips, TPU_GROUP_CHIPS)
+    if chips // group < 2:
+        raise SymmetryRefused(f"topology.symmetry: {policy}: {name} with {chips} chip(s) is one group: there is "
+                              "nothing to reduce (use topology.symmetry: off)")
+    return group
+
+
+#: Chips a reduced ``tpu-ps`` run draws samples for (their distinct ids per table stand for every chip's).
+TPU_GROUP_CHIPS = 16
