@@ -19,7 +19,6 @@ KNOWN_MISSES = {
     "optane-1dimm-size-ntstore",  # 64/128 B: partial XPLines read-modify-written, not merged
     "optane-6dimm-threads-ntstore",  # a thread's ntstore rate; the shared iMC write queue
     "optane-6dimm-threads-store-clwb",  # one thread: the fill buffers' rate; 24 threads: shared write queue
-    "dram-6ch-threads-read",  # 12-16 threads: DRAM banks held for a burst slot, not tRC
     "dram-6ch-threads-ntstore",  # a thread's ntstore rate
     "pmem-u200-emulated-table2",  # write bandwidth: Little's law with 16 requests, not Table 2's ratio
     "cxl-load-adder-over-dram",  # Pond's projection vs CXL-DMSim's measured devices
@@ -61,6 +60,19 @@ def test_six_dimm_reads_are_inside_their_tolerance_with_slots_freed_out_of_order
     by_id = {c["id"]: c for c in report["checks"]}
     c = by_id["optane-6dimm-threads-read"]
     assert c["within"] and c["max_abs_rel_error"] < 0.2
+
+
+def test_dram_reads_are_inside_their_tolerance_with_banks_held_for_trc(report):
+    """A random DRAM read holds its bank for tRC (JEDEC DDR4-2666V, 46.25 ns) and the channel's bus
+    carries one burst per 64 B / 17.6 GB/s: the six-channel read curve comes inside ±25 % at every
+    thread count (with a 58 ns burst slot per bank it missed at 12 and 16 threads, -26 %). It must
+    stay in; and without the bank time the preset falls back to the burst slot and misses again."""
+    by_id = {c["id"]: c for c in report["checks"]}
+    c = by_id["dram-6ch-threads-read"]
+    assert c["within"] and c["max_abs_rel_error"] < 0.22
+    slot = validate.run([k for k in validate.load_catalog() if k.id == "dram-6ch-threads-read"],
+                        overrides={"dram/ddr4-2666": {"bank_read_occupancy_ns": 0}})
+    assert not slot["checks"][0]["within"]
 
 
 def test_report_points_and_summary(report):

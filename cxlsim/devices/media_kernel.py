@@ -60,6 +60,8 @@ from cxlsim.devices.media_index import (  # noqa: F401 (re-exported: the kernel'
     C_RAW_NS,
     C_RMW,
     EMPTY,
+    F_BUS_R,
+    F_BUS_W,
     F_CMD_R,
     F_CMD_W,
     F_D_RAND,
@@ -708,7 +710,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                 c_hits += 1
             else:
                 cs = max(t0, cmd_free[m])
-                cmd_free[m] = cs + fp[F_CMD_R]
+                cmd_free[m] = cs + fp[F_CMD_R] + fp[F_BUS_R]
                 if pq_n is not None and _starts_before(m, b, cs + fp[F_CMD_R], bank_free, pq_r, pq_head, pq_len):
                     _drain_idle(m, b, cs + fp[F_CMD_R], fp, ip, bank_free, times, wear_count,
                                 pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
@@ -745,7 +747,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                     m = _cyc(mf, k, modules)
                     if need[m] > 0:
                         cs = max(t0, cmd_free[m])
-                        cmd_free[m] = cs + fp[F_CMD_R]
+                        cmd_free[m] = cs + fp[F_CMD_R] + need[m] * fp[F_BUS_R]
                         ready[m] = cs + fp[F_CMD_R]
                 done = t0
                 for g in range(g0, g1 + 1):
@@ -758,6 +760,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                             _drain_idle(m, b, ready[m], fp, ip, bank_free, times, wear_count,
                                         pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                         u = _media_read(m, loc, b, ready[m], fp, last_line, bank_free)
+                        ready[m] += fp[F_BUS_R]  # the module's next unit: the bus's next slot
                         c_mr += unit
                     done = max(done, u)
                 acked = done
@@ -781,7 +784,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                     mod_end[m] = ack
                     if need[m] > 0:
                         cs = max(ack, cmd_free[m])
-                        cmd_free[m] = cs + fp[F_CMD_W]
+                        cmd_free[m] = cs + fp[F_CMD_W] + need[m] * fp[F_BUS_W]
                         ready[m] = cs + fp[F_CMD_W]
                         mod_end[m] = ready[m]
                 done = ack
@@ -990,7 +993,7 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                 c[C_RAW_NS] += t0 - t
             for m in need:
                 cs = max(t0, float(cmd_free[m]))
-                cmd_free[m] = cs + fp[F_CMD_R]
+                cmd_free[m] = cs + fp[F_CMD_R] + misses[m] * fp[F_BUS_R]
                 ready[m] = cs + float(fp[F_CMD_R])
             done = t0
             for g in units:
@@ -1006,6 +1009,7 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                     s = max(ready[m], float(bank_free[m, b]))
                     bank_free[m, b] = s + occ_r
                     u = s + occ_r + (d_seq if seq else d_rand)
+                    ready[m] += float(fp[F_BUS_R])
                     c[C_MEDIA_R] += unit
                 done = max(done, u)
             complete[i] = ack_out[i] = ring[k] = done
@@ -1026,7 +1030,7 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
             mod_end = dict.fromkeys(range(modules), ack)
             for m in need:
                 cs = max(ack, float(cmd_free[m]))
-                cmd_free[m] = cs + fp[F_CMD_W]
+                cmd_free[m] = cs + fp[F_CMD_W] + misses[m] * fp[F_BUS_W]
                 ready[m] = mod_end[m] = cs + float(fp[F_CMD_W])
             done = ack
             for g in units:
