@@ -329,7 +329,8 @@ def test_cli_microbench_json_and_devices_show(capsys):
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"device", "modules", "threads", "pattern", "read_latency_ns", "write_latency_ns",
                         "read_bw_GBps", "write_bw_GBps", "store_flush_bw_GBps", "write_amplification",
-                        "loaded_latency", "persist_latency_ns", "little_bound_GBps"} - (
+                        "loaded_latency", "loaded_latency_ns", "persist_latency_ns", "persist_flush_latency_ns",
+                        "little_bound_GBps"} - (
                             set() if "little_bound_GBps" in out else {"little_bound_GBps"})
     assert list(out["read_bw_GBps"]) == ["64", "128", "256", "512", "1024", "4096"]
     assert list(out["write_amplification"]) == ["4096", "8192", "16384", "32768", "65536"]
