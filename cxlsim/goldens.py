@@ -27,11 +27,13 @@ from pathlib import Path
 
 from cxlsim.api import simulate as simulate_with_energy
 from cxlsim.errors import InputError
+from cxlsim.sweep.paper import dataflow_systems, paper_workloads
 from cxlsim.systems.run import simulate
 
 PLATFORMS = ("physical", "prototype")
-SYSTEMS = ("ssd", "pmem", "pcie", "cxl-d", "cxl-b", "cxl", "dram")
-WORKLOADS = ("rm1", "rm2", "rm3", "rm4")
+#: What the goldens pin: the paper sweep's op-graph systems and its workloads (configs/sweeps/paper.yaml)
+SYSTEMS = dataflow_systems()
+WORKLOADS = tuple(paper_workloads())
 GOLDEN_BATCH_SIZE = 32
 GOLDEN_BATCHES = 2
 GOLDEN_WARMUP = 1

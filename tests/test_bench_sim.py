@@ -63,3 +63,35 @@ def test_longest_runs_first():
     jobs = [(s, w, 2, "physical") for w in bench.WORKLOADS for s in bench.SYSTEMS]
     first = sorted(jobs, key=bench._cost, reverse=True)[0]
     assert first[1] == "rm2"  # the most lookups per batch (384 × 80 × 80)
+
+
+def test_the_scale_line_reports_a_point_that_dies_and_runs_the_others(monkeypatch):
+    if "fork" not in mp.get_all_start_methods():
+        pytest.skip("needs fork")
+    import os
+
+    def fake_point(gpus, q):
+        if gpus == 16:
+            os._exit(3)
+        q.put({"gpus": gpus, "cxl_mems": max(1, gpus // 4), "reduced": gpus >= 32, "batch_time_ms": 1.0,
+               "wall_s": 0.0, "peak_GB": 0.1})
+
+    monkeypatch.setattr(bench, "_scale_point", fake_point)
+    rows = bench.scale_line("fork")  # the fake point reaches a forked child only
+    assert [r["gpus"] for r in rows] == list(bench.SCALE_GPUS)
+    assert rows[2]["error"] == "the process ended with exit status 3" and "error" not in rows[-1]
+    text = bench.render_scale(rows)
+    assert "exit status 3" in text and "1024" in text.replace(",", "")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("gpus", [1, 4])
+def test_the_scale_lines_small_points_run(gpus):
+    """One CXL-MEM holds every table there, so the row-sharding override must not be passed."""
+    import queue
+
+    q = queue.Queue()
+    bench._scale_point(gpus, q)
+    row = q.get_nowait()
+    assert "error" not in row, row
+    assert row["reduced"] is False and row["batch_time_ms"] > 0

@@ -37,13 +37,13 @@ def _machine(read_outstanding: int | None = None):
 
 
 def _copy_ns(machine, rows: np.ndarray, outstanding=None) -> float:
-    """``_copy_rows`` of ``rows`` into the embedding log, on idle table memory, with the
+    """``copy_rows`` of ``rows`` into the embedding log, on idle table memory, with the
     checkpointing logic's request limits (or ``outstanding``)."""
     side = machine.sides[0]
     fresh = Memory(machine.cfg.role("table_memory"), side.tables.model)
     side = dataclasses.replace(side, tables=fresh, ckpt_mem=fresh)
-    out = machine._ckpt_outstanding() if outstanding is None else outstanding
-    return machine._copy_rows(side, rows, machine.emb_log_base[0], 0.0, out)
+    out = machine.ckpt_outstanding() if outstanding is None else outstanding
+    return machine.copy_rows(side, rows, machine.persistence.emb_log_base[0], 0.0, out)
 
 
 def _rows(machine, n: int = ROWS, seed: int = 0) -> np.ndarray:

@@ -105,11 +105,12 @@ def test_shipped_specs_load(name):
     spec = load_spec(REPO / "configs" / "sweeps" / name)
     assert spec.points
     if name == "paper.yaml":
-        assert len(spec.points) == 7 * 4
-        assert {p.system for p in spec.points} == {"ssd", "pmem", "pcie", "cxl-d", "cxl-b", "cxl", "dram"}
+        systems = ["ssd", "pmem", "pcie", "cxl-d", "cxl-b", "cxl", "dram", "tpu-ps", "cxl-cnr"]
+        assert len(spec.points) == len(systems) * 4
+        assert list(dict.fromkeys(p.system for p in spec.points)) == systems  # the paper's order, then the extra rows
 
 
 def test_dry_run_lists_points(capsys):
     assert main(["sweep", str(REPO / "configs" / "sweeps" / "paper.yaml"), "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "paper: 28 points" in out and "cxl-b" in out
+    assert "paper: 36 points" in out and "cxl-b" in out and "cxl-cnr" in out

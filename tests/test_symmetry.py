@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from cxlsim.api import simulate
 from cxlsim.cli import main as cli_main
 from cxlsim.sweep.symmetry_check import compare, kind, settings
+from cxlsim.systems.device_streams import DeviceStreams, busiest_device, heads
+from cxlsim.systems.streams import StreamSet
 from cxlsim.systems.symmetry import AUTO_MIN_GPUS, SymmetryRefused
+from cxlsim.systems.topology import Placement
+from cxlsim.workloads.catalog import load_workload
 
-#: Batch-time errors docs/scale-out.md states for the reduction (cxl, RM1/RM4): within 10 % up to
-#: 4 groups; at 16 groups on two switch levels (16 × 16) the reduction is 19-25 % fast (full detail
-#: waits for the hottest CXL-MEM and serialises the trunks; the reduction sees the average device and
-#: spreads the other groups' trunk traffic evenly).
-STATED_ERROR = 0.10
-ERROR_16_GROUPS = 0.30
+#: Batch-time error docs/scale-out.md states for the reduction (cxl, RM1/RM4, up to 16 × 16 and 32 × 8):
+#: the representative CXL-MEM serves the busiest device's stream and the trunks are shared
+#: deterministically. (32 × 32 is outside it: docs/scale-out.md, "Reduction against full detail".)
+STATED_ERROR = 0.05
 
 
 def test_the_reduction_agrees_with_full_detail_at_two_gpus():
@@ -24,17 +27,20 @@ def test_the_reduction_agrees_with_full_detail_at_two_gpus():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("workload", ["rm1", "rm4"])
-@pytest.mark.parametrize("gpus,mems", [(4, 4), (8, 2), (16, 4), (16, 16)])
+@pytest.mark.parametrize("workload,gpus,mems", [
+    *[(w, g, m) for w in ("rm1", "rm4") for g, m in ((4, 4), (8, 2), (16, 4), (16, 16))], ("rm4", 32, 8)])
 def test_the_reduction_agrees_with_full_detail_at_scale(workload, gpus, mems):
     c = compare("cxl", workload, gpus, mems, batches=1, warmup=1)
-    assert abs(c.error) <= (ERROR_16_GROUPS if min(gpus, mems) >= 16 else STATED_ERROR), c
+    assert abs(c.error) <= STATED_ERROR, c
     assert c.same_bottleneck, c
 
 
 def test_a_reduced_run_says_so_and_counts_the_whole_system():
     d = simulate("cxl", "rm1", batches=1, warmup=1, sets=settings(4, 2, "on")).to_dict()
-    assert d["symmetry"] == {"reduced": True, "groups": 2, "group_gpus": 2, "group_mems": 1}
+    sym = d["symmetry"]
+    assert {k: sym[k] for k in ("reduced", "groups", "group_gpus", "group_mems")} == {
+        "reduced": True, "groups": 2, "group_gpus": 2, "group_mems": 1}
+    assert len(sym["mem_devices"]) == 1 and 0 <= sym["mem_devices"][0] < 2  # the busiest CXL-MEM's stream
     assert d["devices"] == {"gpus": 4, "cxl_mems": 2}
     assert d["accelerators"] == 4  # throughput is the whole system's samples over the batch
     off = simulate("cxl", "rm1", batches=1, warmup=1, sets=settings(4, 2, "off")).to_dict()
@@ -70,7 +76,9 @@ def test_the_cli_refuses_in_one_line_with_exit_2(capsys):
 
 
 def test_kind_strips_device_numbers():
-    assert kind("ndp.3") == "ndp" and kind("link.dev4.down") == "link.dev4.down" and kind(None) is None
+    assert kind("ndp.3") == "ndp" and kind("ckpt_logic.12") == "ckpt_logic" and kind(None) is None
+    assert kind("link.dev4.down") == kind("link.dev0.up") == "link.dev"
+    assert kind("link.s2.2.down") == kind("link.s2.0.up") == "link.s2" != kind("link.s3.1.up")
 
 
 def test_tpu_ps_tiles_a_group_of_chips():
@@ -79,3 +87,34 @@ def test_tpu_ps_tiles_a_group_of_chips():
                    sets={"topology.gpus_count": 32, "topology.symmetry": "on"}).to_dict()
     assert red["symmetry"]["reduced"] and red["symmetry"]["groups"] == 2
     assert red["batch_time_ms"]["mean"] == pytest.approx(full["batch_time_ms"]["mean"], rel=0.02)
+
+
+@pytest.mark.parametrize("workload,gpus,mems", [("rm1", 16, 16), ("rm4", 8, 4)])
+def test_a_device_stream_is_the_full_systems_device_part(workload, gpus, mems):
+    """DeviceStreams draws, without the full system's streams, what the system's busiest device
+    serves of them: lookups and distinct rows agree within 3 %, rows shared with the previous batch 5 %."""
+    wl = load_workload(workload, {"batch_size": 128})
+    full = StreamSet(load_workload(workload, {"batch_size": 128 * gpus}), 1, 3)
+    pl = Placement.of(full.layout, mems, "row_sharded")
+    d = busiest_device(heads(wl, full.layout, 1), pl)
+    ds = DeviceStreams(wl, gpus, pl, d, 1, 3)
+    loads = np.bincount(pl.mem_of(full.batch(1).lookup_rows), minlength=mems)
+    assert loads[d] >= 0.99 * loads.max()  # the busiest in expectation; realised loads differ by noise
+    for n in range(3):
+        b = full.batch(n)
+        want, got = b.on(pl.mem_of(b.lookup_rows), pl.mem_of(b.unique_rows), d), ds.batch(n)
+        assert np.all(pl.mem_of(got.lookup_rows) == d)
+        assert got.n_indices == pytest.approx(want.n_indices, rel=0.03)
+        assert got.n_unique == pytest.approx(want.n_unique, rel=0.03)
+        assert got.n_shared_prev == pytest.approx(want.n_shared_prev, rel=0.05)
+    assert ds.batch(1).n_shared_prev > 0
+
+
+def test_free_positions_are_distinct_and_outside_the_taken_ones():
+    rng = np.random.default_rng(0)
+    from cxlsim.systems.device_streams import _Head, _TableStream
+    ts = _TableStream(_Head(1000, 1.1, np.uint64(7)), 0, 1000, 10_000, 0.5)
+    taken = np.sort(rng.choice(10_000, 3000, replace=False))
+    got = ts._free_positions(rng, 5000, taken)
+    assert got.size == 5000 and np.unique(got).size == 5000
+    assert not np.isin(got, taken).any() and got.min() >= 0 and got.max() < 10_000

@@ -25,15 +25,18 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import queue
 import resource
 import time
 
 from cxlsim.reports.output import format_table
+from cxlsim.sweep.paper import dataflow_systems, paper_workloads
 from cxlsim.systems.sampling import AUTO, AUTO_WARMUP_MAX, MIN_BATCHES
 
 HELP = "simulated batches per second per system and workload; full comparison wall time"
-SYSTEMS = ("ssd", "pmem", "pcie", "cxl-d", "cxl-b", "cxl", "dram")
-WORKLOADS = ("rm1", "rm2", "rm3", "rm4")
+#: The comparison timed: the paper sweep's op-graph systems on its workloads (configs/sweeps/paper.yaml)
+SYSTEMS = dataflow_systems()
+WORKLOADS = tuple(paper_workloads())
 TARGET_S = 60.0
 WARMUP = 2  # the fixed runs' (--quick) warm-up, and the reference's
 REFERENCE_BATCHES = 20  # what a run measured before auto: the ratios of fixed runs are scaled to it
@@ -186,30 +189,46 @@ def _scale_point(gpus: int, queue) -> None:
 
     mems = max(1, gpus // 4)
     t0 = time.perf_counter()
-    simulate("cxl", "rm1", batches=2, warmup=2, trace=False, sets={
-        "topology.gpus_count": gpus, "topology.cxl_mems_count": mems, "topology.tables_policy": "row_sharded",
-        "topology.symmetry": "auto", "devices.ndp.params.scratchpad_KiB": 524288,
-        "devices.switch.levels": 1 if gpus + mems <= 15 else (2 if gpus + mems <= 225 else 3)})
-    queue.put({"gpus": gpus, "cxl_mems": mems, "wall_s": time.perf_counter() - t0,
+    try:
+        sets = {"topology.gpus_count": gpus, "topology.cxl_mems_count": mems, "topology.symmetry": "auto",
+                "devices.ndp.params.scratchpad_KiB": 524288,
+                "devices.switch.levels": 1 if gpus + mems <= 15 else (2 if gpus + mems <= 225 else 3)}
+        if mems > 1:  # one CXL-MEM holds every table: the policy does not apply (and is refused)
+            sets["topology.tables_policy"] = "row_sharded"
+        d = simulate("cxl", "rm1", batches=2, warmup=2, trace=False, sets=sets).to_dict()
+    except Exception as exc:  # reported on the line, the other points still run
+        queue.put({"gpus": gpus, "cxl_mems": mems, "error": f"{type(exc).__name__}: {exc}"})
+        return
+    queue.put({"gpus": gpus, "cxl_mems": mems, "reduced": bool(d["symmetry"]["reduced"]),
+               "batch_time_ms": d["batch_time_ms"]["mean"], "wall_s": time.perf_counter() - t0,
                "peak_GB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6})
 
 
-def scale_line() -> list[dict]:
+def scale_line(start_method: str = "spawn") -> list[dict]:
     """``cxl`` RM1 from 1 to 1,024 GPUs (2 warm-up + 2 measured batches), each point in a fresh
-    process (its wall and peak resident memory; the reduction from 32 GPUs on)."""
-    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    process (its wall and peak resident memory; the reduction from 32 GPUs on). Spawned, not
+    forked: a forked child's peak counts the parent's pages (the comparison's streams)."""
+    ctx = mp.get_context(start_method)
     out = []
     for g in SCALE_GPUS:
         q = ctx.Queue()
         proc = ctx.Process(target=_scale_point, args=(g, q))
         proc.start()
-        out.append(q.get())
-        proc.join()
+        proc.join()  # the point's record is a few numbers: it fits the queue's pipe, so join cannot block
+        try:
+            out.append(q.get(timeout=5))
+        except queue.Empty:
+            out.append({"gpus": g, "cxl_mems": max(1, g // 4),
+                        "error": f"the process ended with exit status {proc.exitcode}"})
     return out
 
 
 def render_scale(rows: list[dict]) -> str:
-    return format_table(["GPUs", "CXL-MEMs", "wall s", "peak GB"],
-                        [[r["gpus"], r["cxl_mems"], r["wall_s"], r["peak_GB"]] for r in rows],
+    def cell(r: dict, key: str) -> object:
+        return r.get(key, "-") if "error" not in r else "-"
+
+    return format_table(["GPUs", "CXL-MEMs", "reduced", "batch ms", "wall s", "peak GB", "error"],
+                        [[r["gpus"], r["cxl_mems"], cell(r, "reduced"), cell(r, "batch_time_ms"), cell(r, "wall_s"),
+                          cell(r, "peak_GB"), r.get("error", "")] for r in rows],
                         title="scale: cxl rm1, a CXL-MEM per 4 GPUs, topology.symmetry auto (target: 1,024 GPUs in "
                         "<= 60 s and <= 2 GB)")

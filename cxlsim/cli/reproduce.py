@@ -1,5 +1,5 @@
-"""Reproduce the paper's comparison: RM1–RM4 on every system of SPEC §1.4 that has a
-configuration (ssd, pmem, pcie, cxl-d, cxl-b, cxl, dram; tpu-ps when configs/tpu-ps.yaml exists),
+"""Reproduce the paper's comparison: the systems and workloads of configs/sweeps/paper.yaml (SPEC
+§1.4's systems in the paper's order, tpu-ps, and cxl-cnr as an extra row; those with a configuration),
 the Figure-12 timelines of cxl-d, cxl-b and cxl, and the figures.
 
   cxlsim reproduce                                   (plots/, batches auto at 1 %)
@@ -38,7 +38,7 @@ HELP = "reproduce the paper's comparison: RM1-RM4 on all systems, Figures 11-13,
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from cxlsim.sweep.executors import EXECUTORS
-    from cxlsim.sweep.paper import PLATFORMS, WORKLOADS, default_systems
+    from cxlsim.sweep.paper import PLATFORMS, default_systems, paper_workloads
 
     p.add_argument("--out", default="plots", metavar="DIR", help="output folder (default: plots)")
     p.add_argument("--batches", type=whole_or_auto(1), metavar="N|auto",
@@ -46,7 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ci", type=percent, metavar="PCT",
                    help="--batches auto's target: half-width of the 95%% interval relative to the mean (default 1%%)")
     p.add_argument("--systems", nargs="+", metavar="S", help="systems (default: " + " ".join(default_systems()) + ")")
-    p.add_argument("--workloads", nargs="+", metavar="W", help="workloads (default: " + " ".join(WORKLOADS) + ")")
+    p.add_argument("--workloads", nargs="+", metavar="W", help="workloads (default: " + " ".join(paper_workloads()) + ")")
     p.add_argument("--timeline-workload", default="rm1", metavar="W", help="workload of Figure 12 (default rm1)")
     p.add_argument("--platform", nargs="+", metavar="NAME", dest="platforms",
                    help="platforms (default: " + " ".join(PLATFORMS) + "; the first's figures and results keep "

@@ -28,7 +28,9 @@ class Param:
     """One declared parameter.
 
     ``kind`` is ``float``, ``int``, ``bool`` or ``str``; ``minimum``/``maximum`` bound numbers
-    (inclusive unless ``exclusive_minimum``); ``choices`` restricts strings; a parameter with no
+    (inclusive unless ``exclusive_minimum``); ``choices`` restricts strings (a tuple, or a callable
+    returning the names, for choices registered at run time such as a pipeline axis's
+    implementations, :mod:`cxlsim.systems.axes`); a parameter with no
     ``default`` must be given by the preset. ``descriptive`` (a reason) marks a fact kept for the
     record that no model reads; every other parameter must reach timing or energy
     (:mod:`cxlsim.systems.reach`).
@@ -41,7 +43,7 @@ class Param:
     minimum: float | None = None
     maximum: float | None = None
     exclusive_minimum: bool = False
-    choices: tuple[str, ...] | None = None
+    choices: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None
     descriptive: str = ""
 
     @property
@@ -81,8 +83,9 @@ class Param:
         if kind is str:
             if not isinstance(value, str):
                 raise ConfigError(where, key, f"expected text, got {value!r}")
-            if self.choices is not None and value not in self.choices:
-                raise ConfigError(where, key, f"must be one of {', '.join(self.choices)}; got {value!r}")
+            choices = self.choices() if callable(self.choices) else self.choices
+            if choices is not None and value not in choices:
+                raise ConfigError(where, key, f"must be one of {', '.join(choices)}; got {value!r}")
             return value
         raise TypeError(f"unsupported parameter kind {kind!r} for {self.name}")
 

@@ -97,7 +97,7 @@ class Checker:
         self._journal(1024)
         self.memo: OrderedDict = OrderedDict()
         self.diff_memo: dict[tuple[int, int], np.ndarray] = {}
-        self.prefix_ok = self._prefix_ok() if proto.kind == "redo" else None
+        self.prefix_ok = self._prefix_ok() if proto.fast_path == "redo" else None
         self.reset()
 
     # -- image state -----------------------------------------------------------------------------
@@ -168,7 +168,7 @@ class Checker:
         c = self.tl.completed_updates(t)
         done = min(self.tl.completed_batches(t), c)
         self.advance(t)
-        if self.proto.kind == "undo" and not slow:
+        if self.proto.fast_path == "undo" and not slow:
             self.track([m for m in range(done - 1, c + 1) if m >= -1])
         nj, torn_rows, torn, _ = self._tear(t)
         try:
@@ -197,12 +197,13 @@ class Checker:
             return res
         m = res.m = rp.m
         res.recovery_ns = self.cost.time_ns(rp)
-        committed = self.tl.committed_records(t)
-        if not done - 1 <= m <= c:
+        committed = pr.committed(self.tl, t)
+        lo, hi = pr.allowed(done, c)
+        if not lo <= m <= hi:
             what = f"the update of batch {c}" if m > c or done == c else f"batch {done}"
             res.violation = (f"recovered to batch {m}, but {what} had completed "
-                             f"(allowed: {done - 1}" + (f" … {c})" if c > done else f" or {c})"))
-        elif pr.kind == "redo" and m < committed:
+                             f"(allowed: {lo}" + (f" … {hi})" if hi > lo + 1 else f" or {hi})"))
+        elif m < committed:
             res.violation = f"recovered to batch {m}, but record {committed} was committed"
         if res.violation is None or slow:
             bad_row = self._tables_slow(rp, m) if slow else self._tables_fast(rp, m, torn_rows)
@@ -258,7 +259,9 @@ class Checker:
     def _tables_fast(self, rp: RecoveryPlan, m: int, torn_rows: np.ndarray) -> int | None:
         """None if the recovered tables equal the reference after ``m``; else the lowest differing
         global row when known, or −1."""
-        if self.proto.kind == "redo":
+        if self.proto.fast_path is None:
+            return self._tables_slow(rp, m)
+        if self.proto.fast_path == "redo":
             return self._redo_fast(rp, m)
         R, n_bad, first, err = self._memo_restore(rp, rp.restores, m)
         if err:
@@ -308,7 +311,7 @@ class Checker:
         """The recovered tables ``(rows, dim)`` (None if a restore names a row out of range) and MLP."""
         pr = self.proto
         dim = self.row_B // 4
-        base = 0 if pr.kind == "undo" else pr.snapshot.base
+        base = pr.data_base
         table = self.img[base:base + pr.data_B].view(np.float32).reshape(pr.rows, dim).copy()
         for ids_at, vals_at, nrows, _ in rp.restores:
             ids = self.img[ids_at:ids_at + 8 * nrows].view(np.int64)
@@ -324,7 +327,10 @@ class Checker:
         if table is None:
             return -1
         want = self.ref.table(min(max(m, -1), self.ref.n_batches - 1))
-        bad = np.flatnonzero(np.any(table.view(np.uint32) != want.view(np.uint32), axis=1))
+        if self.proto.tolerance > 0:  # within the error the scheme declares (e.g. quantised rows)
+            bad = np.flatnonzero(np.any(~(np.abs(table - want) <= self.proto.tolerance), axis=1))
+        else:
+            bad = np.flatnonzero(np.any(table.view(np.uint32) != want.view(np.uint32), axis=1))
         return int(bad[0]) if bad.size else None
 
     def _prefix_ok(self) -> np.ndarray:

@@ -50,6 +50,7 @@ from cxlsim.crash.options import BUGS
 from cxlsim.crash.reference import ALIGN_B, MISC_POOL_B, Reference
 from cxlsim.crash.timeline import Timeline, spread_writes
 from cxlsim.errors import InputError
+from cxlsim.systems import axes
 from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.dataflow import sfx
 from cxlsim.systems.graph import DeviceGraph
@@ -124,7 +125,7 @@ class MemLog:
 class Protocol:
     """A system's persistent layout, initial durable image and timed write events."""
 
-    kind: str  # "undo" | "redo"
+    kind: str  # the persistence scheme's name (:mod:`cxlsim.systems.axes`): "undo", "redo", ...
     relaxed_lookup: bool
     relaxed_mlp: bool
     bug: str | None
@@ -145,6 +146,26 @@ class Protocol:
     mems: tuple[MemLog, ...] = ()
     snapshot: im.Region | None = None
     records: tuple[im.Region, ...] = ()
+    #: the invariant the checker holds the scheme to: the largest absolute difference per table
+    #: element the scheme declares (0: bit for bit) and its fast path ("undo" logs, "redo"
+    #: records, None: materialise and compare)
+    tolerance: float = 0.0
+    fast_path: str | None = None
+
+    @property
+    def data_base(self) -> int:
+        """Where recovery starts the tables from: the snapshot, else the data region (0)."""
+        return self.snapshot.base if self.snapshot is not None else 0
+
+    def committed(self, tl: Timeline, t: float) -> int:
+        """The newest batch the scheme had committed by ``t`` (recovery may not go below it; −1
+        if none): the timeline's commits (:attr:`~cxlsim.axes.persistence.Persistence.COMMIT_STEP`)."""
+        return tl.committed_records(t)
+
+    def allowed(self, done: int, c: int) -> tuple[int, int]:
+        """The batches recovery may name, given the last batch complete (``done``) and the last
+        update complete (``c``) at the crash: ``done − 1 … c`` (the per-batch schemes)."""
+        return done - 1, c
 
     @property
     def n_chunks(self) -> int:
@@ -181,31 +202,24 @@ def write_latency(devices: DeviceGraph, role: str) -> float:
 
 
 def check_campaign(cfg: SystemConfig, bug: str | None, mems: int) -> None:
-    """Refuse what the protocols do not cover (one line each): a system that does not persist, an
-    unknown bug, several CXL-MEMs with redo, a bug that needs several CXL-MEMs or undo logs."""
-    p = cfg.pipeline
-    if p.persistence == "none":
-        raise InputError(f"system {cfg.name!r} does not persist (pipeline.persistence: none); nothing to crash-test")
+    """Refuse what the protocols do not cover (one line each): an unknown bug, a bug that needs
+    several CXL-MEMs, then what the system's persistence scheme refuses (``crash_check``: a
+    system that does not persist, several CXL-MEMs with redo, ...)."""
     if bug is not None and bug not in BUGS:
         raise InputError(f"--inject-bug: unknown bug {bug!r}; choose from {', '.join(BUGS)}")
-    if mems > 1 and p.persistence != "undo":
-        raise InputError(f"system {cfg.name!r}: crashtest covers several CXL-MEMs (topology.cxl_mems_count "
-                         f"{mems}) for undo persistence (cxl-b, cxl); redo persists through one device")
-    if bug == "local-persistence" and mems < 2:
+    scheme = axes.of(cfg.pipeline, "persistence")
+    if bug == "local-persistence" and mems < 2 and scheme.persists:
         raise InputError("--inject-bug local-persistence needs several CXL-MEMs (topology.cxl_mems_count >= 2)")
-    if bug == "delete-on-embedding-flag" and p.persistence != "undo":
-        raise InputError(f"--inject-bug delete-on-embedding-flag needs undo logs (cxl-b, cxl); system {cfg.name!r} "
-                         "persists with redo records")
+    scheme.crash_check(cfg, bug, mems)
 
 
 def build_protocol(cfg: SystemConfig, ref: Reference, tl: Timeline, devices: DeviceGraph,
                    bug: str | None = None) -> Protocol:
-    """The protocol ``cfg`` persists with, over the reference run's batches and the timeline, with
-    the media models of ``devices`` (the system's device graph: the run's, where it was simulated)."""
+    """The protocol ``cfg`` persists with (its scheme's ``build_protocol``), over the reference
+    run's batches and the timeline, with the media models of ``devices`` (the system's device
+    graph: the run's, where it was simulated)."""
     check_campaign(cfg, bug, tl.mems)
-    p = cfg.pipeline
-    build = _build_undo if p.persistence == "undo" else _build_redo
-    return build(cfg, ref, tl, devices, bug)
+    return axes.of(cfg.pipeline, "persistence").build_protocol(cfg, ref, tl, devices, bug)
 
 
 def _timed(log: im.WriteLog, wb: im.WriteBatch, span: tuple[float, float], lat: float, kind: int,
@@ -263,7 +277,7 @@ def _mem_logs(lay: im.Layout, ref: Reference, mems: int, placement: Placement | 
     return tuple(out)
 
 
-def _build_undo(cfg: SystemConfig, ref: Reference, tl: Timeline, devices: DeviceGraph, bug: str | None) -> Protocol:
+def build_undo(cfg: SystemConfig, ref: Reference, tl: Timeline, devices: DeviceGraph, bug: str | None) -> Protocol:
     """Undo logs per CXL-MEM. Global persistence rule (SPEC §12): batch ``n`` is persistent once
     every device's logs of ``n`` are flagged; only then does any device delete its logs of ``n − 1``
     (relaxed: its embedding log of ``n − 1``), and an MLP log completed at batch ``n`` is flagged only
@@ -281,7 +295,7 @@ def _build_undo(cfg: SystemConfig, ref: Reference, tl: Timeline, devices: Device
     lat_data = write_latency(devices, p.tables_on)
     proto = Protocol("undo", p.relaxed_lookup, p.relaxed_mlp_log, bug, lay, np.zeros(0, np.uint8), None,
                      N, ref.rows, row_B, ref.mlp_n, max(d.cap for d in mems), tl.mlp_gap_bound, lat_log, lat_data,
-                     True, mems[0].flags, mems)
+                     True, mems[0].flags, mems, fast_path="undo")
     img = np.zeros(lay.total_B, np.uint8)
     img[:ref.table_B] = ref.table(-1).view(np.uint8).ravel()
     for d in mems:  # MLP log 0 of every device: its shard of the initial parameters
@@ -386,7 +400,7 @@ def _build_undo(cfg: SystemConfig, ref: Reference, tl: Timeline, devices: Device
     return proto
 
 
-def _build_redo(cfg: SystemConfig, ref: Reference, tl: Timeline, devices: DeviceGraph, bug: str | None) -> Protocol:
+def build_redo(cfg: SystemConfig, ref: Reference, tl: Timeline, devices: DeviceGraph, bug: str | None) -> Protocol:
     p = cfg.pipeline
     N, row_B, pool = ref.n_batches, ref.layout.row_B, ref.pool
     if N > MAX_REDO_RECORDS:
@@ -403,7 +417,7 @@ def _build_redo(cfg: SystemConfig, ref: Reference, tl: Timeline, devices: Device
     data_events = not p.vector_cache_GB > 0
     proto = Protocol("redo", False, False, bug, lay, np.zeros(0, np.uint8), None, N, ref.rows, row_B, ref.mlp_n,
                      max(int(r.size) for r in ref.unique_rows), 0, lat_log, lat_data, data_events, flags,
-                     snapshot=snap, records=recs)
+                     snapshot=snap, records=recs, fast_path="redo")
     img = np.zeros(lay.total_B, np.uint8)
     img[:ref.table_B] = ref.table(-1).view(np.uint8).ravel()
     img[snap.base:snap.base + ref.table_B] = ref.table(-1).view(np.uint8).ravel()

@@ -32,6 +32,7 @@ import numpy as np
 
 from cxlsim.crash import image as im
 from cxlsim.crash.protocols import MemLog, Protocol, line_align, read_flag
+from cxlsim.systems import axes
 from cxlsim.systems.graph import DeviceGraph
 
 
@@ -47,7 +48,8 @@ class RecoveryPlan:
 
 
 def plan(img: np.ndarray, proto: Protocol) -> RecoveryPlan:
-    return plan_undo(img, proto) if proto.kind == "undo" else plan_redo(img, proto)
+    """Recovery from the durable image ``img``: the plan of ``proto``'s persistence scheme."""
+    return axes.implementation("persistence", proto.kind).plan(img, proto)
 
 
 def _read_mem(img: np.ndarray, proto: Protocol, d: MemLog) -> tuple[dict, dict, str | None]:
@@ -187,7 +189,7 @@ class RecoveryCost:
         """Phases in series on each device; several CXL-MEMs recover side by side (the slowest
         one's time), each with its own modules."""
         pr = self.proto
-        if pr.kind == "redo":
+        if not pr.mems:  # one log (a snapshot and records): every flag, the rebuild, the records
             return self._device(min(len(rp.restores) + 1, pr.n_batches), rp.restores, pr.mlp_n * 4, True)
         return max(self._device(d.flags.size // im.LINE_B, [r for r in rp.restores if pr.mem_of_region(r[3]) == d.index],
                                 (part[2] - part[1]) * 4, False) for d, part in zip(pr.mems, rp.mlp_parts, strict=True))

@@ -134,7 +134,7 @@ def _resume_sample(cr: CrashRun, results: list[PointResult], k: int) -> int:
     stream = input_stream(cr.reference)
     for r in pick:
         _, table, mlp = cr.checker.recovered_state(r.t_ns)
-        same_tables, same_mlp = resume_to_end(cr.reference, stream, table, mlp, r.m)
+        same_tables, same_mlp = resume_to_end(cr.reference, stream, table, mlp, r.m, cr.protocol.tolerance)
         if not same_tables:
             r.violation = "the resumed run's tables end different from the reference"
         elif r.gap == 0 and not same_mlp:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cxlsim.systems import axes
 from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.dataflow import sfx
 from cxlsim.systems.graph import DeviceGraph
@@ -27,9 +28,10 @@ from cxlsim.systems.run import simulate
 #: so the allowed gap is the reported maximum plus 2.
 RELAXED_GAP_SLACK = 2
 
-#: Ops whose spans the crash points and step labels use (every dataflow step).
+#: Ops whose spans the crash points and step labels use: every shared dataflow step but the
+#: all-reduce, and the persistence scheme's own (its ``STEPS``).
 STEP_NAMES = ("begin", "config", "b_fwd", "lookup", "correction", "pooled", "t_mlp", "grads", "b_bwd",
-              "update", "mlp_opt", "emb_log", "mlp_log", "redo_mlp", "redo")
+              "update", "mlp_opt")
 
 
 @dataclass
@@ -95,9 +97,11 @@ def from_simulation(cfg: SystemConfig, workload_sets: dict, n_batches: int, seed
     """Simulate ``cfg`` (its workload with ``workload_sets``) for ``n_batches`` batches, no warm-up."""
     res = simulate(cfg, batches=n_batches, warmup=0, seed=seed, workload_sets=workload_sets, trace=False)
     rec = res.executor.records
-    spans = {k: (r.start_ns, r.end_ns) for k, r in rec.items()
-             if k[1] < n_batches and k[0].split(".")[0] in STEP_NAMES}
     p = cfg.pipeline
+    scheme = axes.of(p, "persistence")
+    commit = scheme.COMMIT_STEP
+    names = set(STEP_NAMES) | set(scheme.STEPS)
+    spans = {k: (r.start_ns, r.end_ns) for k, r in rec.items() if k[1] < n_batches and k[0].split(".")[0] in names}
     mems = res.machine.mems
 
     def last_end(step: str) -> np.ndarray:  # per batch, the latest end over the devices
@@ -107,10 +111,10 @@ def from_simulation(cfg: SystemConfig, workload_sets: dict, n_batches: int, seed
     gpus = getattr(res.machine, "gpus", 1)
     opt_end = np.array([max(rec[("mlp_opt" + sfx(g), n)].end_ns for g in range(gpus)) for n in range(n_batches)])
     batch_end = np.maximum.accumulate(np.maximum(update_end, opt_end))
-    redo_end = last_end("redo") if p.persistence == "redo" else None
+    redo_end = last_end(commit) if commit is not None else None
     fractions: list = [None]
     gap = 0
-    if p.persistence == "undo" and p.relaxed_mlp_log:
+    if p.relaxed_mlp_log:  # the undo scheme's (relaxations need it)
         fractions = [relaxed_mlp_fractions(res, n_batches, d) for d in range(mems)]
         gaps = [a.mlp_log_gap_batches for a in res.activity if a.batch < n_batches]
         gap = (max(gaps) if gaps else n_batches) + RELAXED_GAP_SLACK

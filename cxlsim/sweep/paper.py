@@ -6,11 +6,16 @@ runs the comparison.
 
 from __future__ import annotations
 
-from cxlsim.systems.config import list_systems
+from functools import lru_cache
 
-#: SPEC §1.4, in the paper's order; those without a configs/<name>.yaml are left out.
-PAPER_SYSTEMS = ("ssd", "pmem", "pcie", "cxl-d", "cxl-b", "cxl", "dram", "tpu-ps")
-WORKLOADS = ("rm1", "rm2", "rm3", "rm4")
+from cxlsim.config.catalog import catalog_roots
+from cxlsim.config.yamlio import read_yaml
+from cxlsim.errors import ConfigError
+from cxlsim.systems.config import list_systems, load_system
+
+#: The catalog sweep (``configs/sweeps/<name>.yaml``) that states the paper's comparison: its
+#: systems (SPEC §1.4 in the paper's order, then the schemes cxlsim adds) and workloads.
+PAPER_SWEEP = "paper"
 #: Figure 12: the three TrainingCXL variants on one embedding-intensive model, two batches.
 TIMELINE_SYSTEMS = ("cxl-d", "cxl-b", "cxl")
 TIMELINE_WORKLOAD = "rm1"
@@ -26,7 +31,41 @@ def suffix(platform: str) -> str:
     return "" if platform == PLATFORMS[0] else f"_{platform}"
 
 
+@lru_cache(maxsize=8)
+def sweep_grid(name: str = PAPER_SWEEP) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``base.systems`` and ``base.workloads`` of the catalog sweep ``configs/sweeps/<name>.yaml``
+    (the last catalog root holding it: ``$CXLSIM_PATH`` shadows the shipped one), in its order;
+    :class:`~cxlsim.errors.ConfigError` naming the file when it is missing or the lists are not."""
+    found = None
+    for root in catalog_roots("configs"):
+        candidate = root / "sweeps" / f"{name}.yaml"
+        if candidate.is_file():
+            found = candidate
+    if found is None:
+        raise ConfigError(f"configs/sweeps/{name}.yaml", "", "no such sweep in the catalogs")
+    base = read_yaml(found).get("base") or {}
+    lists = []
+    for key in ("systems", "workloads"):
+        names = base.get(key) if isinstance(base, dict) else None
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            raise ConfigError(str(found), f"base.{key}", "a non-empty list of names is needed")
+        lists.append(tuple(names))
+    return lists[0], lists[1]
+
+
 def default_systems() -> list[str]:
-    """The paper's systems that have a configuration, in the paper's order."""
+    """The paper sweep's systems that have a configuration, in its order."""
     known = set(list_systems())
-    return [s for s in PAPER_SYSTEMS if s in known]
+    return [s for s in sweep_grid()[0] if s in known]
+
+
+def paper_workloads() -> list[str]:
+    """The paper sweep's workloads, in its order."""
+    return list(sweep_grid()[1])
+
+
+def dataflow_systems(name: str = PAPER_SWEEP) -> tuple[str, ...]:
+    """The sweep's systems that the op-graph model runs (``model: dataflow``; the analytic
+    ``tpu_ps`` model has its own tests and figures), in its order."""
+    known = set(list_systems())
+    return tuple(s for s in sweep_grid(name)[0] if s in known and load_system(s).model == "dataflow")

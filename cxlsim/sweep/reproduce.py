@@ -26,8 +26,8 @@ from cxlsim.sweep.paper import (
     TIMELINE_BATCHES,
     TIMELINE_SYSTEMS,
     TIMELINE_WORKLOAD,
-    WORKLOADS,
     default_systems,
+    paper_workloads,
     suffix,
 )
 from cxlsim.sweep.progress import Progress
@@ -56,7 +56,7 @@ def plan(systems: Sequence[str] | None = None, workloads: Sequence[str] | None =
     platform of ``platforms`` (default :data:`~cxlsim.sweep.paper.PLATFORMS`). The Figure-12 runs
     measure :data:`~cxlsim.sweep.paper.TIMELINE_BATCHES` batches whatever ``batches``."""
     systems = list(systems or default_systems())
-    workloads = list(workloads or WORKLOADS)
+    workloads = list(workloads or paper_workloads())
     platforms = tuple(platforms or PLATFORMS)
     if any(k == "platform" for k, _ in sets):
         raise InputError("reproduce: choose platforms with --platform NAME [NAME ...], not --set platform=...")

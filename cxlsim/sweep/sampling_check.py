@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cxlsim.api import simulate
-from cxlsim.sweep.paper import PLATFORMS, WORKLOADS, default_systems
+from cxlsim.sweep.paper import PLATFORMS, default_systems, paper_workloads
 from cxlsim.systems.sampling import AUTO, DEFAULT_CI_FRACTION, ci95_half_width
 
 REFERENCE_BATCHES, REFERENCE_WARMUP = 20, 2
@@ -65,11 +65,12 @@ def check_one(job: tuple[str, str, str, float, dict | None]) -> dict[str, Any]:
             "auto_wall_s": auto_s, "reference_wall_s": ref_s}
 
 
-def run(systems: Sequence[str] | None = None, workloads: Sequence[str] = WORKLOADS,
+def run(systems: Sequence[str] | None = None, workloads: Sequence[str] | None = None,
         platforms: Sequence[str] = PLATFORMS, ci: float = DEFAULT_CI_FRACTION, workers: int = 1,
         workload_sets: dict | None = None) -> dict[str, Any]:
     """Every cell (``workers`` forked processes, longest workloads first)."""
     systems = list(systems or default_systems())
+    workloads = list(workloads or paper_workloads())
     jobs = [(s, w, p, ci, workload_sets) for p in platforms for w in workloads for s in systems]
     if workers > 1 and "fork" in mp.get_all_start_methods():
         order = sorted(range(len(jobs)), key=lambda i: jobs[i][1] != "rm2")  # RM2 is the longest
@@ -111,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m cxlsim.sweep.sampling_check", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--systems", nargs="+", metavar="S", help="systems (default: the paper's)")
-    ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS), metavar="W")
+    ap.add_argument("--workloads", nargs="+", default=None, metavar="W")
     ap.add_argument("--platforms", nargs="+", default=list(PLATFORMS), metavar="P")
     ap.add_argument("--ci", type=float, default=DEFAULT_CI_FRACTION, help="auto's target, a fraction (default 0.01)")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)

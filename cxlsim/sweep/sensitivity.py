@@ -30,9 +30,11 @@ from typing import Any
 from cxlsim.api import load_config, simulate
 from cxlsim.energy import energy_per_batch
 from cxlsim.reports.output import format_table, to_jsonable
+from cxlsim.sweep.paper import dataflow_systems
 from cxlsim.systems.config import SystemConfig
 
-SYSTEMS = ("ssd", "pmem", "pcie", "cxl-d", "cxl-b", "cxl", "dram")
+#: The paper sweep's op-graph systems (configs/sweeps/paper.yaml), in its order
+SYSTEMS = dataflow_systems()
 BASELINE = "pmem"
 #: Optane DC PMM average power budget the PMEM presets derive their per-bit energies from (W).
 PMEM_BUDGET_W = 15.0

@@ -35,8 +35,14 @@ def settings(gpus: int, mems: int, symmetry: str) -> dict[str, Any]:
 
 
 def kind(resource: str | None) -> str | None:
-    """A resource's kind: its name less a trailing device number (``ndp.3`` → ``ndp``)."""
-    return None if resource is None else re.sub(r"(\.\d+)+$", "", resource)
+    """A resource's kind: its name less a trailing device number (``ndp.3`` → ``ndp``); a link's,
+    less its direction and which link of its level (``link.s2.2.up`` → ``link.s2``, a trunk below
+    level 2; ``link.dev4.down`` → ``link.dev``, a device's link)."""
+    if resource is None:
+        return None
+    if resource.startswith("link."):
+        resource = re.sub(r"^link\.dev\d+", "link.dev", re.sub(r"\.(up|down)$", "", resource))
+    return re.sub(r"(\.\d+)+$", "", resource)
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
 from cxlsim.devices.interleave import geometry_problem
 from cxlsim.devices.registry import family_kind, load_preset
 from cxlsim.errors import ConfigError, InputError
+from cxlsim.systems import axes
 from cxlsim.systems.platform import DEFAULT_PLATFORM, load_platform, merge
 from cxlsim.systems.sampling import AUTO, DEFAULT_CI_FRACTION, Sampling, parse_ci
 from cxlsim.systems.tpu_ps import TPU_PS_SCHEMA
@@ -127,15 +128,15 @@ PIPELINE = Schema(
     "pipeline",
     (
         Param("tables_on", str, "role holding the embedding tables", choices=("table_memory", "host_dram")),
-        Param("embedding_engine", str, "who computes lookup/update", choices=("ndp", "host_cpu")),
-        Param("data_movement", str, "how pooled vectors and gradients move", choices=("cxl_cache", "software")),
-        Param("persistence", str, "per-batch persistence", choices=("none", "redo", "undo")),
+        Param("embedding_engine", str, "who computes lookup/update", choices=axes.choices("embedding_engine")),
+        Param("data_movement", str, "how pooled vectors and gradients move", choices=axes.choices("data_movement")),
+        Param("persistence", str, "per-batch persistence", choices=axes.choices("persistence")),
         Param("checkpoint_on", str, "role receiving the redo record or logs", default="table_memory",
               choices=("table_memory", "checkpoint_storage")),
         Param("checkpoint_agent", str, "who copies rows into the checkpoint", default="ckpt_logic",
-              choices=("ckpt_logic", "ndp", "host_cpu")),
+              choices=axes.choices("checkpoint_agent")),
         Param("mlp_pull", str, "how MLP parameters reach the checkpoint", default="cxl_cache",
-              choices=("cxl_cache", "software")),
+              choices=axes.choices("mlp_pull")),
         Param("relaxed_lookup", bool, "batch n+1's lookup during batch n, corrected afterwards (SPEC §3.3)", default=False),
         Param("relaxed_mlp_log", bool, "MLP logging only in the GPU's interaction/top-MLP window (SPEC §3.4)", default=False),
         Param("grads_handoff", str, "when the embedding gradients leave the GPU: 'after_backward' (the unmodified "
@@ -158,12 +159,22 @@ PIPELINE = Schema(
         Param("correction", str, "relaxed lookup: where the correction's adds run: 'fused' (in batch n's update "
               "pass, on the logic's lanes, as it computes each row's change), 'own_engine' (an adder bank "
               "of its own, beside the update) or 'serial' (on the logic's lanes, before the update); "
-              "docs/timing-model.md", default="fused", choices=("fused", "own_engine", "serial")),
+              "docs/timing-model.md", default="fused", choices=axes.choices("correction")),
         Param("vector_cache_GB", float, "host-DRAM LRU cache of embedding vectors in front of the table memory", default=0.0, minimum=0),
         Param("lookup_dedup", bool, "read each distinct row once per bag set (true) or once per index (false)", default=False),
         Param("table_region_offset_B", int, "byte address where the data region starts", default=0, minimum=0),
     ),
 )
+
+
+
+
+def pipeline_schema() -> Schema:
+    """:data:`PIPELINE` and the pipeline keys the registered axis implementations declare
+    (``PARAMS`` of a class, e.g. a persistence scheme's own settings)."""
+    extra = [prm for axis in axes.AXES for name in axes.names(axis)
+             for prm in getattr(axes.implementation(axis, name), "PARAMS", ())]
+    return Schema("pipeline", PIPELINE.params + tuple(extra)) if extra else PIPELINE
 
 
 @dataclass(frozen=True)
@@ -323,16 +334,18 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
         if tpu_doc is not None:
             raise ConfigError(where, "tpu_ps", "tpu_ps: parameters need model: tpu_ps")
         # the platform's pipeline defaults (apparatus-dependent settings), under the system's own
-        declared = PIPELINE.by_name()
+        declared = pipeline_schema().by_name()
         for key, value in platform.pipeline.items():
             if key not in declared:
                 raise ConfigError(platform.path, f"pipeline.{key}", unknown_key_message(key, declared))
             declared[key].coerce(value, platform.path, f"pipeline.{key}")  # a bad value names the platform file
-        pipeline = PIPELINE.validate({**platform.pipeline, **pipeline_doc}, {}, at("pipeline"), "pipeline.")
+        schema = pipeline_schema()
+        declared = schema.by_name()
+        pipeline = schema.validate({**platform.pipeline, **pipeline_doc}, {}, at("pipeline"), "pipeline.")
     topology_doc = _mapping(doc, "topology", at("topology"), "a mapping of parameter: value")
     topology = TOPOLOGY.validate(topology_doc, {}, at("topology"), "topology.")
     name = str(doc.get("name", path.stem))
-    devices = _devices(name, _mapping(doc, "devices", at("devices"), "a mapping role: {preset: ...}"), pipeline,
+    devices = _devices((name, *_ancestors(path, ())), _mapping(doc, "devices", at("devices"), "a mapping role: {preset: ...}"), pipeline,
                        platform, sets, where, where_sets)
     workload_overrides = _mapping(doc, "workload_overrides", at("workload_overrides"),
                                   "a mapping of workload parameter: value")
@@ -367,10 +380,12 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
     return cfg
 
 
-def _devices(system: str, file_devices: Any, pipeline: ParamSet | None, platform: Any,
+def _devices(system: tuple[str, ...], file_devices: Any, pipeline: ParamSet | None, platform: Any,
              sets: list[tuple[str, Any]], where: str, where_sets: str) -> dict[str, DeviceRole]:
     """The system's device roles: the platform's for the roles the pipeline needs, the file's
-    entries merged over them, then ``--set devices.*`` (see :func:`load_system`)."""
+    entries merged over them, then ``--set devices.*`` (see :func:`load_system`). ``system``: its
+    name and the names of the systems it inherits from, nearest first (a platform's group that
+    names an ancestor applies to its descendants)."""
     if not isinstance(file_devices, dict):
         raise ConfigError(where, "devices", "expected a mapping role: {preset: ...}")
     for role in file_devices:
@@ -398,7 +413,7 @@ def _devices(system: str, file_devices: Any, pipeline: ParamSet | None, platform
         if role not in needed:
             src = "--set" if role not in file_devices else where
             why = "its pipeline" if pipeline is not None else "an analytic model (no device roles)"
-            raise ConfigError(src, f"devices.{role}", f"{system} does not use a {role} role ({why} needs "
+            raise ConfigError(src, f"devices.{role}", f"{system[0]} does not use a {role} role ({why} needs "
                               f"{', '.join(needed) or 'none'}): the entry would change nothing")
     if device_sets:
         specs = apply_sets({"devices": specs}, device_sets)["devices"]
@@ -436,6 +451,17 @@ def _mapping(doc: dict[str, Any], key: str, where: str, what: str, prefix: str =
 def _value(v: Any) -> Any:
     """``{value: x, source: ...}`` → ``x`` (system files may annotate values with sources)."""
     return v["value"] if isinstance(v, dict) and "value" in v else v
+
+
+def _ancestors(path: Path, stack: tuple[str, ...]) -> tuple[str, ...]:
+    """Names of the systems ``path`` inherits from, nearest first (cycles are refused by
+    :func:`_read_with_parents`, which reads the same chain first)."""
+    parent = read_yaml(path).get("inherits")
+    if not isinstance(parent, str) or not parent or str(path) in stack:
+        return ()
+    parent_path = system_path(parent)
+    name = str(read_yaml(parent_path).get("name", parent_path.stem))
+    return (name, *_ancestors(parent_path, stack + (str(path),)))
 
 
 def _read_with_parents(path: Path, stack: tuple[str, ...]) -> dict[str, Any]:
@@ -517,45 +543,60 @@ def role_takes(role: str, family: str) -> bool:
 
 
 def needed_roles(p: ParamSet) -> list[str]:
-    """The device roles a pipeline uses, in a stable order (no duplicates)."""
-    need = ["gpu", "host_cpu", p.tables_on]
-    need.append("ndp" if p.embedding_engine == "ndp" else "host_cpu")
-    persists = p.persistence != "none"
-    if p.data_movement == "software" or (persists and p.mlp_pull == "software"):
-        need.append("pcie")
-    if p.data_movement == "cxl_cache" or (persists and p.mlp_pull == "cxl_cache"):
-        need += ["fabric_link", "gpu_link", "host_link", "switch", "cxl_protocol"]
-    if p.persistence != "none":
-        need.append(p.checkpoint_on)
-        if p.checkpoint_agent != "host_cpu":
-            need.append(p.checkpoint_agent)
+    """The device roles a pipeline uses, in a stable order (no duplicates): the GPU, the host, the
+    tables' role, then what each axis implementation needs (:mod:`cxlsim.systems.axes`; transport:
+    PCIe before the CXL fabric's roles)."""
+    scheme = axes.of(p, "persistence")
+    need = ["gpu", "host_cpu", p.tables_on] + axes.of(p, "embedding_engine").roles(p)
+    transport = axes.of(p, "data_movement").roles(p)
+    if scheme.persists:
+        transport += axes.of(p, "mlp_pull").roles(p)
+    need += sorted(dict.fromkeys(transport), key=lambda r: r != "pcie")
+    if scheme.persists:
+        need += scheme.roles(p) + axes.of(p, "checkpoint_agent").roles(p)
     if p.vector_cache_GB > 0:
         need.append("host_dram")
     return list(dict.fromkeys(need))
 
 
+def _selected(p: ParamSet) -> dict[str, type | None]:
+    """Each axis's implementation class the pipeline runs (None: the axis does not apply)."""
+    scheme = axes.of(p, "persistence")
+    out: dict[str, type | None] = {axis: None for axis in axes.AXES}
+    out.update(persistence=scheme, embedding_engine=axes.of(p, "embedding_engine"),
+               data_movement=axes.of(p, "data_movement"))
+    if scheme.persists:
+        out.update(checkpoint_agent=axes.of(p, "checkpoint_agent"), mlp_pull=axes.of(p, "mlp_pull"))
+    if p.relaxed_lookup:
+        out["correction"] = axes.of(p, "correction")
+    return out
+
+
 def _check_roles(cfg: SystemConfig, where: str, platform_file: str = "") -> None:
+    """Validate the pipeline against its axis implementations: the selected ones check their
+    settings (``check``); the keys only an unselected implementation reads (``KEYS`` and
+    ``PARAMS`` of its class) are skipped; then every role the pipeline needs must be there."""
     p = cfg.pipeline
-    if p.persistence == "none":
-        for key in ("checkpoint_on", "checkpoint_agent", "mlp_pull"):
-            p.skip(key, "persistence is none")
-    if p.persistence != "redo":
-        p.skip("redo_mlp_pull", "no redo record here (persistence is not redo)")
-    elif p.redo_mlp_pull == "with_optimizer" and (p.checkpoint_agent != "ckpt_logic" or p.mlp_pull != "cxl_cache"):
-        raise ConfigError(where, "pipeline.redo_mlp_pull", "with_optimizer needs the checkpointing logic pulling "
-                          "over CXL.cache (checkpoint_agent: ckpt_logic, mlp_pull: cxl_cache), an engine of its "
-                          "own beside the update")
-    if p.persistence != "undo":
-        p.skip("undo_log_start", "no undo log here (persistence is not undo)")
-    if p.persistence == "none" or p.checkpoint_agent != "ckpt_logic":
-        p.skip("log_copy_channels", "no checkpointing logic copies here (the host or near-data logic is the agent)")
+    selected = _selected(p)
+    scheme = selected["persistence"]
+    scheme.check_pipeline(p, where)
+    for axis in axes.AXES:
+        for name in axes.names(axis):
+            cls = axes.implementation(axis, name)
+            if cls is selected[axis]:
+                continue
+            for key in tuple(getattr(cls, "KEYS", ())) + tuple(prm.name for prm in getattr(cls, "PARAMS", ())):
+                if key in p:
+                    p.skip(key, f"only {axis}: {name} reads it ({axis} is "
+                           f"{getattr(p, axis) if selected[axis] is not None else 'not used here'})")
     if not p.relaxed_lookup:
         p.skip("correction", "no relaxed lookup here, so nothing to correct")
-    if p.persistence == "undo" and p.checkpoint_agent != "ckpt_logic":
-        raise ConfigError(where, "pipeline.checkpoint_agent", "undo logging runs on the checkpointing logic (ckpt_logic)")
-    if (p.relaxed_lookup or p.relaxed_mlp_log) and p.persistence != "undo":
+    for axis, cls in selected.items():
+        if cls is not None and axis != "persistence" and hasattr(cls, "check_pipeline"):
+            cls.check_pipeline(p, where)
+    if (p.relaxed_lookup or p.relaxed_mlp_log) and not getattr(scheme, "relaxable", False):
         raise ConfigError(where, "pipeline.relaxed_lookup", "relaxations need the batch-aware undo log (persistence: undo)")
-    if p.relaxed_lookup and p.embedding_engine != "ndp":
+    if p.relaxed_lookup and not selected["embedding_engine"].on_device:
         raise ConfigError(where, "pipeline.relaxed_lookup", "relaxed lookup runs on the near-data logic (embedding_engine: ndp)")
     for role in needed_roles(p):
         if role not in cfg.devices:

@@ -53,21 +53,24 @@ copies in every GPU window, concurrently with the embedding log.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 from cxlsim.config.params import ParamSet
 from cxlsim.engine.executor import Executor, Op, OpOutcome
+from cxlsim.systems import axes
 
 
 def sfx(*index: int) -> str:
     """Name suffix of device (or device pair) ``index``: none for the first."""
     return "" if not any(index) else "".join(f".{i}" for i in index)
 
+#: Categories of the steps every system runs (a persistence scheme declares its own, ``STEPS``).
 CATEGORY = {
     "begin": "sync", "config": "transfer", "b_fwd": "b_mlp", "lookup": "embedding",
     "correction": "embedding", "pooled": "transfer", "t_mlp": "t_mlp", "grads": "transfer",
-    "b_bwd": "b_mlp", "update": "embedding", "mlp_opt": "b_mlp", "emb_log": "checkpoint",
-    "mlp_log": "checkpoint", "redo": "checkpoint", "redo_mlp": "checkpoint", "allreduce": "transfer",
+    "b_bwd": "b_mlp", "update": "embedding", "mlp_opt": "b_mlp", "allreduce": "transfer",
 }
 
 
@@ -87,14 +90,39 @@ class Machine(Protocol):
     def step(self, name: str, batch: int, start_ns: float, ex: Executor) -> OpOutcome: ...
 
 
+@dataclass(frozen=True)
+class Graph:
+    """What an axis implementation adds its ops with, for one :func:`build_graph` call.
+
+    ``add(name, n, lane, deps, holds=())`` adds op ``name`` of batch ``n``: ``deps`` are
+    ``(op, batch)`` or ``(op, batch, "start")`` keys; its category is :data:`CATEGORY`'s or the
+    one its implementation declares (``STEPS``). ``eng``, ``agent``, ``log_lane``, ``ckpt`` give
+    device ``m``'s lanes; ``src(m)`` the GPU it pulls its MLP shard from; ``every(name, n, count)``
+    the keys of ``name`` on every device of ``count``.
+    """
+
+    pipeline: ParamSet
+    gpus: range
+    mems: range
+    add: Callable[..., None]
+    eng: Callable[[int], str]
+    agent: Callable[[int], str]
+    log_lane: Callable[[int], str]
+    ckpt: Callable[[int], str]
+    src: Callable[[int], int]
+
+    @staticmethod
+    def every(name: str, n: int, count: range) -> list[tuple]:
+        return [(name + sfx(i), n) for i in count]
+
+
 def build_graph(ex: Executor, machine: Machine, pipeline: ParamSet, n_batches: int) -> None:
-    """Add every batch's ops (0 … n_batches−1) to ``ex``."""
+    """Add every batch's ops (0 … n_batches−1) to ``ex``; the persistence scheme and the
+    correction (:mod:`cxlsim.systems.axes`) add theirs through a :class:`Graph`."""
     relaxed = pipeline.relaxed_lookup
-    undo = pipeline.persistence == "undo"
-    redo = pipeline.persistence == "redo"
-    redo_mlp_early = redo and pipeline.redo_mlp_pull == "with_optimizer"
-    log_at_inputs = undo and pipeline.undo_log_start == "inputs"
-    correction = pipeline.correction if relaxed else None
+    scheme = axes.of(pipeline, "persistence")
+    correction = axes.of(pipeline, "correction") if relaxed else None
+    categories = {**CATEGORY, **scheme.STEPS}
     grads_after = "t_mlp" if pipeline.grads_handoff == "after_interaction" else "b_bwd"
     G, M = getattr(machine, "gpus", 1), getattr(machine, "mems", 1)
     gpus, mems = range(G), range(M)
@@ -117,16 +145,17 @@ def build_graph(ex: Executor, machine: Machine, pipeline: ParamSet, n_batches: i
     def src(m: int) -> int:  # the GPU a device pulls its MLP shard from
         return sides[m].source_gpu if sides else 0
 
-    def every(name: str, n: int, count: range) -> list[tuple]:
-        return [(name + sfx(i), n) for i in count]
+    every = Graph.every
 
     def add(name: str, n: int, lane: str, deps: list[tuple], holds: tuple[str, ...] = ()) -> None:
         def work(start_ns: float, name=name, n=n) -> OpOutcome:
             return machine.step(name, n, start_ns, ex)
 
         base = name.split(".")[0]
-        ex.add(Op(name, n, lane, CATEGORY[base], work, deps, label=f"{name} {n}", priority=PRIORITY.get(base, 0),
+        ex.add(Op(name, n, lane, categories[base], work, deps, label=f"{name} {n}", priority=PRIORITY.get(base, 0),
                   holds=holds))
+
+    g = Graph(pipeline, gpus, mems, add, eng, agent, log_lane, ckpt, src)
 
     def move(name: str, n: int, m: int, g: int, deps: list[tuple], to_gpu: bool) -> None:
         pair = sfx(m, g)
@@ -142,98 +171,56 @@ def build_graph(ex: Executor, machine: Machine, pipeline: ParamSet, n_batches: i
         begin_deps: list[tuple] = every("mlp_opt", p, gpus)
         if not relaxed:
             begin_deps += every("update", p, mems)
-        if redo:
-            begin_deps += every("redo", p, mems)
+        begin_deps += scheme.begin_deps(g, n)
         add("begin", n, "batch", begin_deps)
         for m in mems:
             c = sfx(m)
             if relaxed or eng(m) != "host_cpu":
-                config_deps = [("config" + c, p), ("update" + c, n - 2)] + ([("redo" + c, n - 2)] if redo else [])
+                config_deps = [("config" + c, p), ("update" + c, n - 2)] + scheme.slot_deps(g, n, m)
             else:
                 config_deps = [("begin", n)]
             # the host posts the registers; a CXL device's CXL.io engine then DMAs the indices itself,
             # so devices take their indices side by side (software paths copy them on the host)
             add("config" + c, n, "cxl.io" + c if cxl_movement else "host_cpu", config_deps)
-        for g in gpus:
-            add("b_fwd" + sfx(g), n, "gpu" + sfx(g), [("begin", n)])
+        for gi in gpus:
+            add("b_fwd" + sfx(gi), n, "gpu" + sfx(gi), [("begin", n)])
         for m in mems:
             c = sfx(m)
             if relaxed:
-                # batch n's lookup runs during batch n−1, after that batch's embedding log, on the
-                # table as batch n−2's update left it; batch 0 has no predecessor and runs at its begin
-                lookup_deps = [("config" + c, n), ("update" + c, n - 2), ("lookup" + c, p), ("emb_log" + c, p)]
+                # batch n's lookup runs during batch n−1, after what the scheme does to the table
+                # before update n−1 (undo: its embedding log), on the table as batch n−2's update left
+                # it; batch 0 has no predecessor and runs at its begin
+                lookup_deps = [("config" + c, n), ("update" + c, n - 2), ("lookup" + c, p)] + scheme.read_after(g, p, m)
                 if n == 0:
                     lookup_deps.append(("begin", n))
                 add("lookup" + c, n, eng(m), lookup_deps)
-                if correction == "fused":  # update n−1's pass adds the changes: ready when it ends
-                    add("correction" + c, n, eng(m) + ".corr", [("lookup" + c, n), ("update" + c, p)])
-                else:
-                    add("correction" + c, n, eng(m) + ".corr" if correction == "own_engine" else eng(m),
-                        [("lookup" + c, n)] + [("grads" + sfx(g, m), p) for g in gpus])
+                correction.add_op(g, n, m)
                 ready = ("correction" + c, n)
             else:
                 add("lookup" + c, n, eng(m), [("config" + c, n), ("begin", n)])
                 ready = ("lookup" + c, n)
-            for g in gpus:
-                move("pooled" + sfx(m, g), n, m, g, [ready], True)
-        for g in gpus:
-            add("t_mlp" + sfx(g), n, "gpu" + sfx(g), [("b_fwd" + sfx(g), n)] + [("pooled" + sfx(m, g), n) for m in mems])
-            add("b_bwd" + sfx(g), n, "gpu" + sfx(g), [("t_mlp" + sfx(g), n)])
+            for gi in gpus:
+                move("pooled" + sfx(m, gi), n, m, gi, [ready], True)
+        for gi in gpus:
+            add("t_mlp" + sfx(gi), n, "gpu" + sfx(gi), [("b_fwd" + sfx(gi), n)] + [("pooled" + sfx(m, gi), n) for m in mems])
+            add("b_bwd" + sfx(gi), n, "gpu" + sfx(gi), [("t_mlp" + sfx(gi), n)])
             for m in mems:
-                move("grads" + sfx(g, m), n, m, g, [(grads_after + sfx(g), n)], False)
+                move("grads" + sfx(gi, m), n, m, gi, [(grads_after + sfx(gi), n)], False)
         for m in mems:
             c = sfx(m)
-            update_deps: list[tuple] = [("grads" + sfx(g, m), n) for g in gpus] + [("update" + c, p)]
+            update_deps: list[tuple] = [("grads" + sfx(gi, m), n) for gi in gpus] + [("update" + c, p)]
             if relaxed:
                 update_deps.append(("lookup" + c, n + 1))  # write after read: the relaxed lookup reads the table first
-            if undo:
-                # SPEC §3.2, §12 (the paper's embedding logging, step 4): once the batch's embedding
-                # log is flagged on every device the update writes in place; it does not wait for the
-                # MLP log (recovery then takes the MLP from the previous MLP log, still present)
-                update_deps += every("emb_log", n, mems)
+            update_deps += scheme.update_deps(g, n)
             add("update" + c, n, eng(m), update_deps)
         all_reduce = getattr(machine, "system_gpus", G) > 1  # a reduced run's one GPU still all-reduces
         if all_reduce:
             holds: tuple[str, ...] = ()
             if cxl_movement:
-                holds = tuple(sorted({lane for a, b in machine.ring() for lane in lanes_of(a, b)}))
+                holds = machine.allreduce_lanes(lanes_of)
             add("allreduce", n, "fabric.allreduce" if cxl_movement else "host_cpu", every("b_bwd", n, gpus), holds)
-        for g in gpus:
+        for gi in gpus:
             opt_deps: list[tuple] = [("allreduce", n)] if all_reduce else [("b_bwd", n)]
-            if undo and not pipeline.relaxed_mlp_log:
-                opt_deps += every("mlp_log", n, mems)
-            add("mlp_opt" + sfx(g), n, "gpu" + sfx(g), opt_deps)
-        if undo:
-            for m in mems:
-                c, s_ = sfx(m), sfx(src(m))
-                emb_deps = [("config" + c, n) if log_at_inputs else ("lookup" + c, n), ("update" + c, p)]
-                if not pipeline.relaxed_mlp_log:
-                    emb_deps.append(("mlp_log" + c, p))  # its slot is batch n−2's: free once batch n−1's log is whole
-                add("emb_log" + c, n, ckpt(m), emb_deps)
-                if pipeline.relaxed_mlp_log and log_lane(m) != ckpt(m):
-                    # a DMA channel of its own: copy during batch n's GPU window whatever the
-                    # embedding log is doing (the two share the media, served in time order)
-                    add("mlp_log" + c, n, log_lane(m), [("t_mlp" + s_, n, "start"), ("mlp_log" + c, p)])
-                elif pipeline.relaxed_mlp_log:
-                    log_deps = [("t_mlp" + s_, n, "start"), ("emb_log" + c, n), ("mlp_log" + c, p)]
-                    if relaxed:
-                        log_deps.append(("lookup" + c, n + 1))
-                    add("mlp_log" + c, n, ckpt(m), log_deps)
-                elif log_lane(m) != ckpt(m):
-                    # its own DMA channel: copies beside the embedding log once batch n−1's optimizer
-                    # step has produced the parameters (and log n−1 is whole: its slot is n−2's), or
-                    # from the end of the lookup
-                    start = [("emb_log" + c, p)] if log_at_inputs else [("lookup" + c, n)]
-                    add("mlp_log" + c, n, log_lane(m), start + [("mlp_opt" + s_, p)])
-                else:
-                    add("mlp_log" + c, n, ckpt(m), [("emb_log" + c, n), ("mlp_opt" + s_, p)])
-        if redo:
-            for m in mems:
-                c = sfx(m)
-                redo_deps = [("update" + c, n), ("mlp_opt" + sfx(src(m)), n)]
-                if redo_mlp_early:
-                    # the MLP part from the optimizer step on, beside the update; the record's rows and
-                    # commit flag after the update, the flag also after the MLP part (its planned end)
-                    add("redo_mlp" + c, n, log_lane(m), [("mlp_opt" + sfx(src(m)), n), ("redo" + c, p)])
-                    redo_deps.append(("redo_mlp" + c, n, "start"))
-                add("redo" + c, n, agent(m), redo_deps)
+            opt_deps += scheme.opt_deps(g, n)
+            add("mlp_opt" + sfx(gi), n, "gpu" + sfx(gi), opt_deps)
+        scheme.add_ops(g, n)

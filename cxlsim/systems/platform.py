@@ -52,11 +52,14 @@ class Platform:
     groups: tuple[tuple[frozenset[str], dict[str, Any]], ...]  # (systems, role -> entry)
     pipeline: dict[str, Any] = field(default_factory=dict)  # pipeline defaults (dataflow systems)
 
-    def role_spec(self, system: str, role: str) -> dict[str, Any] | None:
-        """The device entry of ``role`` for ``system`` (its group's over the defaults), or None."""
+    def role_spec(self, system: str | tuple[str, ...], role: str) -> dict[str, Any] | None:
+        """The device entry of ``role`` for ``system`` (its groups', in file order, over the
+        defaults), or None. ``system``: a name, or a name and the systems it inherits from: a group
+        naming any of them applies (a system built on ``cxl-d`` is built like ``cxl-d``)."""
+        names = {system} if isinstance(system, str) else set(system)
         spec = _entry(self.roles.get(role))
         for systems, roles in self.groups:
-            if system in systems and role in roles:
+            if names & systems and role in roles:
                 spec = merge(spec or {}, _entry(roles[role]))
         return spec
 

@@ -7,13 +7,14 @@ interleaving) and the count its data needs at the model's ``capacity_GB``. What 
 
 * the role holding the tables: all embedding tables at full size plus the MLP parameters (fp32),
   plus the checkpoint area when the checkpoint lives there;
-* a separate checkpoint role: the checkpoint area;
+* a separate checkpoint role: the checkpoint area (the persistence scheme's
+  ``checkpoint_role`` and ``checkpoint_B``, :mod:`cxlsim.systems.axes`);
 * the host's DRAM: the software footprint (``cpu.software_memory_GB``) plus the vector cache, in
   the role the device graph names (``host_dram``, or the table role of the ``dram`` system), else an
   implicit ``host_memory`` pool of the graph's host-memory module (every host has DRAM even where a
   config names none).
 
-The checkpoint area is two batches' worth of logged rows (every lookup a distinct row: the undo log's
+The redo and undo schemes' checkpoint area (:func:`checkpoint_B`) is two batches' worth of logged rows (every lookup a distinct row: the undo log's
 two slots, or a redo record kept until the next is complete) plus one copy of the MLP parameters.
 Capacities are decimal (1 GB = 1e9 B), as module capacities are quoted.
 """
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cxlsim.config.bounds import MAX_MODULES_PER_ROLE, check_bound
+from cxlsim.systems import axes
 from cxlsim.systems.graph import DeviceGraph
 from cxlsim.units import FP32_B, GB
 from cxlsim.workloads.catalog import Workload
@@ -84,16 +86,18 @@ def provision(devices: DeviceGraph, workload: Workload, mems: int = 1) -> dict[s
     cfg = devices.config
     p = cfg.pipeline
     holds: dict[str, float] = dict.fromkeys(devices.memory_roles(), 0.0)
+    scheme = axes.of(p, "persistence")
+    ckpt_role = scheme.checkpoint_role(p)
     holds[p.tables_on] += model_B(workload)
-    if p.persistence != "none":
-        holds[p.checkpoint_on] += checkpoint_B(workload)
+    if ckpt_role is not None:
+        holds[ckpt_role] += scheme.checkpoint_B(workload, p)
     host = cfg.role("host_cpu").params.software_memory_GB * GB + p.vector_cache_GB * GB
     pools: dict[str, ModulePool] = {}
     if devices.host_memory_role is not None:
         holds[devices.host_memory_role] += host
     else:
         pools[HOST_MEMORY] = ModulePool(HOST_MEMORY, devices.host_memory, 0, host / GB, devices.host_memory_family)
-    per_device = {p.tables_on, p.checkpoint_on} if p.persistence != "none" else {p.tables_on}
+    per_device = {p.tables_on, ckpt_role} if ckpt_role is not None else {p.tables_on}
     for role, nbytes in holds.items():
         count = cfg.devices[role].count * (mems if role in per_device and role != devices.host_memory_role else 1)
         pools[role] = ModulePool(role, devices[role], count, nbytes / GB, devices.family(role))

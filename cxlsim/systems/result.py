@@ -100,7 +100,9 @@ class RunResult:
         lane (GPUs, near-data and checkpointing logic, the host, every link direction a transfer
         held), its busy intervals clipped to the measured span; and each memory device's media
         (the measured batches' media bytes at its per-module read and write bandwidth, over its
-        modules: an estimate of bank time, which the batches' attribution can push past 1)."""
+        modules: an estimate of bank time, which the batches' attribution can push past 1). A
+        symmetry-reduced run adds the trunks it loads analytically
+        (:meth:`~cxlsim.systems.machine.TrainingMachine.trunk_busy_ns`)."""
         if not self.activity:
             return {}
         t0 = self.batch_span(self.measured.start)[0]
@@ -113,6 +115,9 @@ class RunResult:
             ns = max(0.0, min(rec.end_ns, t1) - max(rec.start_ns, t0))
             for lane in (rec.op.lane, *rec.op.holds):
                 busy[lane] = busy.get(lane, 0.0) + ns
+        trunks = getattr(self.machine, "trunk_busy_ns", dict)()  # a reduced run's analytic trunks
+        for lane, ns in trunks.items():
+            busy[lane] = busy.get(lane, 0.0) + ns * len(self.activity)
         for a in self.activity:
             for key, tr in a.media.items():
                 mem = self.machine.memories.get(key)

@@ -32,7 +32,7 @@ from cxlsim.systems.provision import check_provision
 from cxlsim.systems.result import RunResult
 from cxlsim.systems.sampling import AUTO, decide, parse_ci
 from cxlsim.systems.streams import StreamSet, stream_set
-from cxlsim.systems.symmetry import Reduction, chips_group, plan
+from cxlsim.systems.symmetry import Reduction, chips_group, plan, representative_streams
 from cxlsim.systems.topology import Fabric, Placement
 from cxlsim.systems.tpu_ps_run import simulate_tpu_ps
 from cxlsim.workloads.catalog import load_workload
@@ -146,7 +146,11 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
             system_fabric = Fabric.of(devices, reduction.gpus, reduction.mems)
         gpus, mems = reduction.group_gpus, reduction.group_mems
     check_provision(devices, wl, reduction.mems if reduction else mems)
-    machine = TrainingMachine(devices, streams, gpus, mems, fabric, placement, reduction, system_fabric)
+    device_streams = None
+    if reduction is not None:
+        device_streams = representative_streams(reduction, wl, cfg.topology.tables_policy, cfg.seed, total)
+    machine = TrainingMachine(devices, streams, gpus, mems, fabric, placement, reduction, system_fabric,
+                              device_streams)
     ex = Executor(TraceRecorder(enabled=trace))
     build_graph(ex, machine, cfg.pipeline, total)
 
@@ -167,6 +171,7 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
     times = np.asarray([a.wall_ns for a in activity])
     raw = np.asarray([a.raw_stall_ns for a in activity])
     gap = max((a.mlp_log_gap_batches for a in activity), default=0)
-    extra = {"symmetry": reduction.summary() if reduction else {"reduced": False}}
+    extra = {"symmetry": {**reduction.summary(), "mem_devices": [d.device for d in device_streams]}
+             if reduction else {"reduced": False}}
     return RunResult(cfg, wl, times, parts, raw, gap, ex, machine, extra, activity=activity, devices=devices,
                      sampling=rule)

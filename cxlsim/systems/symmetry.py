@@ -4,9 +4,14 @@ When the GPUs, the CXL-MEMs (or PCIe cards) and their table shards are identical
 ``k`` identical *groups*: ``k = min(G, M)`` and group ``j`` holds GPUs ``j, j + k, j + 2k, …``
 (``g = G / k`` of them) and memory devices ``j, j + k, …`` (``m = M / k``). Batches are lock-step
 (data-parallel training), so every group does the same work at the same time. A reduced run
-simulates group 0 in full detail (its ``g`` GPUs and ``m`` memory devices, their lanes, media and
-logic, on the streams of its ``g × batch_size`` samples) and models what the other groups add
-analytically:
+simulates group 0's places in full detail (its ``g`` GPUs on ``g × batch_size`` samples, its ``m``
+memory devices, their lanes, media and logic) and models what the other groups add analytically:
+
+* **The memory devices serve the busiest device's streams.** A lock-step batch waits for the
+  slowest memory device, the one holding the system's hottest rows; the representative's devices
+  serve the streams of the group holding it (:func:`representative_streams`,
+  :mod:`cxlsim.systems.device_streams`): each its own part of the whole system's batches, drawn
+  without the system's streams.
 
 * **A transfer of the representative stands for its class.** Memory device ``b`` of the group
   (device ``b·k`` of the system) sends pooled vectors to every GPU: the representative op
@@ -16,17 +21,22 @@ analytically:
   gradients mirror them. So each device link of the group carries exactly the bytes and transfers
   it carries in the full system.
 * **Shared links** (the trunks between switch levels): in the full system a trunk ``ℓ`` carries
-  ``n_ℓ`` of the phase's transfers (all groups, time-aligned), while a sender's own link carries
-  ``n_src`` (``G`` per memory device for pooled vectors, ``M`` per GPU for gradients). A
-  represented transfer that crosses ``ℓ`` occupies it ``ρ_ℓ = max(1, n_ℓ / n_src)`` times as long
-  as alone (:class:`LoadedLink`: the link's serialisation scaled, its latency kept): the other
-  groups' identical traffic on the link, spread evenly over the phase (named approximation, its
-  error measured against full detail in docs/scale-out.md).
+  ``n_ℓ`` of the phase's transfers (all groups, time-aligned). Full detail holds every link
+  direction of a transfer's path for the whole transfer (latency included), so the phase lasts at
+  least ``n_ℓ`` transfer times. The reduced run's own lanes already serialise the group's ops: a
+  memory device's link carries its ``G`` pooled transfers, a GPU's its ``M`` gradients, and the
+  other end's link (``M`` pooled, ``G`` gradients) serialises the group's ops to it, so the group's
+  busiest lane carries ``max(G, M)`` transfers per phase. A represented transfer therefore takes
+  ``ρ = max(1, n_ℓ / max(G, M))`` times its own time, ``ℓ`` the most loaded trunk of its path
+  (:meth:`SystemFabric.load`): the busiest lane's transfers then end when ``ℓ`` has carried every
+  group's (named approximation, *deterministic trunk sharing*: the groups' transfers interleave on
+  the trunk in equal shares; its error is measured in docs/scale-out.md).
 * **The all-reduce** is timed over the full system's ring (its busiest link direction, as in
-  full detail); the host, shared by every group, issues ``k`` times the representative's
-  software copies (``pcie``).
+  full detail) and holds the group's GPU links (the system's ring crosses them all); the host,
+  shared by every group, issues ``k`` times the representative's software copies (``pcie``).
 * **Accounting**: every batch's ledger is the group's; :attr:`Reduction.groups` scales it to the
-  system in the energy model. Utilisation is the representative devices' (the same in every group).
+  system in the energy model. Utilisation is the representative devices' and the trunks' as full
+  detail would count them (:meth:`~cxlsim.systems.machine.TrainingMachine.trunk_busy_ns`).
 
 Refused (:class:`SymmetryRefused`, one line, exit 2), with the reason: a GPU count that is not a
 multiple of the group's (neither count divides the other), uneven table shards (``whole`` tables
@@ -136,29 +146,6 @@ def shard_tables(layout: TableLayout, mems: int, policy: str, why: str) -> int:
     return int(per_mem[0])
 
 
-class LoadedLink:
-    """A link of the full switch tree as one transfer sees it while ``factor`` times its traffic
-    crosses it (the other groups' time-aligned copies): its serialisation (a lone message, a
-    message in a stream, a stream) takes ``factor`` times as long; latency, wire bytes and energy
-    are the link's own. Everything else is read from the link model."""
-
-    def __init__(self, link: Any, factor: float) -> None:
-        self._link = link
-        self.factor = factor
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._link, name)
-
-    def transfer_ns(self, payload_B: float) -> float:
-        return self._link.transfer_ns(payload_B) * self.factor
-
-    def per_message_ns(self, payload_B: float) -> float:
-        return self._link.per_message_ns(payload_B) * self.factor
-
-    def stream_ns(self, n_msgs: int, payload_B: float) -> float:
-        return self._link.stream_ns(n_msgs, payload_B) * self.factor
-
-
 @dataclass
 class SystemFabric:
     """The full system's switch tree seen from a reduced run: its paths, and per phase the
@@ -168,7 +155,7 @@ class SystemFabric:
     gpus: int
     mems: int
     _counts: dict[str, dict[tuple[str, str], int]] = field(default_factory=dict)
-    _loaded: dict[tuple, Any] = field(default_factory=dict)
+    _loaded: dict[tuple, float] = field(default_factory=dict)
 
     def counts(self, phase: str) -> dict[tuple[str, str], int]:
         """``(node, direction) → transfers`` of ``phase`` (``pooled``: every memory device to
@@ -189,23 +176,33 @@ class SystemFabric:
             self._counts[phase] = out
         return self._counts[phase]
 
-    def loaded_path(self, src: Any, dst: Any, phase: str):
-        """The path from ``src`` to ``dst`` (system endpoints) with its trunks loaded by the
-        phase's traffic of every group (:class:`LoadedLink`, ``ρ = max(1, n_ℓ / n_src)``)."""
+    def load(self, src: Any, dst: Any, phase: str) -> float:
+        """``ρ``: how many times as long a transfer from ``src`` to ``dst`` (system endpoints)
+        takes while every group's traffic of ``phase`` shares the tree: the largest
+        ``max(1, n_ℓ / max(G, M))`` over the trunks ``ℓ`` of its path (module docstring)."""
         key = (src, dst, phase)
         if key not in self._loaded:
-            from_mem = src != HOST and src[0] == "mem"
-            n_src = self.gpus if from_mem else self.mems
+            busiest_lane = max(self.gpus, self.mems)
             counts = self.counts(phase)
-            path = self.fabric.path(src, dst)
-            links = []
-            for (node, direction), link in zip(self.fabric.links(src, dst), path.links, strict=True):
-                n = counts.get((node, direction), 0) if not node.startswith("dev") else 0
-                links.append(LoadedLink(link, n / n_src) if n > n_src else link)
-            if any(isinstance(lk, LoadedLink) for lk in links):
-                path = type(path)(links, path.switch)
-            self._loaded[key] = path
+            n = max((counts.get(link, 0) for link in self.fabric.links(src, dst) if not link[0].startswith("dev")),
+                    default=0)
+            self._loaded[key] = max(1.0, n / busiest_lane)
         return self._loaded[key]
+
+
+def representative_streams(red: Reduction, workload: Any, policy: str, seed: int, n: int) -> list:
+    """The streams of the representative's memory devices: those of the group holding the system's
+    busiest device (:func:`~cxlsim.systems.device_streams.busiest_device`; a lock-step batch waits
+    for it), each device's part of the whole system's batches
+    (:class:`~cxlsim.systems.device_streams.DeviceStreams`)."""
+    from cxlsim.systems.device_streams import DeviceStreams, busiest_device, heads
+
+    layout = TableLayout.from_workload(workload)
+    placement = Placement.of(layout, red.mems, policy)
+    hs = heads(workload, layout, seed)
+    group = busiest_device(hs, placement) % red.groups
+    return [DeviceStreams(workload, red.gpus, placement, group + i * red.groups, seed, n, hs)
+            for i in range(red.group_mems)]
 
 
 def group_ring_edges(red: Reduction) -> list[tuple[Any, Any]]:

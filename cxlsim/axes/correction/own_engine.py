@@ -1,0 +1,14 @@
+"""``correction: own_engine``: an adder bank of its own (lane ``<engine>.corr``), beside the update."""
+
+from __future__ import annotations
+
+from cxlsim.axes.correction import Correction
+from cxlsim.systems.axes import register
+from cxlsim.systems.dataflow import sfx
+
+
+@register("correction", "own_engine")
+class OwnEngine(Correction):
+    @classmethod
+    def add_op(cls, g, n: int, m: int) -> None:
+        g.add("correction" + sfx(m), n, g.eng(m) + ".corr", cls._after_grads(g, n, m))

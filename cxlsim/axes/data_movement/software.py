@@ -1,0 +1,58 @@
+"""``data_movement: software``: the CUDA-like software path over PCIe (launch, copy, sync); a copy
+to or from a PCIe card bounces through host memory (SPEC §1.4 ``pcie``)."""
+
+from __future__ import annotations
+
+from cxlsim.axes.data_movement import DataMover
+from cxlsim.axes.data_movement.cxl_cache import _skip_mmio
+from cxlsim.engine.executor import OpOutcome
+from cxlsim.systems.axes import register
+from cxlsim.units import WIRE_INDEX_B
+
+
+@register("data_movement", "software")
+class Software(DataMover):
+    """Transfers issued by the host, one after another on its lane."""
+
+    lane = "host_cpu"
+
+    @classmethod
+    def roles(cls, pipeline) -> list[str]:
+        return ["pcie"]
+
+    def config(self, n: int, t: float, m: int) -> OpOutcome:
+        """The host copies every device's indices: in a reduced run, this device's in every group."""
+        mc = self.m
+        idx_B = mc.batch(n, m).n_indices * WIRE_INDEX_B
+        mc.count_link("pcie", mc.pcie.memcpy_cost(idx_B, False, mc.cpu).size_B)
+        copies = mc.reduction.groups if mc.reduction else 1
+        return OpOutcome(t + copies * (mc.pcie.launch_ns(mc.cpu) + mc.pcie.memcpy_ns(idx_B, False, mc.cpu)))
+
+    def _one_ns(self, nbytes: float) -> float:
+        mc, host = self.m, self.m.cpu
+        bounce = mc.engine.bounces
+        return mc.pcie.sync_ns(host) + mc.pcie.memcpy_ns(nbytes, bounce, host) + mc.pcie.launch_ns(host)
+
+    def move(self, nbytes: float, t: float, src, dst) -> OpOutcome:
+        mc = self.m
+        bounce, host = mc.engine.bounces, mc.cpu
+        mc.count_link("pcie", mc.pcie.memcpy_cost(nbytes, bounce, host).size_B)
+        return OpOutcome(t + mc.pcie.sync_ns(host) + mc.pcie.memcpy_ns(nbytes, bounce, host) + mc.pcie.launch_ns(host))
+
+    def move_class(self, nbytes: float, src, dst) -> tuple[float, list[tuple[str, float]]]:
+        """``groups`` copies per group on the one host every group shares (``groups²`` copies)."""
+        mc, red = self.m, self.m.reduction
+        total = red.groups * red.groups * self._one_ns(nbytes)
+        return total, [("pcie", red.groups * mc.pcie.memcpy_cost(nbytes, mc.engine.bounces, mc.cpu).size_B)]
+
+    def ring_step_ns(self, size_B: float) -> float:
+        """Each GPU's copy bounces through host memory, the host issuing them one after another."""
+        mc, h = self.m, self.m.cpu
+        return mc.system_gpus * (mc.pcie.memcpy_ns(size_B, True, h) + mc.pcie.launch_ns(h)) + mc.pcie.sync_ns(h)
+
+    def count_ring_edge(self, src, dst, steps: int, shard_B: float) -> None:
+        mc = self.m
+        mc.count_link("pcie", steps * mc.pcie.memcpy_cost(shard_B, True, mc.cpu).size_B)
+
+    def declare_unused(self) -> None:
+        _skip_mmio(self.m)

@@ -1,0 +1,21 @@
+"""``mlp_pull: software``: the host copies the parameters over PCIe (after a stream sync)."""
+
+from __future__ import annotations
+
+from cxlsim.axes.mlp_pull import MlpPull
+from cxlsim.systems.axes import register
+
+
+@register("mlp_pull", "software")
+class SoftwarePull(MlpPull):
+    @classmethod
+    def roles(cls, pipeline) -> list[str]:
+        return ["pcie"]
+
+    def pull_ns(self, nbytes: float, m: int) -> float:
+        mc = self.m
+        return mc.pcie.sync_ns(mc.cpu) + mc.pcie.memcpy_ns(nbytes, mc.agent.bounces, mc.cpu)
+
+    def count(self, side, nbytes: float) -> None:
+        mc = self.m
+        mc.count_link("pcie", mc.pcie.memcpy_cost(nbytes, mc.agent.bounces, mc.cpu).size_B)

@@ -1,0 +1,231 @@
+"""The input streams one memory device of the full system serves, drawn without the full system's
+streams (the symmetry reduction's representative device; :mod:`cxlsim.systems.symmetry`).
+
+In the full system a row-sharded device ``d`` serves the lookups of all ``G × batch_size`` samples
+that fall in its row range of every table (``whole``: every lookup of its tables). Its stream is
+skewed by popularity: the device that holds the hottest rows serves the most lookups, each row
+read many times, and it gates every lock-step batch. :class:`DeviceStreams` draws exactly that
+stream, in distribution, for the device the reduction simulates, at a cost that does not grow
+with ``G``:
+
+* Each lookup position of table ``t`` (``G · batch_size · L`` of them) follows the generator
+  (:mod:`cxlsim.workloads.generator`): it keeps the previous batch's row with probability ``c``
+  (``reuse_prev_fraction``), else draws a fresh rank from the bounded power law, mapped to a row by
+  the table's Feistel bijection. Only the positions whose row is on the device are held (``S``):
+  a position in ``S`` keeps its row, or redraws and stays if the new row is on the device; of the
+  other positions, ``Binomial(N − |S|, 1 − c)`` redraw, and those landing on the device are placed
+  at distinct positions drawn uniformly outside ``S``.
+* A fresh draw lands on the device's *head* rows (ranks below :data:`HEAD_RANKS`, enumerated once
+  with their exact probabilities) or in the *tail* (the remaining ranks, drawn from the power law
+  restricted to them and kept when the bijection puts them on the device). The head/tail split is
+  exact (binomial); only the tail's draws cost work, about ``(1 − F(K))`` of the fresh draws.
+* Lookups keep the system's order (table-major, then sample-major positions), so the engine sees
+  the device's accesses in the order full detail gives it.
+
+:func:`busiest_device` picks the system device with the most expected lookups (the one a lock-step
+batch waits for): head masses exact, each tail's mass counted in proportion to the device's tail
+rows (named approximation, for the choice only: a tail of ranks ≥ 2^18, each of tiny probability,
+falls on the devices in proportion to their rows).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from cxlsim.kernels.sampling import EXPONENT_ONE_TOL, feistel_permute, power_law_ranks
+from cxlsim.rng import keyed_stream
+from cxlsim.systems.streams import BatchStreams
+from cxlsim.systems.topology import Placement
+from cxlsim.workloads.catalog import Workload
+from cxlsim.workloads.generator import table_keys
+from cxlsim.workloads.layout import TableLayout
+
+#: Ranks enumerated exactly per table (the head); the rest are drawn by rejection.
+HEAD_RANKS = 1 << 18
+#: Child stream of the user's seed for device streams (after the generator's 0-2).
+STREAM_DEVICE = 3
+
+
+def rank_cdf(j: np.ndarray, n: int, exponent: float) -> np.ndarray:
+    """``P(rank < j)`` under the generator's bounded power law on ``n`` ranks
+    (:func:`cxlsim.kernels.sampling.power_law_ranks`)."""
+    j = np.asarray(j, np.float64)
+    if abs(exponent - 1.0) < EXPONENT_ONE_TOL:
+        return np.log(j + 1.0) / math.log(n + 1.0)
+    a = 1.0 - exponent
+    return ((j + 1.0) ** a - 1.0) / ((n + 1.0) ** a - 1.0)
+
+
+def _ranges(layout: TableLayout, placement: Placement, d: int) -> list[tuple[int, int]]:
+    """Local row range ``[lo, hi)`` of every table on system device ``d``."""
+    rows = np.diff(np.append(layout.row_base, layout.total_rows))
+    M = placement.mems
+    out = []
+    for t, n in enumerate(rows.tolist()):
+        if M == 1:
+            out.append((0, n))
+        elif placement.policy == "whole":
+            out.append((0, n) if int(placement.table_mem[t]) == d else (0, 0))
+        else:  # row_sharded: row r is on device r·M // n
+            out.append((-(-d * n // M), -(-(d + 1) * n // M)))
+    return out
+
+
+class _Head:
+    """A table's head ranks: their rows and probabilities."""
+
+    def __init__(self, n: int, exponent: float, key: np.uint64) -> None:
+        self.n, self.exponent, self.key = n, exponent, key
+        self.K = min(n, HEAD_RANKS)
+        ranks = np.arange(self.K, dtype=np.int64)
+        self.rows = feistel_permute(ranks, n, key)
+        edges = rank_cdf(np.arange(self.K + 1), n, exponent)
+        self.w = np.diff(edges)
+        self.F = float(edges[-1]) if self.K < n else 1.0  # P(rank < K)
+
+
+def heads(workload: Workload, layout: TableLayout, seed: int) -> list[_Head]:
+    """Every table's head (module docstring)."""
+    p = workload.params
+    rows = np.diff(np.append(layout.row_base, layout.total_rows))
+    keys = table_keys(seed, p.tables)
+    return [_Head(int(n), float(p.popularity_exponent), keys[t]) for t, n in enumerate(rows.tolist())]
+
+
+def busiest_device(heads: list[_Head], placement: Placement) -> int:
+    """The system device with the most expected lookups (module docstring), from every table's head."""
+    M = placement.mems
+    load = np.zeros(M)
+    for t, h in enumerate(heads):
+        n = h.n
+        if M == 1:
+            break
+        if placement.policy == "whole":
+            load[int(placement.table_mem[t])] += 1.0
+            continue
+        dev = h.rows * M // n
+        load += np.bincount(dev, weights=h.w, minlength=M)
+        if h.K < n:
+            lo = -(-np.arange(M) * n // M)
+            hi = -(-(np.arange(M) + 1) * n // M)
+            tail_rows = (hi - lo) - np.bincount(dev, minlength=M)
+            load += (1.0 - h.F) * tail_rows / (n - h.K)
+    return int(np.argmax(load))
+
+
+class _TableStream:
+    """One table's lookups on one device, batch after batch (module docstring)."""
+
+    def __init__(self, h: _Head, lo: int, hi: int, positions: int, reuse: float) -> None:
+        self.n, self.lo, self.hi, self.N = h.n, lo, hi, positions
+        self.exponent, self.key, self.reuse = h.exponent, h.key, reuse
+        self.pos = np.empty(0, np.int64)  # positions on the device, ascending
+        self.rows = np.empty(0, np.int64)
+        if hi > lo:
+            on = (h.rows >= lo) & (h.rows < hi)
+            self.K, self.F = h.K, h.F
+            self.head_rows = h.rows[on]
+            self.head_cdf = np.cumsum(h.w[on])
+            self.h = float(self.head_cdf[-1]) if self.head_cdf.size else 0.0
+
+    def _fresh(self, rng: np.random.Generator, draws: int) -> np.ndarray:
+        """The rows on the device among ``draws`` fresh draws (their order random)."""
+        if draws == 0:
+            return np.empty(0, np.int64)
+        tail = int(rng.binomial(draws, 1.0 - self.F)) if self.F < 1.0 else 0
+        head = draws - tail
+        n_head = int(rng.binomial(head, min(1.0, self.h / self.F))) if head and self.h > 0 else 0
+        out = [self.head_rows[np.searchsorted(self.head_cdf, rng.random(n_head) * self.h, side="right")
+                              .clip(max=self.head_rows.size - 1)]]
+        if tail:
+            u = self.F + (1.0 - self.F) * rng.random(tail)
+            ranks = np.maximum(power_law_ranks(u, self.n, self.exponent), self.K)
+            rows = feistel_permute(ranks, self.n, self.key)
+            out.append(rows[(rows >= self.lo) & (rows < self.hi)])
+        rows = np.concatenate(out)
+        return rows[rng.permutation(rows.size)]
+
+    def _free_positions(self, rng: np.random.Generator, count: int, taken: np.ndarray) -> np.ndarray:
+        """``count`` distinct positions drawn uniformly outside ``taken`` (ascending): distinct
+        ranks among the ``N − |taken|`` free positions, each mapped to its free position."""
+        free = self.N - taken.size
+        got = np.empty(0, np.int64)
+        while got.size < count:
+            need = count - got.size
+            cand = np.sort(np.concatenate([got, rng.integers(0, free, size=need + need // 8 + 16)]))
+            cand = cand[np.append(True, cand[1:] != cand[:-1])]
+            got = cand if cand.size <= count else np.sort(cand[rng.permutation(cand.size)[:count]])
+        # the i-th free position: i plus the taken positions at or before it
+        gaps = taken - np.arange(taken.size)
+        return got + np.searchsorted(gaps, got, side="right")
+
+    def next(self, rng: np.random.Generator, first: bool) -> np.ndarray:
+        """The next batch's rows on the device, in position order."""
+        if self.hi <= self.lo:
+            return self.rows
+        c = 0.0 if first else self.reuse
+        if self.pos.size:
+            redraw = rng.random(self.pos.size) >= c
+            fresh = self._fresh_each(rng, int(redraw.sum()))
+            stay = fresh >= 0
+            rows = self.rows.copy()
+            idx = np.flatnonzero(redraw)
+            rows[idx[stay]] = fresh[stay]
+            keep = ~redraw
+            keep[idx[stay]] = True
+            old_pos, old_rows = self.pos[keep], rows[keep]
+        else:
+            old_pos, old_rows = self.pos, self.rows
+        outside = int(rng.binomial(self.N - self.pos.size, 1.0 - c))
+        new_rows = self._fresh(rng, outside)
+        new_pos = self._free_positions(rng, new_rows.size, self.pos)
+        pos = np.concatenate([old_pos, new_pos])
+        rows = np.concatenate([old_rows, new_rows])
+        order = np.argsort(pos, kind="stable")
+        self.pos, self.rows = pos[order], rows[order]
+        return self.rows
+
+    def _fresh_each(self, rng: np.random.Generator, draws: int) -> np.ndarray:
+        """Per draw: its row if it lands on the device, else −1 (exchangeable draws)."""
+        out = np.full(draws, -1, np.int64)
+        rows = self._fresh(rng, draws)
+        out[rng.choice(draws, size=rows.size, replace=False)] = rows
+        return out
+
+
+def _member(x: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    if sorted_set.size == 0:
+        return np.zeros(x.size, bool)
+    i = np.searchsorted(sorted_set, x).clip(max=sorted_set.size - 1)
+    return sorted_set[i] == x
+
+
+class DeviceStreams:
+    """The batches of system device ``device`` of ``mems`` serving ``gpus`` GPUs' samples (module
+    docstring); ``batch(n)`` as :meth:`cxlsim.systems.streams.StreamSet.batch` would give the
+    device's part of the full system's batch ``n`` (global row ids, the same layout)."""
+
+    def __init__(self, workload: Workload, gpus: int, placement: Placement, device: int, seed: int,
+                 n: int, table_heads: list[_Head] | None = None) -> None:
+        p = workload.params
+        layout = placement.layout
+        self.device = device
+        hs = table_heads if table_heads is not None else heads(workload, layout, seed)
+        positions = gpus * p.batch_size * p.lookups_per_table
+        rng = keyed_stream(seed, STREAM_DEVICE, device)
+        tables = [_TableStream(hs[t], lo, hi, positions, float(p.reuse_prev_fraction))
+                  for t, (lo, hi) in enumerate(_ranges(layout, placement, device))]
+        self._batches: list[BatchStreams] = []
+        prev_unique = np.empty(0, np.int64)
+        for b in range(n):
+            lookup = np.concatenate([ts.next(rng, b == 0) + layout.row_base[t] for t, ts in enumerate(tables)])
+            unique, counts = np.unique(lookup, return_counts=True)
+            shared = _member(unique, prev_unique)
+            self._batches.append(BatchStreams(b, lookup, unique, counts, int(shared.sum()),
+                                              int(counts[shared].sum()), shared))
+            prev_unique = unique
+
+    def batch(self, n: int) -> BatchStreams:
+        return self._batches[n]
