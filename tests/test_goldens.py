@@ -49,9 +49,14 @@ DESIGN_ORDER = ("cxl", "cxl-b", "cxl-d", "pcie")
 #: The known exceptions to DESIGN_ORDER at the workloads' configured batch sizes, (platform, step,
 #: next step) -> why. A named exception must still break the order (else remove it here).
 ORDER_EXCEPTIONS = {
-    ("prototype", "cxl-d", "pcie"): "both cards' links run at PCIe Gen3 rate, and cxl-d's redo pulls the MLP "
-    "over CXL.cache line fills (flit and message overheads) more slowly than the PCIe card's checkpointing "
-    "DMA engine reads it (docs/validation.md); every RM",
+    ("prototype", "cxl-d", "pcie"): (
+        ("rm2", "rm3", "rm4"),
+        "both cards' links run at PCIe Gen3 rate, and cxl-d's redo pulls the MLP over CXL.cache line "
+        "fills (flit and message overheads) more slowly than the PCIe card's checkpointing DMA engine "
+        "reads it (docs/validation.md). Not RM1: its gap was 0.25 % with slots freed in issue order, and "
+        "with out-of-order slots the emulated PMEM's read-priority schedule lengthens pcie's batch "
+        "(+4.5 %) more than cxl-d's (+1.7 %) (docs/goldens-changes.md, issue 26 item 1)",
+    ),
 }
 
 
@@ -73,7 +78,7 @@ def test_design_order_at_the_configured_batch(configured, platform, workload):
     bt = configured[(platform, workload)]
     for step, following in itertools.pairwise(DESIGN_ORDER):
         holds = bt[step] <= bt[following]
-        if (platform, step, following) in ORDER_EXCEPTIONS:
+        if workload in ORDER_EXCEPTIONS.get((platform, step, following), ((), ""))[0]:
             assert not holds, f"{platform}/{workload}: {step} <= {following} now holds; remove the named exception"
         else:
             assert holds, (platform, workload, bt)
@@ -93,7 +98,12 @@ def test_breakdown_sums_to_batch_time(results, case):
 @pytest.mark.parametrize("platform", goldens.PLATFORMS)
 @pytest.mark.parametrize("workload", goldens.WORKLOADS)
 def test_relaxed_lookup_has_no_raw_stall(results, platform, workload):
-    assert results[f"{platform}/cxl/{workload}"]["raw_stall_ms"] == 0.0
+    """The relaxed lookup runs before its batch's update, so it never waits for that update; it can
+    meet a few rows of the update before it still queued at Optane (physical RM4 since the
+    requester's slots free out of order: 0.02 ms, 0.7 % of the batch, hidden behind the GPU;
+    docs/goldens-changes.md)."""
+    r = results[f"{platform}/cxl/{workload}"]
+    assert r["raw_stall_ms"] <= 0.01 * r["batch_time_ms"]
 
 
 @pytest.mark.parametrize("platform", goldens.PLATFORMS)

@@ -24,7 +24,8 @@ def bench(preset: str, threads: int | None = None, modules: int = 1, pattern: st
 @pytest.mark.parametrize("preset", MEDIA)
 def test_every_memory_preset_has_the_new_keys(preset):
     b = bench(preset, threads=2, modules=2)
-    for key in ("read_bw_GBps", "write_bw_GBps", "store_flush_bw_GBps", "persist_latency_ns"):
+    for key in ("read_bw_GBps", "write_bw_GBps", "store_flush_bw_GBps", "persist_latency_ns",
+                "persist_flush_latency_ns"):
         assert all(v > 0 for v in b[key].values()), key
     rows = b["loaded_latency"]
     assert rows and all(set(r) == {"offered_GBps", "bw_GBps", "latency_ns"} for r in rows)
@@ -32,6 +33,8 @@ def test_every_memory_preset_has_the_new_keys(preset):
     # evenly spaced requests never find busy) and is never below the idle latency
     lat = [r["latency_ns"] for r in rows]
     assert lat[-1] >= lat[0] >= 0.99 * build_device(preset).params.read_latency_random_ns
+    assert list(b["loaded_latency_ns"].values()) == lat and list(b["loaded_latency_ns"]) == [
+        "10", "25", "50", "70", "80", "90", "95"]
     if build_device(preset).params.parallel_units_count > 1:
         assert lat[-1] > 1.05 * lat[0]
     assert all(r["bw_GBps"] == pytest.approx(r["offered_GBps"], rel=0.1) for r in rows[:-1])
@@ -57,6 +60,26 @@ def test_persist_latency_is_write_acks_in_rounds_of_the_fill_buffers():
     b = bench("pmem/optane-100")
     assert b["persist_latency_ns"]["64"] == pytest.approx(90, rel=0.02)
     assert b["persist_latency_ns"]["4096"] >= 64 / THREAD_LINES * 90 * 0.99
+
+
+@pytest.mark.parametrize("preset", ["dram/ddr4-2666", "pmem/optane-100"])
+def test_loaded_latency_never_falls_with_load(preset):
+    """The loaded-latency curve's shape (no published curve to hold it to): the idle random latency
+    at low load, then non-decreasing with the offered load (more load, longer bank and queue waits)."""
+    lat = list(bench(preset)["loaded_latency_ns"].values())
+    assert lat[0] == pytest.approx(build_device(preset).params.read_latency_random_ns, rel=0.02)
+    assert all(b >= a * (1 - 1e-9) for a, b in zip(lat, lat[1:], strict=False))
+    assert lat[-1] > 1.3 * lat[0]
+
+
+def test_persist_with_flushes_costs_a_read_per_line_and_grows_with_size():
+    """store + clwb + sfence on uncached lines: a line costs at least its read for ownership, and
+    4 KiB at least the lines' reads at the module's read bandwidth."""
+    m = build_device("pmem/optane-100")
+    p = bench("pmem/optane-100")["persist_flush_latency_ns"]
+    assert p["64"] >= m.params.read_latency_random_ns * 0.99
+    assert p["64"] < p["256"] < p["1024"] < p["4096"]
+    assert p["4096"] >= 4096 / m.params.read_bw_GBps
 
 
 def test_store_flush_costs_a_read_and_a_write():

@@ -38,7 +38,12 @@ def test_run_simulates_only_what_a_variant_reaches(monkeypatch):
 
     monkeypatch.setattr(study, "batch_times", fake)
     out = study.run(["rm1"], batches=1)
-    assert len(out["variants"]) == 2 * len(study.ASSUMPTIONS)
+    assert len(out["variants"]) == sum(len(a.factors) for a in study.ASSUMPTIONS)
+    # the emulated PMEM's requests in flight: both readings (16, the preset; 4, Table 2's write bandwidth)
+    emulated = [v for v in out["variants"] if v["assumption"] == "emulated_outstanding"]
+    assert [v["factor"] for v in emulated] == [0.25, 0.5, 2.0]
+    by_name = {a.name: a for a in study.ASSUMPTIONS}
+    assert by_name["emulated_outstanding"].sets("cxl", 0.25)[0][1] == 4
     assert all(sets for s, sets in calls[len(study.SYSTEMS):])  # after the base, only reached systems rerun
     head, rows = study.table(out)
     assert rows[0][0] == "base" and len(rows) == 1 + len(out["variants"]) and len(head) == len(rows[0])

@@ -66,8 +66,8 @@ def test_writes_conserve_bank_time():
 
 def test_a_copy_is_bank_bound_with_read_priority():
     """Gather 16 rows, write them as one 4 KiB burst, repeat (a log copy): in arrival order each
-    burst's reads queue behind the previous burst's writes and the closed loop idles the other
-    modules; with read priority the copy takes about its media time (the pmem/paper preset)."""
+    burst's reads queue behind the previous burst's writes; with read priority the copy takes
+    about its media time (the pmem/paper preset)."""
     rng = np.random.default_rng(0)
     k, modules = 300, 4
     rows = rng.integers(0, 1 << 22, (k, 16)) * 256
@@ -82,7 +82,9 @@ def test_a_copy_is_bank_bound_with_read_priority():
         took[rp] = r.done_ns
     media_ns = (k * 16 * 256 / m.params.read_bw_GBps + k * 4096 / m.params.write_bw_GBps) / modules
     assert took[True] <= 1.1 * media_ns
-    assert took[False] > 1.5 * took[True]
+    # ≈1.3× since the requester's slots free out of order (in issue order the closed loop also
+    # idled the other modules behind a queued read: > 1.5×)
+    assert took[False] > 1.25 * took[True]
 
 
 def test_undo_logs_are_read_starved_without_read_priority():
@@ -98,5 +100,7 @@ def test_undo_logs_are_read_starved_without_read_priority():
                      sets={"devices.table_memory.params.read_priority": rp, "pipeline.undo_log_start": "lookup"})
         rec = r.executor.records[("emb_log", 1)]
         spans[rp] = (rec.end_ns - rec.start_ns, float(r.batch_times_ns[0]))
-    assert spans[True][0] < 0.8 * spans[False][0]
+    # 0.83× since the requester's slots free out of order (0.8× bound before: the in-order loop
+    # also idled modules behind a read queued on a write)
+    assert spans[True][0] < 0.9 * spans[False][0]
     assert spans[True][1] < spans[False][1]

@@ -15,15 +15,14 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
 #: against measurements", "Misses"): the test fails when one of them comes inside (update the docs
 #: and this list) or another falls outside.
 KNOWN_MISSES = {
-    "optane-6dimm-threads-read",  # the requester's slots are reused in issue order
     "optane-1dimm-size-read",  # 4 KiB: the prefetchers' share of one thread's parallelism
     "optane-1dimm-size-ntstore",  # 64/128 B: partial XPLines read-modify-written, not merged
     "optane-6dimm-threads-ntstore",  # a thread's ntstore rate; the shared iMC write queue
-    "optane-6dimm-threads-store-clwb",  # as above
-    "dram-6ch-threads-read",  # in-order slots; DRAM banks held for a burst slot, not tRC
+    "optane-6dimm-threads-store-clwb",  # one thread: the fill buffers' rate; 24 threads: shared write queue
     "dram-6ch-threads-ntstore",  # a thread's ntstore rate
     "pmem-u200-emulated-table2",  # write bandwidth: Little's law with 16 requests, not Table 2's ratio
     "cxl-load-adder-over-dram",  # Pond's projection vs CXL-DMSim's measured devices
+    "optane-persist-latency",  # 4 KiB: the model's buffers absorb it; the derived point paces it at the write rate
 }
 #: The devices issue 19 asks the catalog to cover.
 COVERED = ("dram/ddr4-2666", "pmem/optane-100", "pmem/paper", "pmem/u200-emulated", "ssd/intel-750",
@@ -53,6 +52,43 @@ def test_the_optane_curves_of_one_dimm_are_inside_their_tolerance(report):
     by_id = {c["id"]: c for c in report["checks"]}
     for op in ("read", "ntstore", "store-clwb"):
         assert by_id[f"optane-1dimm-threads-{op}"]["within"]
+
+
+def test_six_dimm_reads_are_inside_their_tolerance_with_slots_freed_out_of_order(report):
+    """The requester's slots free out of order (a core's fill buffers free as their misses
+    return): the interleaved read curve comes inside ±25 % at every thread count; in issue order it
+    missed (−13 to −26 %). It must stay in."""
+    by_id = {c["id"]: c for c in report["checks"]}
+    c = by_id["optane-6dimm-threads-read"]
+    assert c["within"] and c["max_abs_rel_error"] < 0.2
+
+
+def test_dram_reads_are_inside_their_tolerance_with_banks_held_for_trc(report):
+    """A random DRAM read holds its bank for tRC (JEDEC DDR4-2666V, 46.25 ns) and the channel's bus
+    carries one burst per 64 B / 17.6 GB/s: the six-channel read curve comes inside ±25 % at every
+    thread count (with a 58 ns burst slot per bank it missed at 12 and 16 threads, -26 %). It must
+    stay in; and without the bank time the preset falls back to the burst slot and misses again."""
+    by_id = {c["id"]: c for c in report["checks"]}
+    c = by_id["dram-6ch-threads-read"]
+    assert c["within"] and c["max_abs_rel_error"] < 0.22
+    slot = validate.run([k for k in validate.load_catalog() if k.id == "dram-6ch-threads-read"],
+                        overrides={"dram/ddr4-2666": {"bank_read_occupancy_ns": 0}})
+    assert not slot["checks"][0]["within"]
+
+
+def test_persist_and_loaded_latency_checks(report):
+    """Issue 26 item 4: persist latency (ntstores + sfence; stores + clwb + sfence) and loaded latency
+    as checks, against points derived from the sources' mechanisms (no published points). Inside:
+    one line's ntstore persist (one acknowledgement), store + clwb + sfence (a read and a write-back
+    per line, then the measured one-thread rate), and the low-load end of the loaded latency. The
+    named miss: 4 KiB of ntstores persist in 6 acknowledgement rounds (540 ns) where the measured
+    one-thread rate gives 1796 ns; it must stay named (the 64 B point stays exact)."""
+    by_id = {c["id"]: c for c in report["checks"]}
+    for check_id in ("optane-persist-flush-latency", "optane-loaded-latency-low-load", "dram-loaded-latency-low-load"):
+        assert by_id[check_id]["within"], check_id
+    nt = {p["x"]: p for p in by_id["optane-persist-latency"]["points"]}
+    assert nt[64]["rel_error"] == pytest.approx(0.0, abs=0.01)
+    assert nt[4096]["rel_error"] < -0.5
 
 
 def test_report_points_and_summary(report):

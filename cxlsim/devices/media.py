@@ -76,7 +76,12 @@ def media_params(unit_B: int) -> tuple[Param, ...]:
         Param("write_latency_ns", float, "idle write latency to acknowledgement (persistence domain)", minimum=0),
         Param("read_bw_GBps", float, "sustained media read bandwidth of one module", minimum=0, exclusive_minimum=True),
         Param("write_bw_GBps", float, "sustained media write bandwidth of one module", minimum=0, exclusive_minimum=True),
-        Param("parallel_units_count", int, "banks / parallel units per module; each holds a unit for count×unit/bw", minimum=1),
+        Param("parallel_units_count", int, "banks / parallel units per module; each holds a unit for count×unit/bw "
+              "(or bank_read_occupancy_ns)", minimum=1),
+        Param("bank_read_occupancy_ns", float, "time a unit read holds its bank (DRAM: tRC, activate to the next "
+              "activate); the module's read and write bandwidths then limit its data bus instead (one unit per "
+              "unit/bw, for reads and writes alike); 0 = a bank holds a unit read for count×unit/read bandwidth "
+              "and there is no bus limit of its own", default=0.0, minimum=0),
         Param("wcb_entries", int, "write-combining buffer entries (units) per module, LRU; 0 = none", default=0, minimum=0),
         Param("read_modify_write", bool, "a write covering part of a unit that misses the buffer reads the unit first", default=False),
         Param("wcb_merge_ns", float, "time to merge a write into its buffered unit", default=0.0, minimum=0),
@@ -108,12 +113,12 @@ def media_params(unit_B: int) -> tuple[Param, ...]:
 
 def _check_occupancy(values: dict[str, Any]) -> tuple[str, str] | None:
     """The idle sequential read latency must contain one unit's bank occupancy and command time."""
-    occ = values["parallel_units_count"] * values["access_unit_B"] / values["read_bw_GBps"]
+    occ = values["bank_read_occupancy_ns"] or values["parallel_units_count"] * values["access_unit_B"] / values["read_bw_GBps"]
     cmd = 1e9 / values["read_IOPS"] if values["read_IOPS"] > 0 else 0.0
     if occ + cmd > values["read_latency_sequential_ns"]:
         return ("parallel_units_count",
                 f"one unit's occupancy + command time ({occ + cmd:.1f} ns) exceeds read_latency_sequential_ns; "
-                "lower parallel_units_count")
+                "lower parallel_units_count (or bank_read_occupancy_ns)")
     return None
 
 
@@ -299,8 +304,12 @@ class MediaModel(DeviceModel):
         self._K = _kernel()
         self.unit_B = int(p.access_unit_B)
         self.banks = int(p.parallel_units_count)
-        self.occ_read_ns = self.banks * self.unit_B / p.read_bw_GBps
+        self.occ_read_ns = p.bank_read_occupancy_ns or self.banks * self.unit_B / p.read_bw_GBps
         self.occ_write_ns = self.banks * self.unit_B / p.write_bw_GBps
+        # a data bus of its own when a bank's read occupancy is given (it no longer sets the rate)
+        bus = p.bank_read_occupancy_ns > 0
+        self.bus_read_ns = self.unit_B / p.read_bw_GBps if bus else 0.0
+        self.bus_write_ns = self.unit_B / p.write_bw_GBps if bus else 0.0
         self.cmd_read_ns = 1e9 / p.read_IOPS if p.read_IOPS > 0 else 0.0
         self.cmd_write_ns = 1e9 / p.write_IOPS if p.write_IOPS > 0 else 0.0
         self.d_seq_ns = p.read_latency_sequential_ns - self.occ_read_ns - self.cmd_read_ns
@@ -312,6 +321,7 @@ class MediaModel(DeviceModel):
         fp[X.F_MERGE], fp[X.F_WCB_READ] = p.wcb_merge_ns, p.wcb_read_latency_ns
         fp[X.F_CMD_R], fp[X.F_CMD_W] = self.cmd_read_ns, self.cmd_write_ns
         fp[X.F_WEAR_STALL] = p.wear_level_stall_ns
+        fp[X.F_BUS_R], fp[X.F_BUS_W] = self.bus_read_ns, self.bus_write_ns
         self._fp = fp
         self.controller_outstanding = int(p.controller_outstanding_count)
         if self.controller_outstanding > 0:
@@ -503,8 +513,12 @@ class MediaModel(DeviceModel):
         k = self.units(size_B)
         p = self.params
         if op == "read":
-            last = (k - 1) // self.banks * self.occ_read_ns + self.occ_read_ns
-            t = max(p.read_latency_random_ns, self.cmd_read_ns + last + self.d_seq_ns) if k > 1 else p.read_latency_random_ns
+            # unit j starts at max(j bus slots, its bank's previous unit done): the later of the
+            # chains j x bus and (j mod banks) x bus + (j div banks) x occupancy (bus 0: no bus)
+            j = np.arange(k)
+            s = np.maximum(j * self.bus_read_ns, (j % self.banks) * self.bus_read_ns + (j // self.banks) * self.occ_read_ns)
+            t = max(p.read_latency_random_ns, self.cmd_read_ns + float(s[1:].max()) + self.occ_read_ns
+                    + self.d_seq_ns) if k > 1 else p.read_latency_random_ns
             media = k * self.unit_B
             return Cost(t, media, self.traffic_energy_J(media, 0.0, size_B))
         media_w = k * self.unit_B
@@ -630,10 +644,10 @@ class MediaModel(DeviceModel):
             start, complete, ack = np.empty(m), np.empty(m), np.empty(m)
             c = np.zeros(X.N_C)
             c[X.C_ACK_MAX] = c[X.C_END_MAX] = c[X.C_FILL] = X.NO_TIME
-            loop_ring = np.full(outstanding, X.NO_TIME)
-            # split pools: the writes' loop and the next slot of each loop (None: the one-pool kernel)
-            wloop_ring = np.full(w_out, X.NO_TIME) if split else None
-            loop_pos = np.zeros(2, np.int64)
+            # free times of the requester's slots (the reads' with split pools), a loser tree
+            loop_ring, loop_tree = K.slot_tree(outstanding)
+            # split pools: the writes' slots (None: the one-pool kernel)
+            wloop_ring, wloop_tree = K.slot_tree(w_out) if split else (None, None)
             scratch = [np.zeros(state.modules, np.int64), np.zeros(state.modules), np.zeros(state.modules)]
             room = 2 * max_units + 2
             # the kernel is compiled per policy: the other policy's state goes in as None
@@ -661,7 +675,7 @@ class MediaModel(DeviceModel):
                                    *fifo, state.wcb_tag, state.wcb_filt, state.wcb_stamp,
                                    state.stamp, state.wcb_prev, state.wcb_next, state.wcb_lru,
                                    state.keys, state.times, state.used, self._wear(state),
-                                   *posted, loop_ring, wloop_ring, loop_pos, start, complete, ack, c, *scratch)
+                                   *posted, loop_ring, loop_tree, wloop_ring, wloop_tree, start, complete, ack, c, *scratch)
                 stopped = True
             if not per_access:
                 start = complete = ack = np.zeros(0)

@@ -17,6 +17,10 @@ media preset (DRAM, PMEM, SSD) on ``modules`` interleaved modules (``options["mo
   load generators do; latency is the mean from issue to data of the later half of the stream;
 * ``persist_latency_ns`` by size: ``size / 64`` non-temporal 64 B stores from one thread then a
   fence, from the first store to the last acknowledgement (idle modules);
+* ``persist_flush_latency_ns`` by size: the same with stores to uncached lines, each a read for
+  ownership and its write-back (clwb), then a fence (the store + flush bandwidth's stream);
+* ``loaded_latency_ns``: ``loaded_latency``'s latencies keyed by load (percent of the saturated
+  64 B read bandwidth: "10" ... "95");
 * ``little_bound_GBps`` (read/write, per size): ``controller_outstanding_count × modules × size /
   idle random latency`` (absent when the preset has no controller limit).
 
@@ -100,7 +104,11 @@ def microbench(model: MediaModel, options: Mapping[str, Any]) -> dict[str, Any]:
         "write_amplification": {str(r): write_amplification(model, r) for r in WA_REGIONS_B},
         "loaded_latency": loaded_latency(model, region, rng, modules),
         "persist_latency_ns": {str(s): persist_latency_ns(model, s, modules) for s in PERSIST_SIZES_B},
+        "persist_flush_latency_ns": {str(s): persist_flush_latency_ns(model, s, modules) for s in PERSIST_SIZES_B},
     }
+    # the same loaded-latency curve keyed by load (percent of the saturated 64 B read bandwidth)
+    out["loaded_latency_ns"] = {f"{round(f * 100)}": r["latency_ns"] for f, r in zip(LOAD_FRACTIONS, out["loaded_latency"],
+                                                                                     strict=True)}
     if model.controller_outstanding > 0:
         out["little_bound_GBps"] = {
             op: {str(s): little_bound_GBps(model, op, s, modules) for s in BW_SIZES_B} for op in ("read", "write")}
@@ -183,6 +191,19 @@ def persist_latency_ns(model: MediaModel, size_B: int, modules: int = 1) -> floa
     lines = max(1, -(-int(size_B) // LINE_B))
     addr = np.arange(lines, dtype=np.int64) * LINE_B
     r = model.serve(AccessStream.of(0.0, addr, LINE_B, True), model.new_state(modules, INTERLEAVE_B),
+                    THREAD_LINES, modules, INTERLEAVE_B)
+    return float(r.done_ns)
+
+
+def persist_flush_latency_ns(model: MediaModel, size_B: int, modules: int = 1) -> float:
+    """``size_B / 64`` stores to lines not in the cache, each written back (clwb), then a fence, from
+    one thread: each store reads its line first (read for ownership) and its write-back follows,
+    ``THREAD_LINES`` accesses in flight (the store + flush bandwidth's stream); ns from the first
+    store to the last acknowledgement, on idle modules."""
+    lines = max(1, -(-int(size_B) // LINE_B))
+    addr = np.repeat(np.arange(lines, dtype=np.int64) * LINE_B, 2)
+    is_write = np.tile(np.array([False, True]), lines)
+    r = model.serve(AccessStream.of(0.0, addr, LINE_B, is_write), model.new_state(modules, INTERLEAVE_B),
                     THREAD_LINES, modules, INTERLEAVE_B)
     return float(r.done_ns)
 

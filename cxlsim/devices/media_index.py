@@ -20,7 +20,9 @@ F_WCB_READ = 6  # latency of a read served from the write-combining buffer, ns
 F_CMD_R = 7  # command-processor occupancy per read access per module, ns (0: no limit)
 F_CMD_W = 8  # command-processor occupancy per write access per module, ns
 F_WEAR_STALL = 9  # wear-levelling stall, ns
-N_FP = 10
+F_BUS_R = 10  # data-bus time per unit read, ns, taken on the command processor (0: no bus of its own)
+F_BUS_W = 11  # data-bus time per unit written, ns
+N_FP = 12
 
 # --- indices into the integer parameter vector ``ip`` -----------------------------------------
 I_UNIT = 0  # internal access unit, B

@@ -8,11 +8,12 @@ vector layout and sentinels live in the numba-free :mod:`cxlsim.devices.media_in
 
 Mechanism per access, in stream order (see ``docs/devices-media.md``):
 
-* closed loop: access ``i`` starts at ``max(issue[i], done[i - outstanding])`` where ``done`` is the
-  completion of a read or the acknowledgement of a write; with split pools (``I_WRITE_OUTSTANDING``
-  > 0: a requester with separate read and write channels, as AXI's) reads and writes each have a
-  loop of their own: the ``k``-th read waits for the ``(k - outstanding)``-th read, the ``k``-th write
-  for the ``(k - write_outstanding)``-th write, each pool's slots released in its issue order; with
+* closed loop: the requester holds ``outstanding`` slots; access ``i`` starts at ``max(issue[i],
+  earliest free slot)``, a slot freeing at the completion of a read or the acknowledgement of a
+  write that held it, out of order (as a core's fill buffers free as their misses return; a loser
+  tree of free times, :func:`_slot_replace_min`); with split pools (``I_WRITE_OUTSTANDING`` > 0: a
+  requester with separate read and write channels, as AXI's) reads and writes each have slots of
+  their own (``I_OUTSTANDING`` reads, ``I_WRITE_OUTSTANDING`` writes); with
   ``I_WRITE_AFTER_READS`` a write also starts no earlier than the data of the reads between it and
   the previous write is back (a copy's write carries the data its reads fetched);
 * addresses map to modules by ``interleave_B`` chunks, to internal units (``unit_B``) and to
@@ -59,6 +60,8 @@ from cxlsim.devices.media_index import (  # noqa: F401 (re-exported: the kernel'
     C_RAW_NS,
     C_RMW,
     EMPTY,
+    F_BUS_R,
+    F_BUS_W,
     F_CMD_R,
     F_CMD_W,
     F_D_RAND,
@@ -391,6 +394,57 @@ def _queue_replace_min(ring, head, m, value):
     ring[m, j] = value
 
 
+def slot_tree(outstanding):
+    """The free times of a requester's ``outstanding`` slots, all free (-inf), as the loser tree of
+    :func:`_slot_replace_min`: ``(vals, idx)`` of ``P`` entries each, ``P`` the power of two >=
+    ``outstanding``. Leaf ``j < outstanding`` is slot ``j``; leaves beyond hold +inf (never the
+    earliest). Node ``n`` in ``1 .. P - 1`` keeps the loser of the match between its two subtrees
+    (its value in ``vals[n]``, its leaf in ``idx[n]``); node 0 the overall winner: ``vals[0]`` is
+    the earliest free time."""
+    k = max(1, int(outstanding))
+    size = 1
+    while size < k:
+        size *= 2
+    leaf = np.full(size, np.inf)
+    leaf[:k] = NO_TIME
+    vals = np.empty(size)
+    idx = np.empty(size, np.int64)
+    win = np.arange(2 * size, dtype=np.int64) - size  # the winner (a leaf) below each node
+    for n in range(size - 1, 0, -1):
+        a, b = win[2 * n], win[2 * n + 1]
+        w, lo = (a, b) if leaf[a] <= leaf[b] else (b, a)
+        win[n], vals[n], idx[n] = w, leaf[lo], lo
+    w = win[1] if size > 1 else 0
+    vals[0], idx[0] = leaf[w], w
+    return vals, idx
+
+
+@refcount_free_jit(inline="always")
+def _slot_replace_min(vals, idx, value):
+    """The requester's earliest free slot (``vals[0]``) is taken by an access that frees it at
+    ``value``: replay the leaf's matches up to the root (:func:`slot_tree`). The path is fixed by
+    the leaf, so its log2(P) loads do not wait on the comparisons, and each level is a compare and
+    a branch-free swap (selects, not branches: the outcomes are data-dependent and a mispredicted
+    branch would discard the next accesses' work, which the CPU overlaps with this one). Only the
+    multiset of free times matters to the kernel (which time is earliest), so this gives the same
+    times as taking the first minimum of a plain list (the reference) or a heap."""
+    size = vals.shape[0]
+    cur = idx[0]
+    v = value
+    n = (cur + size) >> 1
+    while n > 0:
+        lv = vals[n]
+        li = idx[n]
+        sw = lv < v  # the stored loser wins this match: the running winner is stored instead
+        vals[n] = v if sw else lv
+        idx[n] = cur if sw else li
+        v = lv if sw else v
+        cur = li if sw else cur
+        n >>= 1
+    vals[0] = v
+    idx[0] = cur
+
+
 @refcount_free_jit(inline="always")
 def _fill_read(m, b, ready, fp, bank_free):
     """A read-modify-write fill: one unit read on bank ``b`` no earlier than ``ready`` (random
@@ -573,7 +627,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                  bank_free, cmd_free, last_line, wq_ring, wq_head, wcb_tag, wcb_filt, wcb_stamp, stamp,
                  wcb_prev, wcb_next, wcb_lru,
                  keys, times, used, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, loop_ring,
-                 wloop_ring, loop_pos, start_out, complete_out, ack_out, counters, need, ready, mod_end):
+                 loop_tree, wloop_ring, wloop_tree, start_out, complete_out, ack_out, counters, need, ready, mod_end):
     """Serve accesses ``first..n-1`` in order; returns the index reached (n when done).
 
     State arrays are updated in place; ``need``, ``ready``, ``mod_end`` are per-module scratch
@@ -599,7 +653,6 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     unit = ip[I_UNIT]
     modules = ip[I_MODULES]
     wcb = ip[I_WCB]
-    outstanding = ip[I_OUTSTANDING]
     limit = keys.shape[0] * MAX_LOAD_FRACTION
     pow2 = ip[I_POW2] > 0  # the unit size is a power of two
     ush = ip[I_UNIT_SH]
@@ -612,7 +665,6 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         qcap = pq_g.shape[2]
     mask = keys.shape[0] - 1
     big = keys.shape[0] > PREFETCH_MIN_SLOTS  # a table that outgrows the L1/L2 caches
-    slot = first % outstanding
     reached = n
     for i in range(first, n):
         o = i if per_access else 0
@@ -631,15 +683,14 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             reached = i  # the pending table needs a rebuild first
             break
         now = issue[i]
-        if wloop_ring is not None:  # split pools (numba compiles the one-pool variant without this)
-            if is_write[i]:
-                t = max(now, wloop_ring[loop_pos[1]])
-                if after_reads and fill > t:
-                    t = fill
-            else:
-                t = max(now, loop_ring[loop_pos[0]])
+        # the requester's earliest free slot (its pool's, with split pools; numba compiles the
+        # one-pool variant without the test)
+        if wloop_ring is not None and is_write[i]:
+            t = max(now, wloop_ring[0])
+            if after_reads and fill > t:
+                t = fill
         else:
-            t = max(now, loop_ring[slot])
+            t = max(now, loop_ring[0])
         start_out[o] = t
         if g0 == g1 and not is_write[i]:  # the common case, one unit read: no per-module loops
             m, loc, b = _where(g0, ip)
@@ -659,7 +710,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                 c_hits += 1
             else:
                 cs = max(t0, cmd_free[m])
-                cmd_free[m] = cs + fp[F_CMD_R]
+                cmd_free[m] = cs + fp[F_CMD_R] + fp[F_BUS_R]
                 if pq_n is not None and _starts_before(m, b, cs + fp[F_CMD_R], bank_free, pq_r, pq_head, pq_len):
                     _drain_idle(m, b, cs + fp[F_CMD_R], fp, ip, bank_free, times, wear_count,
                                 pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
@@ -696,7 +747,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                     m = _cyc(mf, k, modules)
                     if need[m] > 0:
                         cs = max(t0, cmd_free[m])
-                        cmd_free[m] = cs + fp[F_CMD_R]
+                        cmd_free[m] = cs + fp[F_CMD_R] + need[m] * fp[F_BUS_R]
                         ready[m] = cs + fp[F_CMD_R]
                 done = t0
                 for g in range(g0, g1 + 1):
@@ -709,6 +760,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                             _drain_idle(m, b, ready[m], fp, ip, bank_free, times, wear_count,
                                         pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
                         u = _media_read(m, loc, b, ready[m], fp, last_line, bank_free)
+                        ready[m] += fp[F_BUS_R]  # the module's next unit: the bus's next slot
                         c_mr += unit
                     done = max(done, u)
                 acked = done
@@ -732,7 +784,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                     mod_end[m] = ack
                     if need[m] > 0:
                         cs = max(ack, cmd_free[m])
-                        cmd_free[m] = cs + fp[F_CMD_W]
+                        cmd_free[m] = cs + fp[F_CMD_W] + need[m] * fp[F_BUS_W]
                         ready[m] = cs + fp[F_CMD_W]
                         mod_end[m] = ready[m]
                 done = ack
@@ -817,20 +869,14 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         # reads: data back (done = acked); writes: acknowledged (acked) and in place (done)
         complete_out[o] = done
         ack_out[o] = acked
-        if wloop_ring is not None:
-            if is_write[i]:
-                wloop_ring[loop_pos[1]] = acked
-                loop_pos[1] = loop_pos[1] + 1 if loop_pos[1] + 1 < wloop_ring.shape[0] else 0
-                fill = NO_TIME
-            else:
-                loop_ring[loop_pos[0]] = acked
-                loop_pos[0] = loop_pos[0] + 1 if loop_pos[0] + 1 < outstanding else 0
-                fill = max(fill, acked)
+        # the slot frees at ``acked``, out of order (as a core's fill buffers free)
+        if wloop_ring is not None and is_write[i]:
+            _slot_replace_min(wloop_ring, wloop_tree, acked)
+            fill = NO_TIME
         else:
-            loop_ring[slot] = acked
-            slot += 1
-            if slot == outstanding:
-                slot = 0
+            _slot_replace_min(loop_ring, loop_tree, acked)
+            if wloop_ring is not None:
+                fill = max(fill, acked)
         c_ack = max(c_ack, acked)
         c_end = max(c_end, done)
     counters[C_MEDIA_R] = c_mr
@@ -865,15 +911,12 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
     c[C_ACK_MAX] = c[C_END_MAX] = c[C_FILL] = NO_TIME
     done_ring = [NO_TIME] * outstanding  # the reads' with split pools
     w_ring = [NO_TIME] * max(w_outstanding, 1)  # the writes' (split pools)
-    nr = nw = 0  # reads and writes so far (split pools)
 
     def slot(i):
-        """``(ring, index)`` of access ``i``'s closed-loop slot."""
-        if w_outstanding == 0:
-            return done_ring, i % outstanding
-        if is_write[i]:
-            return w_ring, nw % w_outstanding
-        return done_ring, nr % outstanding
+        """``(ring, index)`` of access ``i``'s closed-loop slot: its pool's earliest free slot (the
+        first on a tie)."""
+        ring = w_ring if w_outstanding and is_write[i] else done_ring
+        return ring, ring.index(min(ring))
 
     def where(g):
         chunk = (g * unit) // interleave
@@ -950,7 +993,7 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                 c[C_RAW_NS] += t0 - t
             for m in need:
                 cs = max(t0, float(cmd_free[m]))
-                cmd_free[m] = cs + fp[F_CMD_R]
+                cmd_free[m] = cs + fp[F_CMD_R] + misses[m] * fp[F_BUS_R]
                 ready[m] = cs + float(fp[F_CMD_R])
             done = t0
             for g in units:
@@ -966,10 +1009,10 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                     s = max(ready[m], float(bank_free[m, b]))
                     bank_free[m, b] = s + occ_r
                     u = s + occ_r + (d_seq if seq else d_rand)
+                    ready[m] += float(fp[F_BUS_R])
                     c[C_MEDIA_R] += unit
                 done = max(done, u)
             complete[i] = ack_out[i] = ring[k] = done
-            nr += 1
             c[C_FILL] = max(c[C_FILL], done)
             c[C_ACK_MAX] = max(c[C_ACK_MAX], done)
             c[C_END_MAX] = max(c[C_END_MAX], done)
@@ -987,7 +1030,7 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
             mod_end = dict.fromkeys(range(modules), ack)
             for m in need:
                 cs = max(ack, float(cmd_free[m]))
-                cmd_free[m] = cs + fp[F_CMD_W]
+                cmd_free[m] = cs + fp[F_CMD_W] + misses[m] * fp[F_BUS_W]
                 ready[m] = mod_end[m] = cs + float(fp[F_CMD_W])
             done = ack
             for g in units:
@@ -1049,7 +1092,6 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                 wq_ring[m, wq_head[m]] = mod_end[m]
             complete[i] = done
             ack_out[i] = ring[k] = ack
-            nw += 1
             c[C_FILL] = NO_TIME
             c[C_ACK_MAX] = max(c[C_ACK_MAX], ack)
             c[C_END_MAX] = max(c[C_END_MAX], done)
