@@ -354,8 +354,8 @@ class TrainingMachine:
         return self._views[key]
 
     def rows_addr(self, rows: np.ndarray) -> np.ndarray:
-        """Addresses of table rows in the data region."""
-        return self.data_base + rows * self.row_B
+        """Addresses of table rows in the data region (int64: row ids may be held in int32)."""
+        return self.data_base + rows.astype(np.int64, copy=False) * self.row_B
 
     def on_storage(self, mem: Memory) -> bool:
         """Whether the host engine reaches ``mem`` as storage: an SSD holding the tables is memory
@@ -505,7 +505,7 @@ class TrainingMachine:
         out = self.engine.outstanding()
         led = self._ledger
         if self.cache is not None:
-            hit, evicted = cache_access(rows, False, *self.cache)
+            hit, evicted = cache_access(rows.astype(np.int64, copy=False), False, *self.cache)
             r_hit = self.serve(self.host_dram, t, self.rows_addr(rows[hit]), self.row_B, False, out)
             r_miss, miss_end = self._host_read(side.tables, t, rows[~hit], out)
             end = max(t, r_hit.done_ns, miss_end, self._write_back(side.tables, t, evicted, out))
@@ -544,7 +544,7 @@ class TrainingMachine:
         out = self.engine.outstanding()
         evicted_end = t
         if self.cache is not None:
-            hit, evicted = cache_access(rows, True, *self.cache)
+            hit, evicted = cache_access(rows.astype(np.int64, copy=False), True, *self.cache)
             mem = self.host_dram
             evicted_end = self._write_back(side.tables, t, evicted, out)
             self._ledger.cache_writebacks += int(evicted.size)
