@@ -505,7 +505,7 @@ class TrainingMachine:
         out = self.engine.outstanding()
         led = self._ledger
         if self.cache is not None:
-            hit, evicted = cache_access(rows.astype(np.int64, copy=False), False, *self.cache)
+            hit, evicted = cache_access(rows, False, *self.cache)
             r_hit = self.serve(self.host_dram, t, self.rows_addr(rows[hit]), self.row_B, False, out)
             r_miss, miss_end = self._host_read(side.tables, t, rows[~hit], out)
             end = max(t, r_hit.done_ns, miss_end, self._write_back(side.tables, t, evicted, out))
@@ -544,7 +544,7 @@ class TrainingMachine:
         out = self.engine.outstanding()
         evicted_end = t
         if self.cache is not None:
-            hit, evicted = cache_access(rows.astype(np.int64, copy=False), True, *self.cache)
+            hit, evicted = cache_access(rows, True, *self.cache)
             mem = self.host_dram
             evicted_end = self._write_back(side.tables, t, evicted, out)
             self._ledger.cache_writebacks += int(evicted.size)
