@@ -7,7 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cxlsim.kernels.vector_cache import MAX_ROW, VectorCache, cache_access, cache_access_ref, new_cache, new_cache_ref
+from cxlsim.kernels.vector_cache import (
+    MAX_ROW,
+    VectorCache,
+    cache_access,
+    cache_access_ref,
+    new_cache,
+    new_cache_ref,
+)
 
 _calls = st.lists(
     st.tuples(st.lists(st.integers(0, 40), max_size=60), st.booleans(), st.booleans()),
