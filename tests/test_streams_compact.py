@@ -60,3 +60,12 @@ def test_row_addresses_are_int64_from_int32_rows():
     addr = TrainingMachine.rows_addr(m, rows)
     assert addr.dtype == np.int64
     assert addr.tolist() == [1 << 30, (1 << 30) + (2**31 - 1) * 512]
+
+
+def test_nbytes_counts_the_batches_made():
+    s = StreamSet(load_workload("rm1", SMALL), 3, 3)
+    assert s.nbytes == 0
+    s.prepare(2)
+    b = [s.batch(i) for i in range(2)]
+    want = sum(x.lookup_rows.size * 4 + x.unique_rows.size * 4 + x.counts.size * 4 + x.shared.size for x in b)
+    assert s.nbytes == want

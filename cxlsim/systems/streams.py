@@ -109,6 +109,12 @@ class StreamSet:
     def __len__(self) -> int:
         return self.n
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the batches made so far (their arrays)."""
+        return sum(b.lookup_rows.nbytes + b.unique_rows.nbytes + b.counts.nbytes
+                   + (0 if b.shared is None else b.shared.nbytes) for b in self._batches)
+
 
 def _key(workload: Workload) -> tuple:
     return (workload.name, tuple(sorted((k, str(v)) for k, v in workload.params.items())))
