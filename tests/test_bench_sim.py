@@ -23,6 +23,8 @@ class FakeStreams:
         self.made.append((*self.key, n))
         return self
 
+    nbytes = 1000
+
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_comparison_runs_every_system_on_every_workload(monkeypatch, workers):
@@ -31,10 +33,11 @@ def test_comparison_runs_every_system_on_every_workload(monkeypatch, workers):
     made = []
     monkeypatch.setattr(streams, "stream_set", lambda wl, seed, n: FakeStreams(made, (wl.name, seed)))
     monkeypatch.setattr(bench, "_one", fake_run)
-    rows, stream_s, wall = bench._comparison(2, workers)
+    rows, stream_s, wall, stream_B = bench._comparison(2, workers)
     assert [(r["system"], r["workload"]) for r in rows] == [(s, w) for w in bench.WORKLOADS for s in bench.SYSTEMS]
     assert made == [(w, 1, bench.WARMUP + 2 + 1) for w in bench.WORKLOADS]  # streams first, once each
     assert 0 <= stream_s <= wall
+    assert stream_B == 1000 * len(bench.WORKLOADS)
 
 
 def test_auto_runs_make_streams_for_most_runs_ahead(monkeypatch):

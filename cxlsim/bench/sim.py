@@ -10,7 +10,8 @@ Per platform it also reports (keys in the JSON): the batch counts auto chose per
 (``batches``/``warmup_batches`` of each ``per_run`` row, their totals in ``batch_simulations``
 against ``batch_simulations_at_20``, what 20 measured batches after 2 warm-up would simulate),
 the peak resident memory of each worker process (``peak_worker_rss_B``: ``ru_maxrss``, pages
-shared with the parent that forked it included) and ns of wall per simulated media access
+shared with the parent that forked it included; ``shared_streams_B``, the streams made ahead, is
+that shared part's largest item) and ns of wall per simulated media access
 (``ns_per_access``: the serial runs' wall over every access their memory models served, warm-up
 batches counted as measured ones).
 
@@ -38,6 +39,7 @@ HELP = "simulated batches per second per system and workload; full comparison wa
 SYSTEMS = dataflow_systems()
 WORKLOADS = tuple(paper_workloads())
 TARGET_S = 60.0
+WORKER_GOAL_B = 2**30  # issue 24: a worker on RM2 holds at most 1 GB
 WARMUP = 2  # the fixed runs' (--quick) warm-up, and the reference's
 REFERENCE_BATCHES = 20  # what a run measured before auto: the ratios of fixed runs are scaled to it
 
@@ -80,19 +82,22 @@ def _streams_ahead(batches: int | str) -> int:
     return WARMUP + int(batches) + 1
 
 
-def _comparison(batches: int | str, workers: int, platform: str = PLATFORMS[0]) -> tuple[list[dict], float, float]:
+def _comparison(batches: int | str, workers: int,
+                platform: str = PLATFORMS[0]) -> tuple[list[dict], float, float, int]:
     """Every system on every workload. Every workload's streams are made first, in this process;
     the runs then go serially, or longest first to ``workers`` forked processes that inherit
-    the streams."""
+    the streams. Returns the rows, the streams' and the whole comparison's wall (s) and the bytes
+    of the streams made ahead (shared by forked workers: part of each one's peak)."""
     from cxlsim.systems.streams import keep_stream_sets, stream_set
     from cxlsim.workloads.catalog import load_workload
 
     t_all = time.perf_counter()
     previous = keep_stream_sets(len(WORKLOADS))
     try:
+        stream_B = 0
         for w in WORKLOADS:
             n = _streams_ahead(batches)
-            stream_set(load_workload(w), 1, n).prepare(n)
+            stream_B += stream_set(load_workload(w), 1, n).prepare(n).nbytes
         stream_s = time.perf_counter() - t_all
         jobs = [(s, w, batches, platform) for w in WORKLOADS for s in SYSTEMS]
         if workers <= 1:
@@ -104,7 +109,7 @@ def _comparison(batches: int | str, workers: int, platform: str = PLATFORMS[0]) 
             rows = [by_job[(s, w)] for s, w, _, _ in jobs]
     finally:
         keep_stream_sets(previous)
-    return rows, stream_s, time.perf_counter() - t_all
+    return rows, stream_s, time.perf_counter() - t_all, stream_B
 
 
 def _per_worker_peak(rows: list[dict]) -> dict[str, int]:
@@ -131,7 +136,7 @@ def run(args) -> dict:
     scale = 1.0 if batches == AUTO else at_20 / (WARMUP + int(batches) + 1)
     out: dict = {"batches": batches, "target_s": TARGET_S, "workers": workers, "platforms": {}}
     for platform in platforms:
-        rows, stream_s, serial = _comparison(batches, 1, platform)
+        rows, stream_s, serial, _ = _comparison(batches, 1, platform)
         sims = sum(r["warmup_batches"] + r["batches"] + 1 for r in rows)
         timed = [r for r in rows if r["media_accesses"]]
         one = {"per_run": rows, "stream_generation_s": stream_s, "comparison_wall_s": serial,
@@ -140,10 +145,10 @@ def run(args) -> dict:
                "ns_per_access": (sum(r["wall_s"] for r in timed) * 1e9 / sum(r["media_accesses"] for r in timed)
                                  if timed else None)}
         if workers > 1:
-            prows, _, parallel = _comparison(batches, workers, platform)
+            prows, _, parallel, stream_B = _comparison(batches, workers, platform)
             one.update(parallel_comparison_wall_s=parallel, parallel_speedup=serial / parallel,
                        parallel_ratio_to_target=parallel / TARGET_S * scale,
-                       peak_worker_rss_B=_per_worker_peak(prows))
+                       peak_worker_rss_B=_per_worker_peak(prows), shared_streams_B=stream_B)
         out["platforms"][platform] = one
     out["scale"] = scale_line()
     return out
@@ -171,7 +176,9 @@ def render(d: dict) -> str:
             peaks = p["peak_worker_rss_B"].values()
             text += (f"\nwith {d['workers']} worker processes: {p['parallel_comparison_wall_s']:.1f} s "
                      f"({p['parallel_speedup']:.2f}× serial; {p['parallel_ratio_to_target']:.2f}× the target{goal}); "
-                     f"peak memory per worker {', '.join(f'{b / 2**30:.2f}' for b in peaks)} GiB")
+                     f"peak memory per worker {', '.join(f'{b / 2**30:.2f}' for b in peaks)} GiB "
+                     f"(goal ≤ {WORKER_GOAL_B / 2**30:.0f} GiB; streams made ahead and shared, counted in each: "
+                     f"{p.get('shared_streams_B', 0) / 2**30:.2f} GiB)")
         parts.append(text)
     if d.get("scale"):
         parts.append(render_scale(d["scale"]))

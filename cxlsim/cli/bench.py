@@ -20,18 +20,17 @@ from cxlsim.reports.output import emit
 HELP = "speed/memory benchmarks (kernels, sim, sweep, crashtest) as ratios measured in one run"
 
 
-def _targets() -> dict[str, object]:
+def _names() -> list[str]:
+    """The targets' names, without importing them (``bench sim`` loads every system at import:
+    the parser of every command is built, so listing them must not)."""
     import cxlsim.bench as pkg
 
-    return {
-        info.name: importlib.import_module(f"cxlsim.bench.{info.name}")
-        for info in pkgutil.iter_modules(pkg.__path__)
-        if not info.name.startswith("_")
-    }
+    return sorted(info.name for info in pkgutil.iter_modules(pkg.__path__) if not info.name.startswith("_"))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("target", help="what to benchmark: " + ", ".join(sorted(_targets())) if _targets() else "target")
+    names = _names()
+    p.add_argument("target", help="what to benchmark: " + ", ".join(names) if names else "target")
     p.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
     p.add_argument("--workers", type=whole(1, 1024), default=None,
                    help="sim: processes for the comparison (default: CPU count; 1 = serial only)")
@@ -43,10 +42,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    targets = _targets()
-    if args.target not in targets:
-        raise InputError(f"bench: unknown target {args.target!r}; choose from {', '.join(sorted(targets)) or 'none'}")
-    mod = targets[args.target]
+    names = _names()
+    if args.target not in names:
+        raise InputError(f"bench: unknown target {args.target!r}; choose from {', '.join(names) or 'none'}")
+    mod = importlib.import_module(f"cxlsim.bench.{args.target}")
     if getattr(args, "platforms", None) and args.target != "sim":
         raise InputError(f"bench {args.target}: --platform applies to bench sim only")
     if getattr(args, "batches", None) is not None and args.target != "sim":

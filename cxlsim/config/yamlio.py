@@ -7,6 +7,7 @@ the key path, never a traceback.
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -47,11 +48,21 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     return parse_yaml(data, where)
 
 
+#: Parsed documents by their text (a run reads each device preset several times; PyYAML's pure-Python
+#: parser took ~15 % of a comparison's wall). Callers get a deep copy, so they may change it.
+PARSED_KEEP = 512
+
+
+@functools.lru_cache(maxsize=PARSED_KEEP)
+def _parsed(text: str) -> Any:
+    return yaml.load(text, Loader=Loader)
+
+
 def parse_yaml(data: bytes | str, where: str) -> dict[str, Any]:
     """Decode (UTF-8) and parse one YAML document that must be a mapping (see :func:`read_yaml`)."""
     text = decode_text(data, where) if isinstance(data, bytes) else data
     try:
-        doc = yaml.load(text, Loader=Loader)
+        doc = copy.deepcopy(_parsed(text))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

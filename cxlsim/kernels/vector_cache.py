@@ -5,11 +5,18 @@ a fully associative LRU). Keys are global row ids, int64 in ``[0, MAX_ROW]`` (``
 :func:`cache_access` raises ``ValueError`` before touching the state if a key is outside). The set
 of a key is a multiplicative hash so that neighbouring rows spread over sets.
 
-State (from :func:`new_cache`) is a 1-tuple holding ``sets``, a uint32 array ``[n_sets, ways]``:
-row ``r`` is stored as ``((r + 1) << 1) | dirty`` and 0 is an empty slot. Each set lists its entries
-most recently used first, empty slots last, so the LRU entry (the victim of a full set) is the last
-slot. 4 B per entry, so a 16-way set is one 64 B cache line (the array is 64 B aligned); it is
-allocated zeroed, so the OS commits memory only as sets are first used.
+State (from :func:`new_cache`) is a 1-tuple holding a :class:`VectorCache`: its sets are held
+compactly, a set's ``ways`` uint32 entries allocated only when the set is first used. ``index``
+(int32, one per set, zeroed so the OS commits it only as sets are first touched) gives each used
+set's row in ``pool`` plus one (0: never used); ``pool`` rows are handed out in order and the pool
+grows (doubling) before an access could need more. A row ``r`` is stored as ``((r + 1) << 1) |
+dirty`` and 0 is an empty slot. Each set lists its entries most recently used first, empty slots
+last, so the LRU entry (the victim of a full set) is the last slot. 4 B per entry, so a 16-way set
+is one 64 B cache line (the pool is 64 B aligned). Memory is then 4 B per set plus 64 B per set a
+run touched, not 4 B per entry of the whole capacity: a 16 GB cache of 128 B rows (125 M entries)
+used to commit a 4 KiB page per distinct row the hash scattered, up to 0.5 GB a run;
+:meth:`VectorCache.dense` gives the ``[n_sets, ways]`` array the reference
+(:func:`cache_access_ref`, state from :func:`new_cache_ref`) keeps.
 
 Contract of :func:`cache_access`: processes ``keys`` in order; a read inserts a missing key
 (evicting its set's LRU entry); ``write=True`` marks the key dirty (write-allocate). Returns
@@ -21,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from cxlsim.kernels.prefetch import prefetch_write2
+from cxlsim.kernels.prefetch import prefetch_write, prefetch_write2
 
 #: Fibonacci hashing multiplier (2^64 / golden ratio), spreads consecutive row ids over sets.
 HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
@@ -31,14 +38,54 @@ MAX_ROW = 2**31 - 2
 PREFETCH_AHEAD = 64
 
 
-def new_cache(capacity_rows: int, ways: int = 16) -> tuple[np.ndarray]:
-    """Empty cache state for ``capacity_rows`` entries in sets of ``ways`` (see the module doc)."""
-    ways = max(1, min(ways, capacity_rows))
-    sets = max(1, capacity_rows // ways)
-    n = sets * ways
-    raw = np.zeros(n + 16, dtype=np.uint32)  # lazily committed zero pages; 16 spare for alignment
+def _aligned_zeros(rows: int, ways: int) -> np.ndarray:
+    raw = np.zeros(rows * ways + 16, dtype=np.uint32)  # lazily committed zero pages; 16 spare for alignment
     start = (-raw.ctypes.data % 64) // 4
-    return (raw[start:start + n].reshape(sets, ways),)
+    return raw[start:start + rows * ways].reshape(rows, ways)
+
+
+class VectorCache:
+    """The compact cache state (module doc): ``index``, ``pool`` and ``used`` (pool rows handed out)."""
+
+    def __init__(self, capacity_rows: int, ways: int = 16) -> None:
+        ways = max(1, min(ways, capacity_rows))
+        n_sets = max(1, capacity_rows // ways)
+        self.ways = ways
+        self.index = np.zeros(n_sets, dtype=np.int32)
+        self.pool = _aligned_zeros(min(n_sets, 64), ways)
+        self.used = np.zeros(1, dtype=np.int64)
+
+    @property
+    def n_sets(self) -> int:
+        return int(self.index.size)
+
+    def reserve(self, new_sets: int) -> None:
+        """Room in the pool for ``new_sets`` more sets (at most every set)."""
+        need = min(self.n_sets, int(self.used[0]) + new_sets)
+        if need > self.pool.shape[0]:
+            grown = _aligned_zeros(min(self.n_sets, max(need, 2 * self.pool.shape[0])), self.ways)
+            grown[: int(self.used[0])] = self.pool[: int(self.used[0])]
+            self.pool = grown
+
+    def dense(self) -> np.ndarray:
+        """The ``[n_sets, ways]`` uint32 array of every set (unused sets all zero)."""
+        out = np.zeros((self.n_sets, self.ways), dtype=np.uint32)
+        on = self.index > 0
+        out[on] = self.pool[self.index[on] - 1]
+        return out
+
+
+def new_cache(capacity_rows: int, ways: int = 16) -> tuple[VectorCache]:
+    """Empty cache state for ``capacity_rows`` entries in sets of ``ways`` (see the module doc)."""
+    if capacity_rows // max(1, min(ways, capacity_rows)) > np.iinfo(np.int32).max:
+        raise ValueError(f"vector cache: {capacity_rows} entries need more sets than an int32 index holds")
+    return (VectorCache(capacity_rows, ways),)
+
+
+def new_cache_ref(capacity_rows: int, ways: int = 16) -> tuple[np.ndarray]:
+    """Empty state of :func:`cache_access_ref`: the dense ``[n_sets, ways]`` array."""
+    ways = max(1, min(ways, capacity_rows))
+    return (_aligned_zeros(max(1, capacity_rows // ways), ways),)
 
 
 @njit(cache=True)
@@ -47,15 +94,24 @@ def _set_of(key: np.int64, n_sets: int) -> int:
     return int((h >> np.uint64(20)) % np.uint64(n_sets))
 
 
-@njit(cache=True)
-def cache_access(keys: np.ndarray, write: bool, sets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def cache_access(keys: np.ndarray, write: bool, cache: VectorCache) -> tuple[np.ndarray, np.ndarray]:
     """Access ``keys`` in order (contract in the module doc): ``(hit per key, dirty rows evicted)``."""
-    n_sets, ways = sets.shape
+    keys = np.asarray(keys, dtype=np.int64)
+    if keys.size and (int(keys.min()) < 0 or int(keys.max()) > MAX_ROW):
+        raise ValueError("vector cache: row ids must lie in [0, 2**31 - 2]")
+    cache.reserve(keys.size)
+    return _cache_access(keys, write, cache.index, cache.pool, cache.used)
+
+
+@njit(cache=True)
+def _cache_access(keys: np.ndarray, write: bool, index: np.ndarray, pool: np.ndarray,
+                  used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`cache_access` on the compact state; ``pool`` has room for every set ``keys`` may open."""
+    n_sets = index.size
+    ways = pool.shape[1]
     n = keys.shape[0]
     set_idx = np.empty(n, dtype=np.int64)
     for i in range(n):
-        if keys[i] < 0 or keys[i] > MAX_ROW:
-            raise ValueError("vector cache: row ids must lie in [0, 2**31 - 2]")
         set_idx[i] = _set_of(keys[i], n_sets)
     one = np.uint32(1)
     wbit = one if write else np.uint32(0)
@@ -64,13 +120,22 @@ def cache_access(keys: np.ndarray, write: bool, sets: np.ndarray) -> tuple[np.nd
     n_ev = 0
     for i in range(n):
         if i + PREFETCH_AHEAD < n:
-            prefetch_write2(sets, set_idx[i + PREFETCH_AHEAD], 0)
-        s = set_idx[i]
+            prefetch_write(index, set_idx[i + PREFETCH_AHEAD])
+        if i + PREFETCH_AHEAD // 2 < n:
+            ahead = index[set_idx[i + PREFETCH_AHEAD // 2]]
+            if ahead > 0:
+                prefetch_write2(pool, ahead - 1, 0)
+        slot = index[set_idx[i]]
+        if slot == 0:  # the set's first use: the next pool row (zero: all slots empty)
+            slot = used[0] + 1
+            used[0] = slot
+            index[set_idx[i]] = slot
+        s = slot - 1
         tag = np.uint32((keys[i] + 1) << 1)
         pos = ways - 1  # the entry's slot if present, else the first empty slot, else the LRU slot
         found = False
         for w in range(ways):
-            e = sets[s, w]
+            e = pool[s, w]
             if (e | one) == (tag | one):
                 pos = w
                 found = True
@@ -78,7 +143,7 @@ def cache_access(keys: np.ndarray, write: bool, sets: np.ndarray) -> tuple[np.nd
             if e == 0:
                 pos = w
                 break
-        old = sets[s, pos]
+        old = pool[s, pos]
         if found:
             hit[i] = True
             new = old | wbit
@@ -88,8 +153,8 @@ def cache_access(keys: np.ndarray, write: bool, sets: np.ndarray) -> tuple[np.nd
                 n_ev += 1
             new = tag | wbit
         for w in range(pos, 0, -1):  # move to the front: most recently used first
-            sets[s, w] = sets[s, w - 1]
-        sets[s, 0] = new
+            pool[s, w] = pool[s, w - 1]
+        pool[s, 0] = new
     return hit, evicted[:n_ev]
 
 

@@ -120,7 +120,18 @@ def log_copy_stream(src_B: np.ndarray, dst_base: int, row_B: int, burst_B: int) 
     n = src_B.size
     k = int(math.ceil(n * row_B / burst_B))
     dst = dst_base + np.arange(k, dtype=np.int64) * burst_B
-    burst_of = np.arange(n) // max(1, burst_B // row_B)
+    per = max(1, burst_B // row_B)
+    if burst_B % row_B == 0 and k == -(-n // per):  # whole rows a burst: place the writes directly
+        pos = np.arange(n) + np.arange(n) // per  # read i follows the writes of the bursts before its own
+        w_pos = np.minimum((np.arange(k) + 1) * (per + 1) - 1, n + k - 1)
+        addr = np.empty(n + k, np.result_type(src_B, dst))
+        size = np.empty(n + k, np.int64)
+        wr = np.empty(n + k, bool)
+        addr[pos], addr[w_pos] = src_B, dst
+        size[pos], size[w_pos] = row_B, burst_B
+        wr[pos], wr[w_pos] = False, True
+        return addr, size, wr
+    burst_of = np.arange(n) // per
     key = np.concatenate([burst_of * 2, np.arange(k) * 2 + 1])
     order = np.argsort(key, kind="stable")
     addr = np.concatenate([src_B, dst])[order]
@@ -355,8 +366,8 @@ class TrainingMachine:
         return self._views[key]
 
     def rows_addr(self, rows: np.ndarray) -> np.ndarray:
-        """Addresses of table rows in the data region."""
-        return self.data_base + rows * self.row_B
+        """Addresses of table rows in the data region (int64: row ids may be held in int32)."""
+        return self.data_base + rows.astype(np.int64, copy=False) * self.row_B
 
     def on_storage(self, mem: Memory) -> bool:
         """Whether the host engine reaches ``mem`` as storage: an SSD holding the tables is memory

@@ -85,6 +85,19 @@ def is_checkpoint(p, n: int) -> bool:
     return (n + 1) % p.cnr_interval_batches == 0
 
 
+def union_sorted(parts: list[np.ndarray]) -> np.ndarray:
+    """The ascending distinct values of arrays each ascending and distinct (what ``np.unique`` of
+    their concatenation gives): a stable sort merges the runs, then neighbours that repeat are
+    dropped. ``np.unique`` hashes first, which took 0.3–6 s on RM2's five batches of rows."""
+    if len(parts) == 1:
+        return parts[0].copy()
+    a = np.sort(np.concatenate(parts), kind="stable")
+    keep = np.empty(a.size, np.bool_)
+    keep[:1] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
 @register("persistence", "cnr")
 class CheckNRun(Persistence):
     STEPS = {"cnr": "checkpoint"}
@@ -147,7 +160,7 @@ class CheckNRun(Persistence):
     def modified_rows(self, n: int, m: int = 0) -> np.ndarray:
         """The distinct rows device ``m`` updated in batches ``n − k + 1 … n`` (ascending)."""
         mc = self.m
-        return np.unique(np.concatenate([mc.batch(b, m).unique_rows for b in range(max(0, n - self.k + 1), n + 1)]))
+        return union_sorted([mc.batch(b, m).unique_rows for b in range(max(0, n - self.k + 1), n + 1)])
 
     def _checkpoint(self, n, t, ex, m=0):
         """Checkpoint of batch ``n`` on device ``m``: the modified rows (read whole, written packed
@@ -225,7 +238,7 @@ def build_cnr(cfg, ref, tl, devices, bug) -> CnrProtocol:
     batches = tuple(n for n in range(N) if is_checkpoint(p, n))
     if not batches:
         raise InputError(f"--batches {N}: no checkpoint is taken before the end (cnr_interval_batches {k})")
-    rows_of = [np.unique(np.concatenate([ref.unique_rows[b] for b in range(n - k + 1, n + 1)])) for n in batches]
+    rows_of = [union_sorted([ref.unique_rows[b] for b in range(n - k + 1, n + 1)]) for n in batches]
     pool.reserve(sum(r.size * (8 + row_B) + 2 * 64 for r in rows_of) + MISC_POOL_B)
     lay = im.Layout()
     lay.add("data", ref.table_B)
