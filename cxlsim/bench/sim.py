@@ -190,7 +190,6 @@ SCALE_GPUS = (1, 4, 16, 64, 256, 1024)
 
 
 def _scale_point(gpus: int, queue) -> None:
-    import resource
 
     from cxlsim.api import simulate
 
@@ -208,7 +207,21 @@ def _scale_point(gpus: int, queue) -> None:
         return
     queue.put({"gpus": gpus, "cxl_mems": mems, "reduced": bool(d["symmetry"]["reduced"]),
                "batch_time_ms": d["batch_time_ms"]["mean"], "wall_s": time.perf_counter() - t0,
-               "peak_GB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6})
+               "peak_GB": _own_peak_B() / 1e9})
+
+
+def _own_peak_B() -> int:
+    """This process's peak resident memory (B): ``VmHWM`` of its own address space where Linux
+    gives it (``ru_maxrss`` survives ``execve``: a spawned child would report the parent's peak at
+    the fork), else ``ru_maxrss``."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def scale_line(start_method: str = "spawn") -> list[dict]:
