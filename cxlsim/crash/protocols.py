@@ -196,6 +196,18 @@ class Protocol:
         return self.flags.base + j * im.LINE_B
 
 
+def snapshot_image(lay, ref, snap) -> np.ndarray:
+    """The image before batch 0 of a scheme with a baseline snapshot (redo, cnr): the tables at
+    the start, their snapshot copy at ``snap.base`` and the MLP after it (line-aligned)."""
+    img = np.zeros(lay.total_B, np.uint8)
+    table = ref.table(-1).view(np.uint8).ravel()
+    img[:ref.table_B] = table
+    img[snap.base:snap.base + ref.table_B] = table
+    mlp_at = snap.base + line_align(ref.table_B)
+    img[mlp_at:mlp_at + ref.mlp_n * 4] = ref.mlp(-1).view(np.uint8)
+    return img
+
+
 def write_latency(devices: DeviceGraph, role: str) -> float:
     """Idle write latency (ns) of ``role``'s media model, from the system's device graph."""
     return float(devices[role].write_latency_ns())
@@ -418,12 +430,7 @@ def build_redo(cfg: SystemConfig, ref: Reference, tl: Timeline, devices: DeviceG
     proto = Protocol("redo", False, False, bug, lay, np.zeros(0, np.uint8), None, N, ref.rows, row_B, ref.mlp_n,
                      max(int(r.size) for r in ref.unique_rows), 0, lat_log, lat_data, data_events, flags,
                      snapshot=snap, records=recs, fast_path="redo")
-    img = np.zeros(lay.total_B, np.uint8)
-    img[:ref.table_B] = ref.table(-1).view(np.uint8).ravel()
-    img[snap.base:snap.base + ref.table_B] = ref.table(-1).view(np.uint8).ravel()
-    mlp_at = snap.base + line_align(ref.table_B)
-    img[mlp_at:mlp_at + ref.mlp_n * 4] = ref.mlp(-1).view(np.uint8)
-    proto.image0 = img
+    proto.image0 = snapshot_image(lay, ref, snap)
 
     log = im.WriteLog(lay)
     zero = pool.put(np.zeros(im.LINE_B, np.uint8))

@@ -132,20 +132,29 @@ def plan_undo(img: np.ndarray, proto: Protocol) -> RecoveryPlan:
     return RecoveryPlan(m, restores, parts, used)
 
 
-def plan_redo(img: np.ndarray, proto: Protocol) -> RecoveryPlan:
-    k = -1
+def committed_records(img: np.ndarray, proto: Protocol, batches, what: str) -> tuple[list[tuple], str | None]:
+    """The records ``0, 1, …`` whose commit flags are set, in order, until the first unset one:
+    ``(ids_at, vals_at, nrows, region)`` each, record ``j`` expected to hold batch ``batches[j]``;
+    or a corrupt flag's description (a flag naming another batch, base or an impossible size)."""
     restores = []
-    for j in range(proto.n_batches):
+    for j, b_j in enumerate(batches):
         f = read_flag(img, proto.record_flag_addr(j))
         if f is None:
             break
         b, nrows, base = f[0], f[1], f[2]
         reg = proto.records[j]
-        if b != j or base != reg.base or nrows < 1 or line_align(nrows * 8) + line_align(nrows * proto.row_B) + proto.mlp_n * 4 > reg.size:
-            return RecoveryPlan(-2, error=f"corrupt commit flag of record {j}: batch {b}, {nrows} rows at {base}")
+        if b != b_j or base != reg.base or nrows < 1 or line_align(nrows * 8) + line_align(nrows * proto.row_B) + proto.mlp_n * 4 > reg.size:
+            return restores, f"corrupt commit flag of {what} {j}: batch {b}, {nrows} rows at {base}"
         ids_at, vals_at, _ = proto.record_parts(j, nrows)
         restores.append((ids_at, vals_at, nrows, reg.rid))
-        k = j
+    return restores, None
+
+
+def plan_redo(img: np.ndarray, proto: Protocol) -> RecoveryPlan:
+    restores, error = committed_records(img, proto, range(proto.n_batches), "record")
+    if error:
+        return RecoveryPlan(-2, error=error)
+    k = len(restores) - 1
     if k >= 0:
         mlp_addr = proto.record_parts(k, restores[-1][2])[2]
         used = [f"snapshot + records 0..{k}"]

@@ -43,10 +43,10 @@ from cxlsim.crash.protocols import (
     _update_events,
     flag_words,
     line_align,
-    read_flag,
+    snapshot_image,
     write_latency,
 )
-from cxlsim.crash.recovery import RecoveryPlan
+from cxlsim.crash.recovery import RecoveryPlan, committed_records
 from cxlsim.crash.reference import MISC_POOL_B
 from cxlsim.engine.executor import OpOutcome
 from cxlsim.errors import ConfigError, InputError
@@ -251,12 +251,7 @@ def build_cnr(cfg, ref, tl, devices, bug) -> CnrProtocol:
     proto = CnrProtocol("cnr", False, False, bug, lay, np.zeros(0, np.uint8), None, N, ref.rows, row_B, ref.mlp_n,
                         max(int(r.size) for r in rows_of), 0, lat_log, lat_data, True, flags, snapshot=snap,
                         records=recs, ckpt_batches=batches)
-    img = np.zeros(lay.total_B, np.uint8)
-    img[:ref.table_B] = ref.table(-1).view(np.uint8).ravel()
-    img[snap.base:snap.base + ref.table_B] = ref.table(-1).view(np.uint8).ravel()
-    mlp_at = snap.base + line_align(ref.table_B)
-    img[mlp_at:mlp_at + ref.mlp_n * 4] = ref.mlp(-1).view(np.uint8)
-    proto.image0 = img
+    proto.image0 = snapshot_image(lay, ref, snap)
 
     log = im.WriteLog(lay)
     for n in range(N):
@@ -282,18 +277,10 @@ def build_cnr(cfg, ref, tl, devices, bug) -> CnrProtocol:
 def plan_cnr(img: np.ndarray, proto: CnrProtocol) -> RecoveryPlan:
     """The snapshot plus every committed checkpoint in order, up to the first without a valid flag;
     the MLP from the last of them (or the snapshot)."""
-    restores, k = [], -1
-    for j, b_j in enumerate(proto.ckpt_batches):
-        f = read_flag(img, proto.record_flag_addr(j))
-        if f is None:
-            break
-        b, nrows, base = f[0], f[1], f[2]
-        reg = proto.records[j]
-        if b != b_j or base != reg.base or nrows < 1 or line_align(nrows * 8) + line_align(nrows * proto.row_B) + proto.mlp_n * 4 > reg.size:
-            return RecoveryPlan(-2, error=f"corrupt commit flag of checkpoint {j}: batch {b}, {nrows} rows at {base}")
-        ids_at, vals_at, _ = proto.record_parts(j, nrows)
-        restores.append((ids_at, vals_at, nrows, reg.rid))
-        k = j
+    restores, error = committed_records(img, proto, proto.ckpt_batches, "checkpoint")
+    if error:
+        return RecoveryPlan(-2, error=error)
+    k = len(restores) - 1
     if k >= 0:
         m = proto.ckpt_batches[k]
         mlp_addr = proto.record_parts(k, restores[-1][2])[2]
