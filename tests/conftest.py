@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import pytest
 
-#: Module fixtures that simulate every system × RM (the golden sets) or reproduce the paper.
-SLOW_FIXTURES = ("results", "reproduced")
+#: Module fixtures that simulate every system × RM (the golden sets), reproduce the paper, or run
+#: the whole validation catalog (test_validate's ``report``).
+SLOW_FIXTURES = ("results", "reproduced", "report")
 
 
 def pytest_collection_modifyitems(config, items):

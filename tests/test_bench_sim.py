@@ -68,6 +68,7 @@ def test_longest_runs_first():
     assert first[1] == "rm2"  # the most lookups per batch (384 × 80 × 80)
 
 
+@pytest.mark.slow
 def test_the_scale_line_reports_a_point_that_dies_and_runs_the_others(monkeypatch):
     if "fork" not in mp.get_all_start_methods():
         pytest.skip("needs fork")

@@ -46,6 +46,7 @@ def test_quantiser_stays_within_its_declared_error(bits):
     assert np.abs(back - rows).max() > bound / 4  # the bound is not vacuous
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bits", [0, 8])
 def test_crash_invariant_holds(bits):
     cr = prepare(CNR, n_batches=9, sets=[("pipeline.cnr_quant_bits", bits)])
@@ -55,7 +56,19 @@ def test_crash_invariant_holds(bits):
     assert 0 < s["lost_batches"]["max"] <= 4  # up to k batches since the last checkpoint
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bug", ["flag-before-data", "delete-old-log-early"])
 def test_crash_checker_finds_injected_bugs(bug):
     cr = prepare(CNR, n_batches=9, bug=bug, sets=[("pipeline.cnr_quant_bits", 0)])
     assert run_points(cr, 200).summary["violations"] > 0
+
+
+def test_crash_invariant_and_an_injected_bug_on_a_short_run():
+    """The fast tier's share of the two tests above: 5 batches (one checkpoint period and a
+    batch), 30 crash points; the quantised scheme recovers within k batches and a flag written
+    before its data is caught."""
+    cr = prepare(CNR, n_batches=5, sets=[("pipeline.cnr_quant_bits", 8)])
+    s = run_points(cr, 30).summary
+    assert s["violations"] == 0 and 0 < s["lost_batches"]["max"] <= 4
+    bad = prepare(CNR, n_batches=5, bug="flag-before-data", sets=[("pipeline.cnr_quant_bits", 0)])
+    assert run_points(bad, 30).summary["violations"] > 0

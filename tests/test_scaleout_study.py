@@ -54,6 +54,7 @@ def _record(system, workload, g, m, levels, thr, energy, bottleneck="gpu"):
         "energy_J_per_batch": {"total": energy}, "bottleneck": {"resource": bottleneck, "utilisation": 0.9}}}
 
 
+@pytest.mark.slow
 def test_reader_tables_and_figure(tmp_path):
     recs = [_record("cxl", "rm1", g, min(g, 7), 1, 1000.0 * g, 1.0 * g) for g in (1, 2, 4, 8)]
     recs += [_record("cxl", "rm1", 8, m, 1, 500.0 * m, 2.0, f"media.{m}") for m in (1, 2, 4)]

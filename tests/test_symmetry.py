@@ -35,6 +35,7 @@ def test_the_reduction_agrees_with_full_detail_at_scale(workload, gpus, mems):
     assert c.same_bottleneck, c
 
 
+@pytest.mark.slow
 def test_a_reduced_run_says_so_and_counts_the_whole_system():
     d = simulate("cxl", "rm1", batches=1, warmup=1, sets=settings(4, 2, "on")).to_dict()
     sym = d["symmetry"]

@@ -88,6 +88,7 @@ def test_cli_run_json_and_bad_input(capsys):
     assert main(["run", "--system", "cxl", "--set", "pipeline.relaxed_lookup=maybe"]) == 2
 
 
+@pytest.mark.slow
 def test_timeline_formats(tmp_path, capsys):
     args = ["timeline", "--system", "cxl-b", "--workload", "rm4", "--batches", "1"]
     assert main(args) == 0
