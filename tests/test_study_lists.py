@@ -183,6 +183,13 @@ def test_platforms_are_checked_against_the_catalog(sweeps, name, axes, key):
         assert "no such platform 'mars'" in str(e.value) and "prototype" in str(e.value)
 
 
+def test_a_fixed_platform_is_checked_too(sweeps, capsys):
+    path = sweeps("platform-study", set={"platform": "mars"})
+    assert platform_study.main(["--batches", "1"]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and "base.set.platform" in err and "no such platform 'mars'" in err
+
+
 def test_shipped_study_lists_are_the_former_tuples():
     """What the studies ran before their lists moved into the catalog (outputs stay identical)."""
     assert platform_study.study_lists().systems == ("pmem", "pcie", "cxl-d", "cxl-b", "cxl")

@@ -81,22 +81,20 @@ def _names(value: object) -> list[str]:
 
 
 def _platforms(doc: dict, where: str) -> tuple[str, ...]:
+    """The values of the spec's ``platform`` axis, or its ``base.set.platform`` (a valid spec has
+    at most one of them), each a catalog platform or a platform file."""
     axes = doc.get("axes") or {}
-    found: list[tuple[str, object]] = [(f"axes.{block}.platform", (axes.get(block) or {})["platform"])
-                                       for block in ("grid", "zip") if "platform" in (axes.get(block) or {})]
-    base_set = doc["base"].get("set") or {}
-    if "platform" in base_set:
-        found.append(("base.set.platform", [base_set["platform"]]))
-    if not found:
-        return ()
-    key, values = found[0]
-    if isinstance(values, dict):
-        values = values.get("values")
+    for block in ("grid", "zip"):
+        entry = (axes.get(block) or {}).get("platform")
+        if entry is not None:
+            values = entry["values"] if isinstance(entry, dict) else entry
+            return tuple(_platform(v, where, f"axes.{block}.platform[{i}]") for i, v in enumerate(values))
+    fixed = (doc["base"].get("set") or {}).get("platform")
+    return () if fixed is None else (_platform(fixed, where, "base.set.platform"),)
+
+
+def _platform(name: object, where: str, key: str) -> str:
     known = list_platforms()
-    out = []
-    for i, name in enumerate(values):  # type: ignore[union-attr]
-        if not isinstance(name, str) or not (name in known or (Path(name).suffix in (".yaml", ".yml")
-                                                               and Path(name).is_file())):
-            raise ConfigError(where, f"{key}[{i}]", f"no such platform {name!r} (known: {', '.join(known)})")
-        out.append(name)
-    return tuple(out)
+    if isinstance(name, str) and (name in known or (Path(name).suffix in (".yaml", ".yml") and Path(name).is_file())):
+        return name
+    raise ConfigError(where, key, f"no such platform {name!r} (known: {', '.join(known)})")
