@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from cxlsim.config.catalog import catalog_roots
+from cxlsim.config.catalog import catalog_file
 from cxlsim.errors import ConfigError
 from cxlsim.sweep.spec import load_spec
 from cxlsim.systems.platform import list_platforms
@@ -44,11 +44,7 @@ class SweepLists:
 
 def sweep_path(name: str) -> Path:
     """``configs/sweeps/<name>.yaml`` of the last catalog root holding it."""
-    found = None
-    for root in catalog_roots("configs"):
-        candidate = root / FOLDER / f"{name}.yaml"
-        if candidate.is_file():
-            found = candidate
+    found = catalog_file("configs", f"{FOLDER}/{name}.yaml")
     if found is None:
         raise ConfigError(f"configs/{FOLDER}/{name}.yaml", "", "no such sweep in the catalogs")
     return found
