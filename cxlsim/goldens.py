@@ -15,7 +15,8 @@ inside the clone).
 
 A change in a number is a visible, reviewed change: the update prints every value that moved.
 Runs use a reduced batch size (``GOLDEN_BATCH_SIZE``) so the whole set stays fast; the mechanisms
-are those of full-size runs.
+are those of full-size runs. The systems, workloads and timing platforms are those of the catalog's
+``configs/sweeps/goldens.yaml`` (:func:`cases`).
 """
 
 from __future__ import annotations
@@ -23,17 +24,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from cxlsim.api import simulate as simulate_with_energy
 from cxlsim.errors import InputError
-from cxlsim.sweep.paper import dataflow_systems, paper_workloads
+from cxlsim.sweep.lists import SweepLists, sweep_lists
+from cxlsim.sweep.paper import dataflow_systems
+from cxlsim.systems.platform import DEFAULT_PLATFORM
 from cxlsim.systems.run import simulate
 
-PLATFORMS = ("physical", "prototype")
-#: What the goldens pin: the paper sweep's op-graph systems and its workloads (configs/sweeps/paper.yaml)
-SYSTEMS = dataflow_systems()
-WORKLOADS = tuple(paper_workloads())
+#: The catalog sweep naming what the goldens pin.
+SWEEP = "goldens"
 GOLDEN_BATCH_SIZE = 32
 GOLDEN_BATCHES = 2
 GOLDEN_WARMUP = 1
@@ -45,6 +47,13 @@ ENERGY_RELATIVE_PATH = RELATIVE_PATH.with_name("energy.json")
 ENERGY_PLATFORM = "physical"
 KINDS = ("timing", "energy")
 REL_TOL = 1e-9
+
+
+def cases() -> SweepLists:
+    """What the goldens pin, in :data:`SWEEP`'s order: its op-graph systems, its workloads and the
+    platforms of the timing goldens."""
+    lists = sweep_lists(SWEEP, needs=("systems", "workloads", "platforms"))
+    return replace(lists, systems=dataflow_systems(SWEEP))
 
 
 def default_path(start: str | Path | None = None) -> Path:
@@ -59,7 +68,7 @@ def default_path(start: str | Path | None = None) -> Path:
                      "run from the clone or give --path FILE")
 
 
-def compute(system: str, workload: str, platform: str = PLATFORMS[0]) -> dict[str, float]:
+def compute(system: str, workload: str, platform: str = DEFAULT_PLATFORM) -> dict[str, float]:
     r = simulate(system, workload=workload, batches=GOLDEN_BATCHES, warmup=GOLDEN_WARMUP, seed=GOLDEN_SEED,
                  workload_sets={"batch_size": GOLDEN_BATCH_SIZE}, sets=[("platform", platform)], trace=False)
     out = {"batch_time_ms": r.batch_time_ms["mean"], "raw_stall_ms": float(r.raw_stall_ns.mean() / 1e6)}
@@ -69,7 +78,8 @@ def compute(system: str, workload: str, platform: str = PLATFORMS[0]) -> dict[st
 
 def compute_all() -> dict[str, dict[str, float]]:
     """Every case, keyed ``platform/system/workload``."""
-    return {f"{p}/{s}/{w}": compute(s, w, p) for p in PLATFORMS for w in WORKLOADS for s in SYSTEMS}
+    c = cases()
+    return {f"{p}/{s}/{w}": compute(s, w, p) for p in c.platforms for w in c.workloads for s in c.systems}
 
 
 def compute_energy(system: str, workload: str, platform: str = ENERGY_PLATFORM) -> dict[str, float]:
@@ -84,7 +94,8 @@ def compute_energy(system: str, workload: str, platform: str = ENERGY_PLATFORM) 
 
 def compute_all_energy() -> dict[str, dict[str, float]]:
     """Every energy case, keyed ``platform/system/workload``."""
-    return {f"{ENERGY_PLATFORM}/{s}/{w}": compute_energy(s, w) for w in WORKLOADS for s in SYSTEMS}
+    c = cases()
+    return {f"{ENERGY_PLATFORM}/{s}/{w}": compute_energy(s, w) for w in c.workloads for s in c.systems}
 
 
 COMPUTE = {"timing": compute_all, "energy": compute_all_energy}
@@ -119,7 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     differ = 0
     for kind in ([args.only] if args.only else KINDS):
         path = paths[kind]
-        new = COMPUTE[kind]()
+        try:
+            new = COMPUTE[kind]()
+        except InputError as exc:
+            print(exc, file=sys.stderr)
+            return 2
         old = json.loads(path.read_text()) if path.exists() else {}
         changes = diff(old, new)
         for line in changes:

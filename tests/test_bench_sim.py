@@ -34,10 +34,10 @@ def test_comparison_runs_every_system_on_every_workload(monkeypatch, workers):
     monkeypatch.setattr(streams, "stream_set", lambda wl, seed, n: FakeStreams(made, (wl.name, seed)))
     monkeypatch.setattr(bench, "_one", fake_run)
     rows, stream_s, wall, stream_B = bench._comparison(2, workers)
-    assert [(r["system"], r["workload"]) for r in rows] == [(s, w) for w in bench.WORKLOADS for s in bench.SYSTEMS]
-    assert made == [(w, 1, bench.WARMUP + 2 + 1) for w in bench.WORKLOADS]  # streams first, once each
+    assert [(r["system"], r["workload"]) for r in rows] == [(s, w) for w in bench.comparison()[1] for s in bench.comparison()[0]]
+    assert made == [(w, 1, bench.WARMUP + 2 + 1) for w in bench.comparison()[1]]  # streams first, once each
     assert 0 <= stream_s <= wall
-    assert stream_B == 1000 * len(bench.WORKLOADS)
+    assert stream_B == 1000 * len(bench.comparison()[1])
 
 
 def test_auto_runs_make_streams_for_most_runs_ahead(monkeypatch):
@@ -45,7 +45,7 @@ def test_auto_runs_make_streams_for_most_runs_ahead(monkeypatch):
     monkeypatch.setattr(streams, "stream_set", lambda wl, seed, n: FakeStreams(made, (wl.name, seed)))
     monkeypatch.setattr(bench, "_one", fake_run)
     bench._comparison("auto", 1)
-    assert made == [(w, 1, bench._streams_ahead("auto")) for w in bench.WORKLOADS]
+    assert made == [(w, 1, bench._streams_ahead("auto")) for w in bench.comparison()[1]]
 
 
 def test_a_run_reports_its_counts_accesses_and_memory():
@@ -63,7 +63,7 @@ def test_per_worker_peak_is_the_largest_of_each_worker():
 
 
 def test_longest_runs_first():
-    jobs = [(s, w, 2, "physical") for w in bench.WORKLOADS for s in bench.SYSTEMS]
+    jobs = [(s, w, 2, "physical") for w in bench.comparison()[1] for s in bench.comparison()[0]]
     first = sorted(jobs, key=bench._cost, reverse=True)[0]
     assert first[1] == "rm2"  # the most lookups per batch (384 × 80 × 80)
 

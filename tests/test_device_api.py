@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from cxlsim.config.catalog import list_presets
 from cxlsim.devices import build_device, family_names, get_family
-from cxlsim.devices.base import Cost, DeviceModel
+from cxlsim.devices.base import Cost, DeviceModel, PoweredModel, Usage, powered_energy
 from cxlsim.devices.cxl_path import FabricPath
 
 MEDIA = ("dram/ddr4-2666", "pmem/optane-100", "pmem/paper", "ssd/paper", "ssd/intel-750")
@@ -142,6 +142,31 @@ def test_static_energy_is_power_times_wall_time(preset, power):
     w = m.params[power]
     assert m.static_energy_J(2e6) == pytest.approx(w * 2e-3)
     assert m.static_energy_J(2e6, count=3) == pytest.approx(3 * w * 2e-3)
+
+
+@pytest.mark.parametrize(("preset", "active"), [
+    ("cxl_link/cxl3-x16", None), ("cxl_switch/cxl3-x16", None), ("pcie/gen4-x16", None),
+    ("gpu/rtx3090", "active_power_W"), ("cpu/i5-9600k", "tdp_W"), ("ndp/alveo-u200", None),
+    ("ckpt_logic/alveo-u200", None),
+])
+def test_powered_families_price_static_active_and_their_own_dynamic_terms(preset, active):
+    """The shared hook: static × wall × count, (active − static) × busy, and only the family's dynamic term."""
+    m = build_device(preset)
+    assert isinstance(m, PoweredModel) and get_family(preset.split("/")[0]).energy is powered_energy
+    use = Usage(wall_ns=2e6, count=3, busy_ns=1e6, moved_B=4096.0,
+                ops={"pooled_vectors": 10, "updated_rows": 5, "gradient_vectors": 7, "corrected_vectors": 2}, dim=32)
+    e = powered_energy(m, use)
+    assert e.static_J == pytest.approx(3 * m.params[m.STATIC_POWER_PARAM] * 2e-3)
+    if active is None:
+        assert e.active_J == 0.0
+        with pytest.raises(TypeError, match="no active power"):
+            m.active_energy_J(1.0)
+    else:
+        assert e.active_J > 0
+        assert e.active_J == pytest.approx((m.params[active] - m.params[m.STATIC_POWER_PARAM]) * 1e-3)
+    assert e.dynamic_J == m.dynamic_energy_J(use)
+    assert (e.dynamic_J > 0) == (active is None)  # links, switches and logic price bytes or operations
+    assert powered_energy(m, Usage(wall_ns=0.0)) == type(e)()
 
 
 def test_cost_is_one_type_with_size_in_bytes():

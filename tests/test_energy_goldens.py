@@ -30,11 +30,11 @@ def test_energy_goldens_match(results):
 
 
 def test_energy_goldens_cover_every_system_and_rm():
-    assert set(stored()) == {f"{goldens.ENERGY_PLATFORM}/{s}/{w}" for s in goldens.SYSTEMS for w in goldens.WORKLOADS}
+    assert set(stored()) == {f"{goldens.ENERGY_PLATFORM}/{s}/{w}" for s in goldens.cases().systems for w in goldens.cases().workloads}
 
 
-@pytest.mark.parametrize("case", [f"{goldens.ENERGY_PLATFORM}/{s}/{w}" for w in goldens.WORKLOADS
-                                  for s in goldens.SYSTEMS])
+@pytest.mark.parametrize("case", [f"{goldens.ENERGY_PLATFORM}/{s}/{w}" for w in goldens.cases().workloads
+                                  for s in goldens.cases().systems])
 def test_components_sum_to_total(results, case):
     r = results[case]
     assert sum(v for k, v in r.items() if k != "total_J") == pytest.approx(r["total_J"], rel=1e-12)

@@ -25,11 +25,11 @@ def test_goldens_match(results):
     assert not changes, "timing changed; review and run `python -m cxlsim.goldens --update`:\n" + "\n".join(changes[:40])
 
 
-@pytest.mark.parametrize("platform", goldens.PLATFORMS)
-@pytest.mark.parametrize("workload", goldens.WORKLOADS)
+@pytest.mark.parametrize("platform", goldens.cases().platforms)
+@pytest.mark.parametrize("workload", goldens.cases().workloads)
 def test_design_orderings(results, platform, workload):
     """cxl <= cxl-b <= cxl-d <= pcie batch time (SPEC §1.4's design steps), on every model."""
-    bt = {s: results[f"{platform}/{s}/{workload}"]["batch_time_ms"] for s in goldens.SYSTEMS}
+    bt = {s: results[f"{platform}/{s}/{workload}"]["batch_time_ms"] for s in goldens.cases().systems}
     assert bt["cxl"] <= bt["cxl-b"] <= bt["cxl-d"]
     if platform == "physical":
         assert bt["cxl-d"] <= bt["pcie"]
@@ -41,7 +41,7 @@ def test_design_orderings(results, platform, workload):
     # on the prototype the CXL-MEM's emulated PMEM is DDR4 behind delays and its near-data logic and
     # relaxed pipeline can outrun the i5's host engine over real DRAM (docs/validation.md)
     if platform == "physical":
-        assert bt["dram"] <= min(bt[s] for s in goldens.SYSTEMS if s != "dram") * 1.01
+        assert bt["dram"] <= min(bt[s] for s in goldens.cases().systems if s != "dram") * 1.01
 
 
 #: SPEC §1.4's design steps, fastest first: each step should not be slower than the next.
@@ -66,12 +66,12 @@ def configured():
     return {(p, w): {s: simulate(s, workload=w, batches=1, warmup=1, seed=goldens.GOLDEN_SEED,
                                  sets=[("platform", p)], trace=False).batch_time_ms["mean"]
                      for s in DESIGN_ORDER + ("dram",)}
-            for p in goldens.PLATFORMS for w in goldens.WORKLOADS}
+            for p in goldens.cases().platforms for w in goldens.cases().workloads}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("platform", goldens.PLATFORMS)
-@pytest.mark.parametrize("workload", goldens.WORKLOADS)
+@pytest.mark.parametrize("platform", goldens.cases().platforms)
+@pytest.mark.parametrize("workload", goldens.cases().workloads)
 def test_design_order_at_the_configured_batch(configured, platform, workload):
     """cxl <= cxl-b <= cxl-d <= pcie at the batch size each workload is configured with, but for the
     named exceptions (:data:`ORDER_EXCEPTIONS`), which must still break it."""
@@ -86,8 +86,8 @@ def test_design_order_at_the_configured_batch(configured, platform, workload):
     assert bt["dram"] <= min(bt[s] for s in DESIGN_ORDER) * 1.01, bt
 
 
-@pytest.mark.parametrize("case", [f"{p}/{s}/{w}" for p in goldens.PLATFORMS for w in goldens.WORKLOADS
-                                  for s in goldens.SYSTEMS])
+@pytest.mark.parametrize("case", [f"{p}/{s}/{w}" for p in goldens.cases().platforms for w in goldens.cases().workloads
+                                  for s in goldens.cases().systems])
 def test_breakdown_sums_to_batch_time(results, case):
     r = results[case]
     parts = sum(v for k, v in r.items() if k.startswith("breakdown."))
@@ -95,8 +95,8 @@ def test_breakdown_sums_to_batch_time(results, case):
     assert r.get("breakdown.idle", 0.0) == pytest.approx(0.0, abs=1e-9)
 
 
-@pytest.mark.parametrize("platform", goldens.PLATFORMS)
-@pytest.mark.parametrize("workload", goldens.WORKLOADS)
+@pytest.mark.parametrize("platform", goldens.cases().platforms)
+@pytest.mark.parametrize("workload", goldens.cases().workloads)
 def test_relaxed_lookup_has_no_raw_stall(results, platform, workload):
     """The relaxed lookup runs before its batch's update, so it never waits for that update; it can
     meet a few rows of the update before it still queued at Optane (physical RM4 since the
@@ -106,12 +106,12 @@ def test_relaxed_lookup_has_no_raw_stall(results, platform, workload):
     assert r["raw_stall_ms"] <= 0.01 * r["batch_time_ms"]
 
 
-@pytest.mark.parametrize("platform", goldens.PLATFORMS)
+@pytest.mark.parametrize("platform", goldens.cases().platforms)
 def test_dependent_lookup_after_update_has_raw_stall(results, platform):
     """cxl-b's next lookup can start while its update's writes are still queued at Optane (on some
     model: RM2 at the goldens' batch, where the update outlasts the GPU's backward and optimizer
     step); cxl-d's redo record separates them. On the prototype the emulated PMEM (DDR4 behind
     delays) has drained the update's writes by then: no stall (docs/validation.md)."""
     if platform == "physical":
-        assert max(results[f"{platform}/cxl-b/{w}"]["raw_stall_ms"] for w in goldens.WORKLOADS) > 0.0
+        assert max(results[f"{platform}/cxl-b/{w}"]["raw_stall_ms"] for w in goldens.cases().workloads) > 0.0
     assert results[f"{platform}/cxl-d/rm1"]["raw_stall_ms"] == 0.0

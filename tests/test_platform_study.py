@@ -16,7 +16,7 @@ def test_each_assumption_reaches_the_systems_holding_its_preset():
     assert by_name["optane_modules"].sets("pmem", 0.5) == [("devices.table_memory.count", 2)]
     assert by_name["optane_modules"].sets("cxl", 0.5) == []  # the CXL-MEM emulates its PMEM
     for a in study.ASSUMPTIONS:  # every assumption reaches some system of the study
-        assert any(a.sets(s, 2.0) for s in study.SYSTEMS), a.name
+        assert any(a.sets(s, 2.0) for s in study.study_lists().systems), a.name
 
 
 def test_conclusions_and_speedups():
@@ -44,7 +44,7 @@ def test_run_simulates_only_what_a_variant_reaches(monkeypatch):
     assert [v["factor"] for v in emulated] == [0.25, 0.5, 2.0]
     by_name = {a.name: a for a in study.ASSUMPTIONS}
     assert by_name["emulated_outstanding"].sets("cxl", 0.25)[0][1] == 4
-    assert all(sets for s, sets in calls[len(study.SYSTEMS):])  # after the base, only reached systems rerun
+    assert all(sets for s, sets in calls[len(study.study_lists().systems):])  # after the base, only reached systems rerun
     head, rows = study.table(out)
     assert rows[0][0] == "base" and len(rows) == 1 + len(out["variants"]) and len(head) == len(rows[0])
     assert "| base |" in study.markdown(out)

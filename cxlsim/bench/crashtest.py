@@ -2,7 +2,8 @@
 and one undo system with both relaxations (``cxl``). Target: at least 10,000 points per minute on
 this machine. The baseline measured in the same run is the materialised check (copy the recovered
 tables, compare them whole) on a sample of the same points: the ratio shows what the incremental
-checker buys. Set-up (timing model, reference run, write events) is reported apart."""
+checker buys. Set-up (timing model, reference run, write events) is reported apart. The systems
+and the workload (the first listed) are those of the catalog's ``configs/sweeps/crash-bench.yaml``."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import numpy as np
 from cxlsim.reports.output import format_table
 
 HELP = "crash points per second/minute at the default scale (target 10,000/min), vs the materialised check"
-SYSTEMS = ("cxl-d", "cxl")
-WORKLOAD = "rm1"
+#: The catalog sweep naming the systems and the workload timed.
+SWEEP = "crash-bench"
 POINTS = 2000
 BATCHES = 6
 BASELINE_POINTS = 20
@@ -24,13 +25,16 @@ TARGET_PER_MIN = 10_000
 def run(args) -> dict:
     from cxlsim.crash.run import instants, prepare, run_points
     from cxlsim.crash.scale import DEFAULT_SCALE
+    from cxlsim.sweep.lists import sweep_lists
 
+    lists = sweep_lists(SWEEP, needs=("systems", "workloads"))
+    workload = lists.workloads[0]
     quick = getattr(args, "quick", False)
     points, batches = (300, 3) if quick else (POINTS, BATCHES)
     rows = []
-    for system in SYSTEMS:
+    for system in lists.systems:
         t0 = time.perf_counter()
-        cr = prepare(system, WORKLOAD, DEFAULT_SCALE, batches)
+        cr = prepare(system, workload, DEFAULT_SCALE, batches)
         setup = time.perf_counter() - t0
         rep = run_points(cr, points)
         ts = np.sort(instants(cr, points))
@@ -44,7 +48,7 @@ def run(args) -> dict:
                      "setup_s": setup, "points_s": rep.points_s, "points_per_s": per_s,
                      "points_per_min": per_s * 60, "materialised_points_per_s": 1 / slow_per_point,
                      "speedup_vs_materialised": per_s * slow_per_point})
-    return {"workload": WORKLOAD, "scale": DEFAULT_SCALE, "batches": batches, "quick": quick,
+    return {"workload": workload, "scale": DEFAULT_SCALE, "batches": batches, "quick": quick,
             "target_points_per_min": TARGET_PER_MIN, "runs": rows,
             "min_points_per_min": min(r["points_per_min"] for r in rows)}
 

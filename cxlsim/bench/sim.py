@@ -31,21 +31,24 @@ import resource
 import time
 
 from cxlsim.reports.output import format_table
-from cxlsim.sweep.paper import dataflow_systems, paper_workloads
+from cxlsim.sweep.lists import sweep_lists
+from cxlsim.sweep.paper import dataflow_systems
 from cxlsim.systems.sampling import AUTO, AUTO_WARMUP_MAX, MIN_BATCHES
 
 HELP = "simulated batches per second per system and workload; full comparison wall time"
-#: The comparison timed: the paper sweep's op-graph systems on its workloads (configs/sweeps/paper.yaml)
-SYSTEMS = dataflow_systems()
-WORKLOADS = tuple(paper_workloads())
+#: The catalog sweep naming the comparison timed: its op-graph systems on its workloads, on its
+#: platforms (the first is the one the comparison's speed target is held on).
+SWEEP = "bench-sim"
 TARGET_S = 60.0
 WORKER_GOAL_B = 2**30  # issue 24: a worker on RM2 holds at most 1 GB
 WARMUP = 2  # the fixed runs' (--quick) warm-up, and the reference's
 REFERENCE_BATCHES = 20  # what a run measured before auto: the ratios of fixed runs are scaled to it
 
 
-#: Platforms timed by default: the one the comparison's speed target is held on first.
-PLATFORMS = ("physical", "prototype")
+def comparison() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The systems (op-graph ones), workloads and platforms of :data:`SWEEP`, in its order."""
+    lists = sweep_lists(SWEEP, needs=("systems", "workloads", "platforms"))
+    return dataflow_systems(SWEEP), lists.workloads, lists.platforms
 
 
 def _one(job: tuple[str, str, int | str, str]) -> dict:
@@ -83,23 +86,25 @@ def _streams_ahead(batches: int | str) -> int:
 
 
 def _comparison(batches: int | str, workers: int,
-                platform: str = PLATFORMS[0]) -> tuple[list[dict], float, float, int]:
+                platform: str | None = None) -> tuple[list[dict], float, float, int]:
     """Every system on every workload. Every workload's streams are made first, in this process;
     the runs then go serially, or longest first to ``workers`` forked processes that inherit
-    the streams. Returns the rows, the streams' and the whole comparison's wall (s) and the bytes
+    the streams; ``platform`` defaults to the first of :func:`comparison`. Returns the rows, the streams' and the whole comparison's wall (s) and the bytes
     of the streams made ahead (shared by forked workers: part of each one's peak)."""
     from cxlsim.systems.streams import keep_stream_sets, stream_set
     from cxlsim.workloads.catalog import load_workload
 
+    systems, workloads, platforms = comparison()
+    platform = platforms[0] if platform is None else platform
     t_all = time.perf_counter()
-    previous = keep_stream_sets(len(WORKLOADS))
+    previous = keep_stream_sets(len(workloads))
     try:
         stream_B = 0
-        for w in WORKLOADS:
+        for w in workloads:
             n = _streams_ahead(batches)
             stream_B += stream_set(load_workload(w), 1, n).prepare(n).nbytes
         stream_s = time.perf_counter() - t_all
-        jobs = [(s, w, batches, platform) for w in WORKLOADS for s in SYSTEMS]
+        jobs = [(s, w, batches, platform) for w in workloads for s in systems]
         if workers <= 1:
             rows = [_one(j) for j in jobs]
         else:
@@ -128,7 +133,7 @@ def run(args) -> dict:
     workers = args.workers if getattr(args, "workers", None) else (os.cpu_count() or 1)
     if "fork" not in mp.get_all_start_methods():
         workers = 1
-    platforms = list(getattr(args, "platforms", None) or PLATFORMS)
+    platforms = list(getattr(args, "platforms", None) or comparison()[2])
     simulate("cxl", workload="rm1", batches=1, warmup=0, workload_sets={"batch_size": 8}, trace=False)  # JIT warm-up
     # each run simulates warm-up + measured + 1 closing batch: fixed runs scale by batch-simulations per
     # run to what 20 measured batches cost; auto runs are what the comparison runs, unscaled

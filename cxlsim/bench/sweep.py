@@ -1,28 +1,34 @@
 """Sweep throughput: points per second for each executor (serial, a local process pool, a local
 Dask cluster when Dask is installed) on the same small sweep, as ratios against serial measured
 in this run. Wall times include starting the workers, which is what a user waits for; the same
-points run under every executor and their results are checked to be identical."""
+points run under every executor and their results are checked to be identical. The sweep is the
+catalog's ``configs/sweeps/bench-sweep.yaml``; ``--quick`` runs its first two systems, one batch each."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from cxlsim.reports.output import format_table
 
 HELP = "sweep points per second per executor (serial, process, dask), as ratios against serial"
-SYSTEMS = ("dram", "cxl", "cxl-b", "pmem")
-WORKLOADS = ("rm1", "rm2", "rm3", "rm4")
-#: Small workloads so that executor overhead is visible beside the simulation itself.
-SMALL = {"workload_overrides.batch_size": 32, "workload_overrides.rows_per_table": 100_000}
+#: The catalog sweep timed (small workloads, so that executor overhead is visible beside the simulation).
+SWEEP = "bench-sweep"
+#: ``--quick``: how many of its systems run, and the batches each point measures.
+QUICK_SYSTEMS = 2
+QUICK_BATCHES = 1
 
 
 def _spec(quick: bool):
-    from cxlsim.sweep.spec import build_spec
+    from cxlsim.sweep.lists import sweep_lists, sweep_path
+    from cxlsim.sweep.spec import load_spec
 
-    doc = {"version": 1, "name": "bench-sweep",
-           "base": {"systems": list(SYSTEMS[:2] if quick else SYSTEMS), "workloads": list(WORKLOADS),
-                    "batches": 1 if quick else 2, "warmup_batches": 0, "set": dict(SMALL)}}
-    return build_spec(doc, "bench sweep")
+    systems = sweep_lists(SWEEP, needs=("systems",)).systems
+    spec = load_spec(sweep_path(SWEEP), [("batches", QUICK_BATCHES)] if quick else ())
+    if not quick:
+        return spec
+    keep = set(systems[:QUICK_SYSTEMS])
+    return replace(spec, points=tuple(p for p in spec.points if p.system in keep))
 
 
 def run(args) -> dict:

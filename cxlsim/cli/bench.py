@@ -21,8 +21,8 @@ HELP = "speed/memory benchmarks (kernels, sim, sweep, crashtest) as ratios measu
 
 
 def _names() -> list[str]:
-    """The targets' names, without importing them (``bench sim`` loads every system at import:
-    the parser of every command is built, so listing them must not)."""
+    """The targets' names, without importing them (a target may be costly to import: the parser of
+    every command is built, so listing them must not)."""
     import cxlsim.bench as pkg
 
     return sorted(info.name for info in pkgutil.iter_modules(pkg.__path__) if not info.name.startswith("_"))
@@ -35,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=whole(1, 1024), default=None,
                    help="sim: processes for the comparison (default: CPU count; 1 = serial only)")
     p.add_argument("--platform", nargs="+", metavar="NAME", dest="platforms",
-                   help="sim: platforms to time (default: physical prototype)")
+                   help="sim: platforms to time (default: those of configs/sweeps/bench-sim.yaml)")
     p.add_argument("--batches", type=whole_or_auto(1), metavar="N|auto",
                    help="sim: measured batches per run (default auto at 1%%, --quick 2; 20 times the fixed "
                         "comparison auto replaced)")

@@ -80,15 +80,22 @@ def catalog_roots(kind: str = "devices") -> list[Path]:
     return roots
 
 
+def catalog_file(kind: str, relative: str) -> Path | None:
+    """The file ``relative`` of the last ``kind`` catalog root holding it (later roots shadow
+    earlier ones), or ``None``."""
+    found = None
+    for root in catalog_roots(kind):
+        candidate = root / relative
+        if candidate.is_file():
+            found = candidate
+    return found
+
+
 def preset_path(name: str) -> Path:
     """Path of preset ``family/stem`` (later roots shadow earlier ones)."""
     if name.count("/") != 1:
         raise ConfigError(name, "", "a preset is named family/name, e.g. pmem/optane-100")
-    found = None
-    for root in catalog_roots("devices"):
-        candidate = root / f"{name}.yaml"
-        if candidate.is_file():
-            found = candidate
+    found = catalog_file("devices", f"{name}.yaml")
     if found is None:
         known = list_presets()
         raise ConfigError(name, "", "no such preset" + _hint(name, known))

@@ -22,7 +22,9 @@ Contract (units: time ns, data B, bandwidth GB/s == B/ns, power W, energy J; eve
   energy per operation or per byte comes from ``*_cost`` methods or from methods named
   ``*_energy_J`` (each family's docstring lists them). A family's one energy hook
   (:attr:`cxlsim.devices.registry.DeviceFamily.energy`) prices a :class:`Usage` with them into an
-  :class:`Energy`: the system's energy model calls nothing else.
+  :class:`Energy`: the system's energy model calls nothing else. A family with static power (and
+  active power above it) subclasses :class:`PoweredModel`, names its power parameters and prices only
+  its own dynamic terms; :func:`powered_energy` is then its hook.
 * **No engine.** Models hold no simulation state and import no simulation engine; contention and
   queueing are the op-graph executor's (:mod:`cxlsim.engine.executor`).
 """
@@ -33,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from cxlsim.units import watts_over
+from cxlsim.units import PJ, watts_over
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,11 @@ def static_energy_J(power_W: float, wall_ns: float, count: int = 1) -> float:
     return watts_over(power_W * count, wall_ns)
 
 
+def bit_energy_J(size_B: float, pJ_per_bit: float) -> float:
+    """Energy (J) of ``size_B`` bytes at ``pJ_per_bit`` (a link's wire bytes, a switch's forwarded bytes)."""
+    return size_B * 8 * pJ_per_bit * PJ
+
+
 class DeviceModel:
     """Base of the family models: the op-indexed bound (see the module contract).
 
@@ -120,3 +127,40 @@ class DeviceModel:
 
     def _bound_factor(self, op: str) -> float:  # pragma: no cover - every bounded family overrides it
         raise NotImplementedError
+
+
+class PoweredModel(DeviceModel):
+    """A device drawing static power whenever it is up and, where the family has one, active power
+    while busy. A family names the parameters (W per device) and adds its dynamic terms.
+
+    ``STATIC_POWER_PARAM``: the static (idle, background) power; ``ACTIVE_POWER_PARAM``: the power
+    while busy (``None``: the family has no active term). :meth:`dynamic_energy_J` prices what is
+    the family's own (per byte, per operation) and says which :class:`Usage` fields it reads.
+    """
+
+    STATIC_POWER_PARAM: ClassVar[str]
+    ACTIVE_POWER_PARAM: ClassVar[str | None] = None
+
+    def static_energy_J(self, wall_ns: float, count: int = 1) -> float:
+        """Static energy (J) of ``count`` devices over ``wall_ns`` (``STATIC_POWER_PARAM`` W each)."""
+        return static_energy_J(self.params[self.STATIC_POWER_PARAM], wall_ns, count)
+
+    def active_energy_J(self, busy_ns: float) -> float:
+        """Energy (J) above static while busy ``busy_ns`` (summed over devices):
+        ``ACTIVE_POWER_PARAM − STATIC_POWER_PARAM`` W."""
+        if self.ACTIVE_POWER_PARAM is None:
+            raise TypeError(f"{type(self).__name__} has no active power")
+        return watts_over(self.params[self.ACTIVE_POWER_PARAM] - self.params[self.STATIC_POWER_PARAM], busy_ns)
+
+    def dynamic_energy_J(self, use: Usage) -> float:
+        """The family's dynamic energy (J) of ``use``: none unless the family prices some."""
+        return 0.0
+
+
+def powered_energy(model: PoweredModel, use: Usage) -> Energy:
+    """The energy hook of a :class:`PoweredModel` family: static power of ``use.count`` devices over
+    ``use.wall_ns``, active power over ``use.busy_ns`` (families with active power) and the family's
+    :meth:`~PoweredModel.dynamic_energy_J`."""
+    active = 0.0 if model.ACTIVE_POWER_PARAM is None else model.active_energy_J(use.busy_ns)
+    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count), active_J=active,
+                  dynamic_J=model.dynamic_energy_J(use))

@@ -35,7 +35,7 @@ from typing import Any
 
 from cxlsim.config.bounds import MAX_OUTSTANDING_REQUESTS
 from cxlsim.config.params import Param, ParamSet, Schema
-from cxlsim.devices.base import Cost, DeviceModel, Energy, Usage, static_energy_J
+from cxlsim.devices.base import Cost, PoweredModel, Usage, powered_energy
 from cxlsim.devices.base import check_non_negative as _check
 from cxlsim.devices.registry import DeviceFamily, register
 from cxlsim.units import PJ
@@ -91,10 +91,11 @@ class LogCounters:
         )
 
 
-class CkptLogicModel(DeviceModel):
+class CkptLogicModel(PoweredModel):
     """Pure model of the checkpointing logic's DMA engine (see the module docstring)."""
 
     BOUNDED_OPS = ("copy_issue",)
+    STATIC_POWER_PARAM = "static_W"
 
     def __init__(self, params: ParamSet) -> None:
         self.params = params
@@ -159,9 +160,9 @@ class CkptLogicModel(DeviceModel):
         """Issue time, bytes copied and dynamic energy (J) of the DMA logic for one copy."""
         return Cost(self.copy_issue_ns(size_B, n_segments), float(size_B), self.dma_energy_J(size_B))
 
-    def static_energy_J(self, wall_ns: float, count: int = 1) -> float:
-        """Static energy (J) of ``count`` checkpointing logics over ``wall_ns`` (``static_W`` each)."""
-        return static_energy_J(self.params.static_W, wall_ns, count)
+    def dynamic_energy_J(self, use: Usage) -> float:
+        """DMA energy of ``use.moved_B`` copied bytes (J)."""
+        return self.dma_energy_J(use.moved_B)
 
 
 def microbench(model: CkptLogicModel, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -177,11 +178,6 @@ def microbench(model: CkptLogicModel, options: Mapping[str, Any]) -> dict[str, A
     return out
 
 
-def energy(model: CkptLogicModel, use: Usage) -> Energy:
-    """Energy hook: static power of ``use.count`` logics, DMA energy of ``use.moved_B`` copied bytes."""
-    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count), dynamic_J=model.dma_energy_J(use.moved_B))
-
-
 FAMILY = register(
     DeviceFamily(
         name="ckpt_logic",
@@ -189,7 +185,7 @@ FAMILY = register(
         schema=SCHEMA,
         build=CkptLogicModel,
         kind="logic",
-        energy=energy,
+        energy=powered_energy,
         microbench=microbench,
     )
 )

@@ -59,11 +59,11 @@ import numpy as np
 
 from cxlsim.config.bounds import MAX_OUTSTANDING_REQUESTS
 from cxlsim.config.params import Param, ParamSet, Schema, check_product_le
-from cxlsim.devices.base import DeviceModel, Energy, Usage, static_energy_J
+from cxlsim.devices.base import PoweredModel, powered_energy
 from cxlsim.devices.base import check_non_negative as _check
 from cxlsim.devices.media import AccessStream
 from cxlsim.devices.registry import DeviceFamily, register
-from cxlsim.units import FP32_B, US, watts_over
+from cxlsim.units import FP32_B, US
 
 #: Host software calls whose cost is an instruction count (``<call>_instructions`` in the preset),
 #: with what one call is.
@@ -143,10 +143,14 @@ SCHEMA = Schema(
 BOUND_FACTORS = {"lookup": 4.0, "update": 16.0}
 
 
-class CpuModel(DeviceModel):
-    """Pure model of a host CPU's embedding operations (see the module docstring)."""
+class CpuModel(PoweredModel):
+    """Pure model of a host CPU's embedding operations (see the module docstring). Energy: idle power
+    per package, ``tdp_W`` while busy (its busy time is weighted by the share of cores busy: all cores
+    busy for 1 ns = 1 ns)."""
 
     BOUNDED_OPS = ("lookup", "update")
+    STATIC_POWER_PARAM = "idle_power_W"
+    ACTIVE_POWER_PARAM = "tdp_W"
 
     def __init__(self, params: ParamSet) -> None:
         self.params = params
@@ -318,15 +322,6 @@ class CpuModel(DeviceModel):
         return BOUND_FACTORS[op]
 
     # ---- energy -----------------------------------------------------------------------------------
-    def static_energy_J(self, wall_ns: float, count: int = 1) -> float:
-        """Idle energy (J) of ``count`` packages over ``wall_ns`` (``idle_power_W`` each)."""
-        return static_energy_J(self.params.idle_power_W, wall_ns, count)
-
-    def active_energy_J(self, core_busy_ns: float) -> float:
-        """Energy (J) above idle: ``tdp_W − idle_power_W`` over ``core_busy_ns``, the busy time
-        weighted by the share of cores busy (all cores busy for 1 ns = 1 ns)."""
-        return watts_over(self.params.tdp_W - self.params.idle_power_W, core_busy_ns)
-
 
 # -- microbenchmark --------------------------------------------------------------------------
 #: Rows the microbenchmark's table holds (2 GiB of 128 B rows); lookups are uniform over them.
@@ -367,12 +362,6 @@ def microbench(model: CpuModel, options: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def energy(model: CpuModel, use: Usage) -> Energy:
-    """Energy hook: package static power of ``use.count`` CPUs, active power over ``use.busy_ns`` of
-    core-weighted busy time."""
-    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count), active_J=model.active_energy_J(use.busy_ns))
-
-
 FAMILY = register(
     DeviceFamily(
         name="cpu",
@@ -380,7 +369,7 @@ FAMILY = register(
         schema=SCHEMA,
         build=CpuModel,
         kind="compute",
-        energy=energy,
+        energy=powered_energy,
         microbench=microbench,
     )
 )

@@ -37,11 +37,11 @@ from typing import Any
 from cxlsim.config.params import Param, Schema
 from cxlsim.devices.base import (
     Cost,
-    DeviceModel,
-    Energy,
+    PoweredModel,
     Usage,
+    bit_energy_J,
     check_non_negative,
-    static_energy_J,
+    powered_energy,
 )
 from cxlsim.devices.registry import DeviceFamily, register
 from cxlsim.units import PJ, KiB, MiB
@@ -83,10 +83,11 @@ SCHEMA = Schema(
 )
 
 
-class CxlLink(DeviceModel):
+class CxlLink(PoweredModel):
     """Pure model of one CXL link; scalars in, floats out (units in the names)."""
 
     BOUNDED_OPS = ("message",)
+    STATIC_POWER_PARAM = "idle_power_W"
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.params = params
@@ -185,11 +186,11 @@ class CxlLink(DeviceModel):
 
     def energy_J(self, wire_B: float) -> float:
         """Dynamic energy of ``wire_B`` bytes on the wire, J."""
-        return wire_B * 8 * self.params["energy_pJ_per_bit"] * PJ
+        return bit_energy_J(wire_B, self.params["energy_pJ_per_bit"])
 
-    def static_energy_J(self, wall_ns: float, count: int = 1) -> float:
-        """Idle energy (J) of ``count`` links up over ``wall_ns`` (``idle_power_W`` each)."""
-        return static_energy_J(self.params["idle_power_W"], wall_ns, count)
+    def dynamic_energy_J(self, use: Usage) -> float:
+        """pJ/bit of ``use.moved_B`` wire bytes (J)."""
+        return self.energy_J(use.moved_B)
 
     def message_cost(self, payload_B: float) -> Cost:
         """One lone message: time (ns), wire bytes, dynamic energy (J)."""
@@ -226,11 +227,6 @@ def microbench(link: CxlLink, options: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def energy(model: CxlLink, use: Usage) -> Energy:
-    """Energy hook: static power of ``use.count`` links, pJ/bit of ``use.moved_B`` wire bytes."""
-    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count), dynamic_J=model.energy_J(use.moved_B))
-
-
 FAMILY = register(
     DeviceFamily(
         name="cxl_link",
@@ -238,7 +234,7 @@ FAMILY = register(
         schema=SCHEMA,
         build=CxlLink,
         kind="link",
-        energy=energy,
+        energy=powered_energy,
         microbench=microbench,
     )
 )

@@ -31,10 +31,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from cxlsim.config.params import Param, Schema
-from cxlsim.devices.base import DeviceModel, Energy, Usage, check_non_negative, static_energy_J
+from cxlsim.devices.base import (
+    PoweredModel,
+    Usage,
+    bit_energy_J,
+    check_non_negative,
+    powered_energy,
+)
 from cxlsim.devices.cxl_path import FabricPath
 from cxlsim.devices.registry import DeviceFamily, register
-from cxlsim.units import PJ, MiB
+from cxlsim.units import MiB
 
 #: CXL 3.0: up to 4095 devices in the fabric of one root port (12-bit port-based routing ids).
 MAX_DEVICES = 4095
@@ -51,8 +57,10 @@ SCHEMA = Schema(
 )
 
 
-class CxlSwitch(DeviceModel):
+class CxlSwitch(PoweredModel):
     """Pure model of one switch core (no links: see :class:`~cxlsim.devices.cxl_path.FabricPath`)."""
+
+    STATIC_POWER_PARAM = "idle_power_W"
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.params = params
@@ -66,11 +74,11 @@ class CxlSwitch(DeviceModel):
 
     def forward_energy_J(self, wire_B: float) -> float:
         """Energy of one switch forwarding ``wire_B`` bytes, J."""
-        return wire_B * 8 * self.params["forward_pJ_per_bit"] * PJ
+        return bit_energy_J(wire_B, self.params["forward_pJ_per_bit"])
 
-    def static_energy_J(self, wall_ns: float, count: int = 1) -> float:
-        """Idle energy (J) of ``count`` switches over ``wall_ns`` (``idle_power_W`` each)."""
-        return static_energy_J(self.params["idle_power_W"], wall_ns, count)
+    def dynamic_energy_J(self, use: Usage) -> float:
+        """Forwarding energy of ``use.moved_B`` wire bytes (J)."""
+        return self.forward_energy_J(use.moved_B)
 
     def tree(self, levels: int, fanout: int) -> SwitchTree:
         return SwitchTree(levels, fanout, self.ports)
@@ -181,11 +189,6 @@ def microbench(switch: CxlSwitch, options: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def energy(model: CxlSwitch, use: Usage) -> Energy:
-    """Energy hook: static power of ``use.count`` switches, forwarding energy of ``use.moved_B`` wire bytes."""
-    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count), dynamic_J=model.forward_energy_J(use.moved_B))
-
-
 FAMILY = register(
     DeviceFamily(
         name="cxl_switch",
@@ -193,7 +196,7 @@ FAMILY = register(
         schema=SCHEMA,
         build=CxlSwitch,
         kind="switch",
-        energy=energy,
+        energy=powered_energy,
         microbench=microbench,
     )
 )

@@ -46,11 +46,11 @@ from pathlib import Path
 from typing import Any
 
 from cxlsim.config.params import Param, ParamSet, Schema
-from cxlsim.devices.base import DeviceModel, Energy, Usage, static_energy_J
+from cxlsim.devices.base import PoweredModel, powered_energy
 from cxlsim.devices.gpu_table import MlpTable, find_table, params_signature
 from cxlsim.devices.registry import DeviceFamily, register
 from cxlsim.search import smallest_reaching
-from cxlsim.units import FP32_B, US, watts_over
+from cxlsim.units import FP32_B, US
 
 #: What an MLP table name may be: a file-name stem (no folder, no ``..``); the tables are found by it
 #: in the catalogs' ``devices/gpu/`` only.
@@ -167,12 +167,17 @@ def roofline_total_ns(kernels: Iterable[KernelTime]) -> float:
     return sum(k.roofline_ns for k in kernels)
 
 
-class GpuModel(DeviceModel):
+class GpuModel(PoweredModel):
     """Pure model of one GPU preset. See the module docstring for the contract.
 
     ``table_path``/``measured_path`` override the tables the preset resolved at load (a measured table
     takes precedence; a generated table is used only if it was generated with these parameters).
+    Energy: idle power per board, ``active_power_W`` while kernels run (stream busy time, every GPU's
+    summed).
     """
+
+    STATIC_POWER_PARAM = "idle_power_W"
+    ACTIVE_POWER_PARAM = "active_power_W"
 
     BOUNDED_OPS = ("layer", "mlp", "interaction", "optimizer")
 
@@ -361,14 +366,6 @@ class GpuModel(DeviceModel):
         return smallest_reaching(t, target_ns, 1, max_batch)
 
     # ---- energy ------------------------------------------------------------------------------
-    def static_energy_J(self, wall_ns: float, count: int = 1) -> float:
-        """Idle energy (J) of ``count`` boards over ``wall_ns`` (``idle_power_W`` each)."""
-        return static_energy_J(self.params.idle_power_W, wall_ns, count)
-
-    def active_energy_J(self, busy_ns: float) -> float:
-        """Energy (J) above idle while kernels run ``busy_ns``: ``active_power_W − idle_power_W``."""
-        return watts_over(self.params.active_power_W - self.params.idle_power_W, busy_ns)
-
 
 def _layers(widths: Sequence[int]) -> list[tuple[int, int]]:
     ws = [int(w) for w in widths]
@@ -444,12 +441,6 @@ def microbench(model: GpuModel, options: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def energy(model: GpuModel, use: Usage) -> Energy:
-    """Energy hook: static power of ``use.count`` GPUs, active power over ``use.busy_ns`` of stream
-    busy time (every GPU's, summed)."""
-    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count), active_J=model.active_energy_J(use.busy_ns))
-
-
 def resolve_tables(params: ParamSet) -> dict[str, tuple[str, str]]:
     """The family's load-time resolution: the MLP timing tables of ``mlp_table_name`` in the catalog
     roots (``$CXLSIM_PATH`` shadows the shipped catalog), for the table files the preset left empty."""
@@ -471,7 +462,7 @@ FAMILY = register(
         schema=SCHEMA,
         build=GpuModel,
         kind="compute",
-        energy=energy,
+        energy=powered_energy,
         microbench=microbench,
         resolve=resolve_tables,
     )

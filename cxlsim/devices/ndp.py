@@ -34,7 +34,7 @@ from typing import Any
 
 from cxlsim.config.bounds import MAX_OUTSTANDING_REQUESTS
 from cxlsim.config.params import Param, ParamSet, Schema, check_product_le
-from cxlsim.devices.base import Cost, DeviceModel, Energy, Usage, static_energy_J
+from cxlsim.devices.base import Cost, PoweredModel, Usage, powered_energy
 from cxlsim.devices.base import check_non_negative as _check
 from cxlsim.devices.registry import DeviceFamily, register
 from cxlsim.units import FP32_B, PJ, KiB
@@ -64,10 +64,11 @@ NDP_SCHEMA = Schema(
 )
 
 
-class NdpModel(DeviceModel):
+class NdpModel(PoweredModel):
     """Pure model of the near-data computing logic (see the module docstring)."""
 
     BOUNDED_OPS = ("pool", "update", "correction", "stream", "lookup")
+    STATIC_POWER_PARAM = "static_W"
 
     def __init__(self, params: ParamSet) -> None:
         self.params = params
@@ -220,9 +221,13 @@ class NdpModel(DeviceModel):
         scratch_B = 2 * n_pooled * dim * FP32_B
         return (adds * p.add_pJ_per_op + muls * p.mul_pJ_per_op + scratch_B * p.scratchpad_pJ_per_B) * PJ
 
-    def static_energy_J(self, wall_ns: float, count: int = 1) -> float:
-        """Static energy (J) of ``count`` computing logics over ``wall_ns`` (``static_W`` each)."""
-        return static_energy_J(self.params.static_W, wall_ns, count)
+    def dynamic_energy_J(self, use: Usage) -> float:
+        """Dynamic energy (J) of the operations in ``use.ops`` (``pooled_vectors``, ``updated_rows``,
+        ``gradient_vectors``, ``corrected_vectors``) on vectors of ``use.dim`` elements
+        (:meth:`ops_energy_J`)."""
+        o = use.ops
+        return self.ops_energy_J(use.dim, o.get("pooled_vectors", 0), o.get("updated_rows", 0),
+                                 o.get("gradient_vectors", 0), o.get("corrected_vectors", 0))
 
 
 def microbench(model: NdpModel, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -243,16 +248,6 @@ def microbench(model: NdpModel, options: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def energy(model: NdpModel, use: Usage) -> Energy:
-    """Energy hook: static power of ``use.count`` logics; dynamic energy of the operations in
-    ``use.ops`` (``pooled_vectors``, ``updated_rows``, ``gradient_vectors``, ``corrected_vectors``)
-    on vectors of ``use.dim`` elements (:meth:`NdpModel.ops_energy_J`)."""
-    o = use.ops
-    ops = (o.get("pooled_vectors", 0), o.get("updated_rows", 0), o.get("gradient_vectors", 0), o.get("corrected_vectors", 0))
-    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count),
-                  dynamic_J=model.ops_energy_J(use.dim, *ops))
-
-
 FAMILY = register(
     DeviceFamily(
         name="ndp",
@@ -260,7 +255,7 @@ FAMILY = register(
         schema=NDP_SCHEMA,
         build=NdpModel,
         kind="logic",
-        energy=energy,
+        energy=powered_energy,
         microbench=microbench,
     )
 )

@@ -37,14 +37,14 @@ from typing import Any
 from cxlsim.config.params import Param, Schema
 from cxlsim.devices.base import (
     Cost,
-    DeviceModel,
-    Energy,
+    PoweredModel,
     Usage,
+    bit_energy_J,
     check_non_negative,
-    static_energy_J,
+    powered_energy,
 )
 from cxlsim.devices.registry import DeviceFamily, register
-from cxlsim.units import PJ, US, KiB, MiB
+from cxlsim.units import US, KiB, MiB
 
 SCHEMA = Schema(
     "pcie",
@@ -68,11 +68,12 @@ SCHEMA = Schema(
 _CALLS = {"memcpy": "memcpy_call_ns", "launch": "launch_call_ns", "sync": "sync_call_ns"}
 
 
-class PcieLink(DeviceModel):
+class PcieLink(PoweredModel):
     """Pure model of a PCIe link; the software data path's calls cost what the ``host`` passed
     to each method says (see the module docstring)."""
 
     BOUNDED_OPS = ("dma", "memcpy")
+    STATIC_POWER_PARAM = "idle_power_W"
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.params = p = params
@@ -132,11 +133,11 @@ class PcieLink(DeviceModel):
 
     def energy_J(self, moved_B: float) -> float:
         """Dynamic energy of ``moved_B`` bytes over the link (count each leg), J."""
-        return moved_B * 8 * self.params["energy_pJ_per_bit"] * PJ
+        return bit_energy_J(moved_B, self.params["energy_pJ_per_bit"])
 
-    def static_energy_J(self, wall_ns: float, count: int = 1) -> float:
-        """Idle energy (J) of ``count`` links up over ``wall_ns`` (``idle_power_W`` each)."""
-        return static_energy_J(self.params["idle_power_W"], wall_ns, count)
+    def dynamic_energy_J(self, use: Usage) -> float:
+        """pJ/bit of ``use.moved_B`` bytes moved (J)."""
+        return self.energy_J(use.moved_B)
 
     def memcpy_cost(self, size_B: float, bounce_through_host: bool = False, host: Any = None) -> Cost:
         """:meth:`memcpy_ns` with the bytes moved over the link (per leg) and their energy."""
@@ -177,11 +178,6 @@ def _size(n: int) -> str:
     return f"{n}B"
 
 
-def energy(model: PcieLink, use: Usage) -> Energy:
-    """Energy hook: static power of ``use.count`` links, pJ/bit of ``use.moved_B`` bytes moved."""
-    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count), dynamic_J=model.energy_J(use.moved_B))
-
-
 FAMILY = register(
     DeviceFamily(
         name="pcie",
@@ -189,7 +185,7 @@ FAMILY = register(
         schema=SCHEMA,
         build=PcieLink,
         kind="link",
-        energy=energy,
+        energy=powered_energy,
         microbench=microbench,
     )
 )

@@ -4,9 +4,10 @@
     python -m cxlsim.sweep.fig12_points --platform prototype --json
     python -m cxlsim.sweep.fig12_points --implied              # the batch each paper duration implies
 
-For ``cxl-d``, ``cxl-b`` and ``cxl`` on RM1 (seed 1, two warm-up batches), the first measured
-batch's steps as intervals from its ``begin`` (ms): the GPU phases, the lookup, the update, the
-logs or redo record, and the batch time; the paper's values beside them (SPEC §7, its Figure 12).
+For the systems of ``configs/sweeps/fig12.yaml`` (``cxl-d``, ``cxl-b`` and ``cxl``) on its first
+workload (RM1; seed 1, two warm-up batches) and on its platforms, the first measured batch's steps
+as intervals from its ``begin`` (ms): the GPU phases, the lookup, the update, the logs or redo
+record, and the batch time; the paper's values beside them (SPEC §7, its Figure 12).
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from cxlsim.errors import InputError
 from cxlsim.reports.output import format_table
 from cxlsim.search import smallest_reaching
+from cxlsim.sweep.lists import SweepLists, sweep_lists
 from cxlsim.systems.run import simulate
 
-SYSTEMS = ("cxl-d", "cxl-b", "cxl")
-PLATFORMS = ("prototype", "physical")
+#: The catalog sweep naming the runs' systems, workload and platforms.
+STUDY = "fig12"
 #: Steps reported, in the order of a batch (those a system does not run are left out).
 STEPS = ("b_fwd", "lookup", "correction", "pooled", "t_mlp", "grads", "b_bwd", "mlp_opt", "update", "emb_log", "mlp_log",
          "redo_mlp", "redo")
@@ -33,6 +36,11 @@ PAPER = {
     "cxl-b": {"b_fwd": (0.0, 0.6), "exposed_logging_ms": 0.3},
     "cxl": {"lookup": (1.0, 1.4), "mlp_log": (1.4, 2.2)},
 }
+
+
+def study_lists() -> SweepLists:
+    """The systems, workloads and platforms of :data:`STUDY` (each list needed)."""
+    return sweep_lists(STUDY, needs=("systems", "workloads", "platforms"))
 
 
 def points(system: str, platform: str, workload: str = "rm1", seed: int = 1, batch: int | None = None) -> dict[str, Any]:
@@ -97,8 +105,13 @@ def table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m cxlsim.sweep.fig12_points", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--platform", nargs="+", default=list(PLATFORMS))
-    ap.add_argument("--workload", default="rm1")
+    try:
+        lists = study_lists()
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    ap.add_argument("--platform", nargs="+", default=list(lists.platforms))
+    ap.add_argument("--workload", default=lists.workloads[0])
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--implied", action="store_true", help="the batch size each Figure 12 duration implies")
     args = ap.parse_args(argv)
@@ -116,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(format_table(head, out))
         return 0
-    rows = [points(s, p, args.workload) for p in args.platform for s in SYSTEMS]
+    rows = [points(s, p, args.workload) for p in args.platform for s in lists.systems]
     if args.json:
         json.dump({"paper": PAPER, "rows": rows}, sys.stdout, indent=1)
         print()

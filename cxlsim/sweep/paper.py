@@ -6,11 +6,7 @@ runs the comparison.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-from cxlsim.config.catalog import catalog_roots
-from cxlsim.config.yamlio import read_yaml
-from cxlsim.errors import ConfigError
+from cxlsim.sweep.lists import sweep_lists
 from cxlsim.systems.config import list_systems, load_system
 
 #: The catalog sweep (``configs/sweeps/<name>.yaml``) that states the paper's comparison: its
@@ -31,26 +27,12 @@ def suffix(platform: str) -> str:
     return "" if platform == PLATFORMS[0] else f"_{platform}"
 
 
-@lru_cache(maxsize=8)
 def sweep_grid(name: str = PAPER_SWEEP) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``base.systems`` and ``base.workloads`` of the catalog sweep ``configs/sweeps/<name>.yaml``
-    (the last catalog root holding it: ``$CXLSIM_PATH`` shadows the shipped one), in its order;
-    :class:`~cxlsim.errors.ConfigError` naming the file when it is missing or the lists are not."""
-    found = None
-    for root in catalog_roots("configs"):
-        candidate = root / "sweeps" / f"{name}.yaml"
-        if candidate.is_file():
-            found = candidate
-    if found is None:
-        raise ConfigError(f"configs/sweeps/{name}.yaml", "", "no such sweep in the catalogs")
-    base = read_yaml(found).get("base") or {}
-    lists = []
-    for key in ("systems", "workloads"):
-        names = base.get(key) if isinstance(base, dict) else None
-        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-            raise ConfigError(str(found), f"base.{key}", "a non-empty list of names is needed")
-        lists.append(tuple(names))
-    return lists[0], lists[1]
+    (:func:`~cxlsim.sweep.lists.sweep_lists`: ``$CXLSIM_PATH`` shadows the shipped one), in its
+    order; :class:`~cxlsim.errors.ConfigError` naming the file and key when it is missing or invalid."""
+    lists = sweep_lists(name, needs=("systems", "workloads"))
+    return lists.systems, lists.workloads
 
 
 def default_systems() -> list[str]:

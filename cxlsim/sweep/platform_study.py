@@ -14,8 +14,9 @@ reach keep their base runs. For each variant the study reports the paper's concl
 (:data:`CONCLUSIONS`) per workload and whether they still hold, plus each CXL system's speed-up
 over ``pmem`` (geometric mean over the workloads).
 
-Runs are short (``--batches`` measured after one warm-up batch, full-size workloads) and
-deterministic for a seed; ``--markdown`` prints the table ``docs/validation.md`` holds.
+The systems, workloads and the platform are those of ``configs/sweeps/platform-study.yaml``
+(:func:`study_lists`). Runs are short (``--batches`` measured after one warm-up batch, full-size
+workloads) and deterministic for a seed; ``--markdown`` prints the table ``docs/validation.md`` holds.
 """
 
 from __future__ import annotations
@@ -28,16 +29,34 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cxlsim.errors import InputError
+from cxlsim.errors import ConfigError, InputError
 from cxlsim.reports.output import format_table
+from cxlsim.sweep.lists import SweepLists, sweep_lists
 from cxlsim.systems.config import load_system
 from cxlsim.systems.run import simulate
 
-PLATFORM = "prototype"
-SYSTEMS = ("pmem", "pcie", "cxl-d", "cxl-b", "cxl")
-WORKLOADS = ("rm1", "rm2", "rm3", "rm4")
+#: The catalog sweep naming the study's systems, workloads and its one platform.
+STUDY = "platform-study"
 FACTORS = (0.5, 2.0)
 BASELINE = "pmem"
+#: The CXL systems whose speed-ups over :data:`BASELINE` the study reports.
+CXL_SYSTEMS = ("cxl-d", "cxl-b", "cxl")
+#: The systems :data:`CONCLUSIONS` and the speed-ups compare: the study's sweep must list them.
+COMPARED = (BASELINE, "pcie", *CXL_SYSTEMS)
+
+
+def study_lists() -> SweepLists:
+    """The study's sweep (:data:`STUDY`): its systems (at least :data:`COMPARED`), workloads and one
+    platform; :class:`~cxlsim.errors.ConfigError` naming the file and key otherwise."""
+    lists = sweep_lists(STUDY, needs=("systems", "workloads", "platforms"))
+    missing = [s for s in COMPARED if s not in lists.systems]
+    if missing:
+        raise ConfigError(lists.source, "base.systems", f"the study compares {', '.join(COMPARED)}: "
+                          f"{', '.join(missing)} missing")
+    if len(lists.platforms) != 1:
+        raise ConfigError(lists.source, "base.set.platform", f"the study runs on one platform, got "
+                          f"{', '.join(lists.platforms)}")
+    return lists
 
 
 @dataclass(frozen=True)
@@ -57,7 +76,7 @@ class Assumption:
 
     def sets(self, system: str, factor: float) -> list[tuple[str, Any]]:
         """The overrides that scale it by ``factor`` on ``system`` (none where it does not reach)."""
-        cfg = load_system(system, [("platform", PLATFORM)])
+        cfg = load_system(system, [("platform", study_lists().platforms[0])])
         out: list[tuple[str, Any]] = []
         for role, dev in cfg.devices.items():
             if dev.preset.name != self.preset:
@@ -112,25 +131,29 @@ CONCLUSIONS: dict[str, tuple[str, Callable[[dict[str, float]], bool]]] = {
 
 def batch_times(system: str, workload: str, sets: Sequence[tuple[str, Any]], batches: int, seed: int) -> float:
     r = simulate(system, workload=workload, batches=batches, warmup=1, seed=seed,
-                 sets=[("platform", PLATFORM), *sets], trace=False)
+                 sets=[("platform", study_lists().platforms[0]), *sets], trace=False)
     return float(r.batch_time_ms["mean"])
 
 
-def run(workloads: Sequence[str] = WORKLOADS, batches: int = 2, seed: int = 1,
+def run(workloads: Sequence[str] | None = None, batches: int = 2, seed: int = 1,
         progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """The study (module docstring): ``{"base": {workload: {system: ms}}, "variants": [...]}``."""
-    base = {w: {s: batch_times(s, w, [], batches, seed) for s in SYSTEMS} for w in workloads}
+    """The study (module docstring): ``{"base": {workload: {system: ms}}, "variants": [...]}``, on
+    ``workloads`` (default: the study's)."""
+    lists = study_lists()
+    workloads = lists.workloads if workloads is None else workloads
+    systems = lists.systems
+    base = {w: {s: batch_times(s, w, [], batches, seed) for s in systems} for w in workloads}
     variants = []
     for a in ASSUMPTIONS:
         for f in a.factors:
             if progress:
                 progress(f"{a.name} x{f:g}")
-            reached = {s: a.sets(s, f) for s in SYSTEMS}
+            reached = {s: a.sets(s, f) for s in systems}
             bt = {w: {s: (batch_times(s, w, reached[s], batches, seed) if reached[s] else base[w][s])
-                      for s in SYSTEMS} for w in workloads}
+                      for s in systems} for w in workloads}
             variants.append({"assumption": a.name, "what": a.what, "factor": f,
-                             "systems": sorted(s for s in SYSTEMS if reached[s]), "batch_time_ms": bt})
-    return {"platform": PLATFORM, "workloads": list(workloads), "batches": batches, "seed": seed,
+                             "systems": sorted(s for s in systems if reached[s]), "batch_time_ms": bt})
+    return {"platform": lists.platforms[0], "workloads": list(workloads), "batches": batches, "seed": seed,
             "base": base, "variants": variants}
 
 
@@ -138,7 +161,7 @@ def verdicts(bt_by_workload: dict[str, dict[str, float]]) -> dict[str, Any]:
     """Per conclusion, the workloads where it holds; per CXL system, its geomean speed-up over pmem."""
     out: dict[str, Any] = {k: [w for w, bt in bt_by_workload.items() if pred(bt)] for k, (_, pred) in CONCLUSIONS.items()}
     n = len(bt_by_workload)
-    for s in ("cxl-d", "cxl-b", "cxl"):
+    for s in CXL_SYSTEMS:
         out[f"speedup_{s}"] = math.exp(sum(math.log(_speedup(bt, s)) for bt in bt_by_workload.values()) / n)
     return out
 
@@ -147,12 +170,13 @@ def table(study: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     """Rows: the base, then every variant; columns: the conclusions (workloads where each holds,
     out of all) and the CXL systems' geomean speed-ups over pmem."""
     n = len(study["workloads"])
-    head = ["variant", "reaches", *[CONCLUSIONS[k][0] for k in CONCLUSIONS], "cxl-d / cxl-b / cxl vs pmem"]
+    head = ["variant", "reaches", *[CONCLUSIONS[k][0] for k in CONCLUSIONS],
+            " / ".join(CXL_SYSTEMS) + f" vs {BASELINE}"]
 
     def row(label: str, reaches: str, bt: dict) -> list[Any]:
         v = verdicts(bt)
         holds = [f"{len(v[k])}/{n}" + ("" if len(v[k]) in (0, n) else f" ({' '.join(v[k])})") for k in CONCLUSIONS]
-        return [label, reaches, *holds, " / ".join(f"{v[f'speedup_{s}']:.2f}" for s in ("cxl-d", "cxl-b", "cxl"))]
+        return [label, reaches, *holds, " / ".join(f"{v[f'speedup_{s}']:.2f}" for s in CXL_SYSTEMS)]
 
     rows = [row("base", "", study["base"])]
     for var in study["variants"]:
@@ -170,7 +194,12 @@ def markdown(study: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m cxlsim.sweep.platform_study", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
+    try:
+        workloads = study_lists().workloads
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    ap.add_argument("--workloads", nargs="+", default=list(workloads), choices=workloads)
     ap.add_argument("--batches", type=int, default=2, help="measured batches per run, after one warm-up (default 2)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", metavar="FILE", help="write the study as JSON")

@@ -16,7 +16,8 @@ GPUs (``M = G / 4``, row-sharded, two or three switch levels; ``tpu-ps`` as many
 The figure plots throughput and energy per sample against ``G`` (log, 1 to 1,024) for the balanced
 points of every system (solid; ``cxl`` with one CXL-MEM, dashed) and the points at scale (dotted,
 square markers), one column per workload. Each argument is a sweep folder (its ``points.jsonl``)
-or a sweep's ``results.csv`` (no bottleneck there).
+or a sweep's ``results.csv`` (no bottleneck there). The tables and the figure cover the systems (in
+name order) and workloads (in file order) of both sweeps (:func:`study_lists`).
 """
 
 from __future__ import annotations
@@ -31,15 +32,23 @@ from typing import Any
 
 from cxlsim.errors import InputError
 from cxlsim.reports.output import format_table
+from cxlsim.sweep.lists import sweep_lists
 
-SYSTEMS = ("cxl", "cxl-b", "cxl-d", "pcie", "pmem", "tpu-ps")
-WORKLOADS = ("rm1", "rm2", "rm3", "rm4")
+#: The catalog sweeps this module reads the points of: the balanced study and the study at scale.
+SWEEPS = ("scale-out", "scale-out-1024")
 MAX_MEMS_ONE_LEVEL = 7
 #: the study at scale: GPUs per CXL-MEM (or card) and its GPU counts
 GPUS_PER_MEM_AT_SCALE = 4
 SCALE_GPUS = (16, 64, 256, 1024)
 COLORS = {"cxl": "#55A868", "cxl-b": "#4C72B0", "cxl-d": "#8172B2", "pcie": "#C44E52", "pmem": "#CCB974",
           "tpu-ps": "#64B5CD"}
+
+
+def study_lists() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The systems (in name order) and the workloads (in file order) of :data:`SWEEPS` together."""
+    both = [sweep_lists(name, needs=("systems", "workloads")) for name in SWEEPS]
+    systems = sorted({s for lists in both for s in lists.systems})
+    return tuple(systems), tuple(dict.fromkeys(w for lists in both for w in lists.workloads))
 
 
 @dataclass(frozen=True)
@@ -141,8 +150,9 @@ def balanced_table(points: list[ScalePoint]) -> tuple[list[str], list[list[Any]]
     the scaling efficiency at 8 (throughput / (8 × one GPU's)) and the most utilised resource there."""
     head = ["system", "workload", "G=1", "G=2", "G=4", "G=8", "efficiency at 8", "busiest at 8 (utilisation)"]
     rows = []
-    for s in SYSTEMS:
-        for w in WORKLOADS:
+    systems, workloads = study_lists()
+    for s in systems:
+        for w in workloads:
             ps = {g: _find(points, system=s, workload=w, gpus=g, balanced=True) for g in (1, 2, 4, 8)}
             if not any(ps.values()):
                 continue
@@ -161,7 +171,7 @@ def memory_table(points: list[ScalePoint], system: str = "cxl", gpus: int = 8) -
     mems = (1, 2, 4, MAX_MEMS_ONE_LEVEL)
     head = ["workload", *[f"M={m}" for m in mems], f"M={mems[-1]}, 2 levels", "busiest at M=1", f"busiest at M={mems[-1]}"]
     rows = []
-    for w in WORKLOADS:
+    for w in study_lists()[1]:
         ps = {m: _find(points, system=system, workload=w, gpus=gpus, mems=m, levels=1) for m in mems}
         two = _find(points, system=system, workload=w, gpus=gpus, mems=mems[-1], levels=2)
         if not any(ps.values()):
@@ -184,8 +194,9 @@ def scale_table(points: list[ScalePoint]) -> tuple[list[str], list[list[Any]]]:
     head = ["system", "workload", *[f"G={g}" for g in SCALE_GPUS], f"efficiency {SCALE_GPUS[0]}→{SCALE_GPUS[-1]}",
             f"mJ/sample at {SCALE_GPUS[-1]}", f"busiest at {SCALE_GPUS[-1]} (utilisation)"]
     rows = []
-    for s in SYSTEMS:
-        for w in WORKLOADS:
+    systems, workloads = study_lists()
+    for s in systems:
+        for w in workloads:
             ps = {g: _find(points, system=s, workload=w, gpus=g, at_scale=True) for g in SCALE_GPUS}
             if not any(ps.values()):
                 continue
@@ -207,11 +218,13 @@ def plot(points: list[ScalePoint], path: str | Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, len(WORKLOADS), figsize=(4 * len(WORKLOADS), 7), sharex=True)
+    systems, workloads = study_lists()
+    colors = {s: COLORS.get(s, f"C{i}") for i, s in enumerate(systems)}
+    fig, axes = plt.subplots(2, len(workloads), figsize=(4 * len(workloads), 7), sharex=True, squeeze=False)
     gpus = (1, 2, 4, 8)
-    for col, w in enumerate(WORKLOADS):
+    for col, w in enumerate(workloads):
         top, bottom = axes[0][col], axes[1][col]
-        for s in SYSTEMS:
+        for s in systems:
             lines = [("", dict(balanced=True), "-", gpus), (" at scale", dict(at_scale=True), ":", SCALE_GPUS)]
             if s == "cxl":
                 lines.append((" (1 CXL-MEM)", dict(mems=1, levels=1), "--", gpus))
@@ -222,11 +235,11 @@ def plot(points: list[ScalePoint], path: str | Path) -> Path:
                     continue
                 got = [p for p in ps if p]
                 marker = "s" if suffix == " at scale" else "o"
-                top.plot(xs, [p.throughput_samples_per_s / 1e3 for p in got], style, marker=marker, color=COLORS[s],
+                top.plot(xs, [p.throughput_samples_per_s / 1e3 for p in got], style, marker=marker, color=colors[s],
                          label=s + suffix)
                 e = [(x, p.energy_per_sample_mJ) for x, p in zip(xs, got, strict=True) if p.energy_per_sample_mJ]
                 if e:
-                    bottom.plot([x for x, _ in e], [v for _, v in e], style, marker=marker, color=COLORS[s])
+                    bottom.plot([x for x, _ in e], [v for _, v in e], style, marker=marker, color=colors[s])
         top.set_title(w.upper())
         top.set_yscale("log")
         bottom.set_yscale("log")
@@ -262,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
     args = ap.parse_args(argv)
     try:
+        study_lists()
         points = [p for out in args.out for p in read_points(out)]
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from cxlsim.config.bounds import MAX_MODULES_PER_ROLE, MAX_SEED
-from cxlsim.config.catalog import Preset, catalog_roots
+from cxlsim.config.catalog import Preset, catalog_file, catalog_roots
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
 from cxlsim.devices.interleave import geometry_problem
@@ -269,11 +269,7 @@ def system_path(name_or_path: str) -> Path:
     p = Path(name_or_path)
     if p.suffix in (".yaml", ".yml"):
         return p
-    found = None
-    for root in catalog_roots("configs"):
-        cand = root / f"{name_or_path}.yaml"
-        if cand.is_file():
-            found = cand
+    found = catalog_file("configs", f"{name_or_path}.yaml")
     if found is None:
         raise ConfigError(name_or_path, "", "no such system" + unknown_key_message(name_or_path, list_systems())[len("unknown key"):]
                           + f" (known: {', '.join(list_systems())})")

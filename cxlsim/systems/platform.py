@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cxlsim.config.catalog import catalog_roots
+from cxlsim.config.catalog import catalog_file, catalog_roots
 from cxlsim.config.params import unknown_key_message
 from cxlsim.config.yamlio import check_version, read_yaml
 from cxlsim.errors import ConfigError
@@ -95,11 +95,7 @@ def platform_path(name_or_path: str) -> Path:
     p = Path(name_or_path)
     if p.suffix in (".yaml", ".yml"):
         return p
-    found = None
-    for root in catalog_roots("configs"):
-        cand = root / FOLDER / f"{name_or_path}.yaml"
-        if cand.is_file():
-            found = cand
+    found = catalog_file("configs", f"{FOLDER}/{name_or_path}.yaml")
     if found is None:
         hint = unknown_key_message(name_or_path, list_platforms())[len("unknown key"):]
         raise ConfigError("--platform", "", f"no such platform {name_or_path!r}{hint} (known: {', '.join(list_platforms())})")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from cxlsim.config.bounds import MAX_RUN_LOOKUPS, MAX_TABLES, check_bound
-from cxlsim.config.catalog import catalog_roots
+from cxlsim.config.catalog import catalog_file, catalog_roots
 from cxlsim.config.params import ParamSet, unknown_key_message
 from cxlsim.config.yamlio import check_version, read_yaml
 from cxlsim.errors import ConfigError
@@ -111,11 +111,7 @@ class Workload:
 
 def workload_path(name: str) -> Path:
     """Path of catalog workload ``name`` (later search folders shadow earlier ones)."""
-    found = None
-    for root in catalog_roots("workloads"):
-        candidate = root / f"{name}.yaml"
-        if candidate.is_file():
-            found = candidate
+    found = catalog_file("workloads", f"{name}.yaml")
     if found is None:
         known = list_workloads()
         hint = unknown_key_message(name, known)[len("unknown key"):]
