@@ -101,6 +101,17 @@ def test_fig12_points(sweeps, monkeypatch, capsys):
                                                                           ("cxl-d", "physical", "rm2")]
 
 
+def test_reproduce_timelines_follow_fig12(sweeps):
+    """The reproduction's Figure-12 timelines run fig12.yaml's systems (those reproduced) on its
+    first workload."""
+    from cxlsim.sweep import reproduce
+    runs = {(p.system, p.workload) for p in reproduce.plan(["cxl", "cxl-b", "pmem"], ["rm1"]).timelines}
+    assert runs == {("cxl-b", "rm1"), ("cxl", "rm1")}
+    sweeps("fig12", systems=["cxl", "pmem"], workloads=["rm3"])
+    runs = {(p.system, p.workload) for p in reproduce.plan(["cxl", "cxl-b", "pmem"], ["rm1"]).timelines}
+    assert runs == {("cxl", "rm3"), ("pmem", "rm3")}
+
+
 @pytest.mark.parametrize("quick", [False, True])
 def test_bench_sweep(sweeps, quick):
     sweeps("bench-sweep", systems=["pmem", "cxl-d", "cxl"], workloads=["rm4"])

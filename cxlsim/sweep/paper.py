@@ -12,14 +12,21 @@ from cxlsim.systems.config import list_systems, load_system
 #: The catalog sweep (``configs/sweeps/<name>.yaml``) that states the paper's comparison: its
 #: systems (SPEC §1.4 in the paper's order, then the schemes cxlsim adds) and workloads.
 PAPER_SWEEP = "paper"
-#: Figure 12: the three TrainingCXL variants on one embedding-intensive model, two batches.
-TIMELINE_SYSTEMS = ("cxl-d", "cxl-b", "cxl")
-TIMELINE_WORKLOAD = "rm1"
+#: The catalog sweep of Figure 12's runs: the three TrainingCXL variants on one embedding-intensive
+#: model (its systems and first workload; :func:`timeline_runs`). A reproduction draws their
+#: timelines over two measured batches.
+TIMELINE_SWEEP = "fig12"
 TIMELINE_BATCHES = 2
 BASELINE = "pmem"
 #: The platforms a reproduction runs: the paper's apparatus first (its figures keep the plain
 #: names), then the design on real devices (figures and results with a ``_physical`` suffix).
 PLATFORMS = ("prototype", "physical")
+
+
+def timeline_runs() -> tuple[tuple[str, ...], str]:
+    """Figure 12's ``(systems, workload)``, from the catalog sweep :data:`TIMELINE_SWEEP`."""
+    lists = sweep_lists(TIMELINE_SWEEP, needs=("systems", "workloads"))
+    return lists.systems, lists.workloads[0]
 
 
 def suffix(platform: str) -> str:

@@ -24,11 +24,10 @@ from cxlsim.sweep.paper import (
     BASELINE,
     PLATFORMS,
     TIMELINE_BATCHES,
-    TIMELINE_SYSTEMS,
-    TIMELINE_WORKLOAD,
     default_systems,
     paper_workloads,
     suffix,
+    timeline_runs,
 )
 from cxlsim.sweep.progress import Progress
 from cxlsim.sweep.results import results_document, write_results
@@ -49,12 +48,14 @@ class Plan:
 
 def plan(systems: Sequence[str] | None = None, workloads: Sequence[str] | None = None,
          batches: int | str | None = None, sets: Sequence[tuple[str, Any]] = (),
-         timeline_workload: str = TIMELINE_WORKLOAD, timelines: bool = True,
+         timeline_workload: str | None = None, timelines: bool = True,
          platforms: Sequence[str] | None = None, ci: float | None = None) -> Plan:
     """The points of a reproduction (``batches`` None or ``"auto"``: sampling with stated
     confidence, ``ci`` its target, :mod:`cxlsim.systems.sampling`; a count: that many), on every
     platform of ``platforms`` (default :data:`~cxlsim.sweep.paper.PLATFORMS`). The Figure-12 runs
-    measure :data:`~cxlsim.sweep.paper.TIMELINE_BATCHES` batches whatever ``batches``."""
+    measure :data:`~cxlsim.sweep.paper.TIMELINE_BATCHES` batches whatever ``batches``, on the systems
+    and workload of :func:`~cxlsim.sweep.paper.timeline_runs` (``timeline_workload`` replaces the
+    workload)."""
     systems = list(systems or default_systems())
     workloads = list(workloads or paper_workloads())
     platforms = tuple(platforms or PLATFORMS)
@@ -81,10 +82,12 @@ def plan(systems: Sequence[str] | None = None, workloads: Sequence[str] | None =
         raise ConfigError(flag, "", exc.message) from None
     tl: list[Point] = []
     if timelines:
+        timeline_systems, fig12_workload = timeline_runs()
+        timeline_workload = timeline_workload or fig12_workload
         fixed = tuple((k, v) for k, v in sets if k not in ("batches", "batches_ci_fraction")) + (("batches", TIMELINE_BATCHES),)
         tl = [Point(s, timeline_workload, fixed + (("platform", pl),),
                     (("system", s), ("workload", timeline_workload), ("platform", pl)), timeline=True)
-              for pl in platforms for s in TIMELINE_SYSTEMS if s in systems]
+              for pl in platforms for s in timeline_systems if s in systems]
     return Plan(spec, tl, platforms)
 
 
