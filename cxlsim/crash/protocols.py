@@ -40,6 +40,9 @@ from cxlsim.systems.graph import DeviceGraph
 MAGIC = 0x21474F4C4C584321  # b"!CXLLOG!" little-endian
 #: Parameters per MLP chunk: one log burst.
 MLP_CHUNK = im.BURST_B // 4
+#: The checker's fast paths (``Protocol.fast_path``): restores of per-device logs onto the data
+#: region (tracked against the reference), or a prefix of records replayed onto a snapshot.
+FAST_LOGS, FAST_RECORDS = "logs", "records"
 
 
 def flag_words(a: int, b: int = 0, c: int = 0, d: int = 0) -> np.ndarray:
@@ -126,8 +129,8 @@ class Protocol:
     snapshot: im.Region | None = None
     records: tuple[im.Region, ...] = ()
     #: the invariant the checker holds the scheme to: the largest absolute difference per table
-    #: element the scheme declares (0: bit for bit) and its fast path ("undo" logs, "redo"
-    #: records, None: materialise and compare)
+    #: element the scheme declares (0: bit for bit) and its fast path (:data:`FAST_LOGS`,
+    #: :data:`FAST_RECORDS`; None: materialise and compare)
     tolerance: float = 0.0
     fast_path: str | None = None
 

@@ -26,6 +26,7 @@ import numpy as np
 from cxlsim.axes.persistence import Persistence
 from cxlsim.crash import image as im
 from cxlsim.crash.protocols import (
+    FAST_RECORDS,
     Protocol,
     delete_line,
     flag_words,
@@ -185,7 +186,7 @@ def build_redo(cfg: SystemConfig, ref: Reference, tl: Timeline, devices: DeviceG
     data_events = not p.vector_cache_GB > 0
     proto = Protocol("redo", False, False, bug, lay, np.zeros(0, np.uint8), None, N, ref.rows, row_B, ref.mlp_n,
                      max(int(r.size) for r in ref.unique_rows), 0, lat_log, lat_data, data_events, flags,
-                     snapshot=snap, records=recs, fast_path="redo")
+                     snapshot=snap, records=recs, fast_path=FAST_RECORDS)
     proto.image0 = snapshot_image(lay, ref, snap)
 
     log = im.WriteLog(lay)

@@ -48,6 +48,7 @@ from cxlsim.axes.persistence import Persistence
 from cxlsim.axes.persistence.redo import log_areas
 from cxlsim.crash import image as im
 from cxlsim.crash.protocols import (
+    FAST_LOGS,
     MLP_CHUNK,
     MemLog,
     Protocol,
@@ -247,7 +248,7 @@ def build_undo(cfg: SystemConfig, ref: Reference, tl: Timeline, devices: DeviceG
     lat_data = write_latency(devices, p.tables_on)
     proto = Protocol("undo", p.relaxed_lookup, p.relaxed_mlp_log, bug, lay, np.zeros(0, np.uint8), None,
                      N, ref.rows, row_B, ref.mlp_n, max(d.cap for d in mems), tl.mlp_gap_bound, lat_log, lat_data,
-                     True, mems[0].flags, mems, fast_path="undo")
+                     True, mems[0].flags, mems, fast_path=FAST_LOGS)
     img = np.zeros(lay.total_B, np.uint8)
     img[:ref.table_B] = ref.table(-1).view(np.uint8).ravel()
     for d in mems:  # MLP log 0 of every device: its shard of the initial parameters
