@@ -140,7 +140,7 @@ def test_tpu_notices_keep_progress_and_holds_cost_their_length():
     trace = [{"at_h": 2.5, "kind": "preemption", "notice_s": 600}, {"at_h": 5.2, "kind": "permanent-hold", "duration_s": 7200}]
     sc = scenario([{"name": "n", "kind": "tpu-epoch", "use_notices": True},
                    {"name": "x", "kind": "tpu-epoch", "use_notices": False},
-                   {"name": "u", "kind": "undo-log", "idle_window_s": 0.0016}],
+                   {"name": "u", "kind": "undo-log", "idle_window_s": 0.0016, "log_GBps": 4.21}],
                   job={"duration_h": 8}, failures={"process_policy": "none"}, trace=trace,
                   interruptions={"preemption_downtime_s": 900})
     res = {r["scheme"]: r for r in one(sc)}
@@ -194,7 +194,7 @@ def test_cli_runs_every_scenario(capsys, tmp_path):
 def test_undo_log_idle_window_has_no_python_default():
     """The idle window the undo log overlaps is the scenario's to state (with its source)."""
     with pytest.raises(ConfigError, match="idle_window_s"):
-        scenario([{"name": "u", "kind": "undo-log"}])
+        scenario([{"name": "u", "kind": "undo-log", "log_GBps": 4.21}])
 
 
 def test_storage_device_is_a_memory_preset():

@@ -16,8 +16,11 @@ Modules, one job each:
 - :mod:`~cxlsim.crash.reference` — the fault-free run, every state kept in one payload pool;
 - :mod:`~cxlsim.crash.timeline` — step spans from the timing model; spreading writes over a span;
 - :mod:`~cxlsim.crash.image` — address layout, write events and their segments;
-- :mod:`~cxlsim.crash.protocols` — redo records, batch-aware undo logs, relaxed MLP logging, bugs;
-- :mod:`~cxlsim.crash.recovery` — recovery plans read from the durable image; recovery time;
+- :mod:`~cxlsim.crash.protocols` — what the schemes' protocols share (layout record, flag lines,
+  timed write events); each persistence scheme builds its own protocol and plans its own recovery
+  in its module (:mod:`cxlsim.axes.persistence`: redo records, batch-aware undo logs, cnr);
+- :mod:`~cxlsim.crash.recovery` — the recovery plan, the scheme's plan from the durable image,
+  recovery time;
 - :mod:`~cxlsim.crash.kernels` — numba kernels (apply writes, tear them, check restores);
 - :mod:`~cxlsim.crash.checker` — one crash point: durable image, recovery, invariant;
 - :mod:`~cxlsim.crash.points` — crash instants; :mod:`~cxlsim.crash.resume` — resume to the end;

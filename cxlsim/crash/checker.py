@@ -44,7 +44,7 @@ import numpy as np
 
 from cxlsim.crash import kernels as K
 from cxlsim.crash.points import point_key
-from cxlsim.crash.protocols import MLP_CHUNK, Protocol
+from cxlsim.crash.protocols import FAST_LOGS, FAST_RECORDS, MLP_CHUNK, Protocol
 from cxlsim.crash.recovery import RecoveryCost, RecoveryPlan, plan
 from cxlsim.crash.reference import Reference
 from cxlsim.crash.timeline import Timeline
@@ -97,7 +97,7 @@ class Checker:
         self._journal(1024)
         self.memo: OrderedDict = OrderedDict()
         self.diff_memo: dict[tuple[int, int], np.ndarray] = {}
-        self.prefix_ok = self._prefix_ok() if proto.fast_path == "redo" else None
+        self.prefix_ok = self._prefix_ok() if proto.fast_path == FAST_RECORDS else None
         self.reset()
 
     # -- image state -----------------------------------------------------------------------------
@@ -168,7 +168,7 @@ class Checker:
         c = self.tl.completed_updates(t)
         done = min(self.tl.completed_batches(t), c)
         self.advance(t)
-        if self.proto.fast_path == "undo" and not slow:
+        if self.proto.fast_path == FAST_LOGS and not slow:
             self.track([m for m in range(done - 1, c + 1) if m >= -1])
         nj, torn_rows, torn, _ = self._tear(t)
         try:
@@ -261,7 +261,7 @@ class Checker:
         global row when known, or −1."""
         if self.proto.fast_path is None:
             return self._tables_slow(rp, m)
-        if self.proto.fast_path == "redo":
+        if self.proto.fast_path == FAST_RECORDS:
             return self._redo_fast(rp, m)
         R, n_bad, first, err = self._memo_restore(rp, rp.restores, m)
         if err:

@@ -80,7 +80,7 @@ def prepare(system: str | SystemConfig, workload: str | None = None, scale: floa
         changes["seed"] = seed
     if changes:
         cfg = replace(cfg, **changes)
-    if getattr(cfg, "model", "dataflow") != "dataflow" or cfg.pipeline is None:
+    if cfg.pipeline is None:  # an analytic model (tpu-ps): no pipeline, so no persistence scheme
         raise InputError(f"system {cfg.name!r} is an analytic model without a byte-level persistence protocol; "
                          "crashtest runs the dataflow systems that persist (ssd, pmem, pcie, cxl-d, cxl-b, cxl)")
     mems = cfg.topology.cxl_mems_count

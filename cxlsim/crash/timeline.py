@@ -114,7 +114,7 @@ def from_simulation(cfg: SystemConfig, workload_sets: dict, n_batches: int, seed
     redo_end = last_end(commit) if commit is not None else None
     fractions: list = [None]
     gap = 0
-    if p.relaxed_mlp_log:  # the undo scheme's (relaxations need it)
+    if scheme.spreads_mlp_log(p):
         fractions = [relaxed_mlp_fractions(res, n_batches, d) for d in range(mems)]
         gaps = [a.mlp_log_gap_batches for a in res.activity if a.batch < n_batches]
         gap = (max(gaps) if gaps else n_batches) + RELAXED_GAP_SLACK

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 from cxlsim.devices.base import Usage
 from cxlsim.devices.registry import DeviceFamily, get_family
+from cxlsim.systems import axes
 from cxlsim.systems.activity import CXL_PREFIX, PCIE, BatchActivity, cxl_path_endpoints
 from cxlsim.systems.config import ROLE_SCOPE
 from cxlsim.systems.graph import DeviceGraph
@@ -81,7 +82,9 @@ def pcie_links(devices: DeviceGraph, d: Deployment = Deployment()) -> int:
     if not devices.has("pcie"):
         return 0
     p = devices.config.pipeline
-    return d.gpus + (d.mems if p.embedding_engine == "ndp" and p.data_movement == "software" else 0)
+    # an engine on the memory card that software (not the CXL fabric) reaches: the card's PCIe link
+    card_on_pcie = axes.of(p, "embedding_engine").on_device and not axes.of(p, "data_movement").over_fabric
+    return d.gpus + (d.mems if card_on_pcie else 0)
 
 
 def cxl_links(d: Deployment) -> list:

@@ -183,13 +183,27 @@ SCHEME_SCHEMAS: dict[str, Schema] = {
         Param("unique_rows_per_batch_count", int, "rows a batch updates per node (logged)", default=20000, minimum=0),
         Param("idle_window_s", float, "CXL-MEM idle window per batch the logging overlaps (no default: the scenario "
               "states it with its source, e.g. the GPU's interaction + top-MLP time of a simulated run)", minimum=0),
-        Param("pmem_read_GBps", float, "PMEM read bandwidth of the log copy", default=12.0, minimum=0, exclusive_minimum=True),
-        Param("pmem_write_GBps", float, "PMEM write bandwidth of the log copy", default=2.0, minimum=0, exclusive_minimum=True),
-        Param("pmem_device_name", str, "optional memory preset (a memory-kind family) giving the two bandwidths: "
-              "its read_bw_GBps and write_bw_GBps", default=""),
+        Param("log_GBps", float, "embedding-log rate, GB/s of logged rows, measured on a simulated undo-logging "
+              "system (cxlsim.ft.log_timing.undo_log_rates); no default: state it with its source, or give "
+              "timing_system (-1: not stated)", default=-1.0, minimum=-1),
+        Param("mlp_log_GBps", float, "MLP-log rate (GB/s) of an unrelaxed log, measured as log_GBps (an unrelaxed "
+              "system, cxl-b); needed with log_GBps when relaxed is false (-1: not stated)", default=-1.0, minimum=-1),
+        Param("timing_system", str, "undo-logging system (config name or path) whose simulated run gives "
+              "log_GBps and mlp_log_GBps (instead of stating them)", default=""),
+        Param("pmem_read_GBps", float, "PMEM read bandwidth of recovery's log read", default=12.0, minimum=0,
+              exclusive_minimum=True),
+        Param("pmem_write_GBps", float, "PMEM write bandwidth of recovery's row restores", default=2.0, minimum=0,
+              exclusive_minimum=True),
+        Param("pmem_device_name", str, "optional memory preset (a memory-kind family) giving the two recovery "
+              "bandwidths: its read_bw_GBps and write_bw_GBps", default=""),
         Param("mlp_log_B", float, "MLP log size per node (-1 = dense_GB / nodes)", default=-1.0, minimum=-1),
-        Param("mlp_pull_GBps", float, "CXL.cache pull bandwidth of MLP parameters", default=50.0, minimum=0, exclusive_minimum=True),
         Param("relaxed", bool, "relaxed checkpoint: MLP logging spread over batches, never exposed", default=True),
+    ), checks=(
+        lambda v: ("log_GBps", "must be > 0 (or -1 with timing_system)") if v["log_GBps"] == 0 else None,
+        lambda v: ("log_GBps", "state the logging rate (log_GBps, with its source) or the system that measures it "
+                   "(timing_system), one of the two") if (v["log_GBps"] > 0) == bool(v["timing_system"]) else None,
+        lambda v: ("mlp_log_GBps", "an unrelaxed log (relaxed: false) with a stated log_GBps needs mlp_log_GBps")
+        if v["log_GBps"] > 0 and not v["relaxed"] and v["mlp_log_GBps"] <= 0 else None,
     )),
 }
 

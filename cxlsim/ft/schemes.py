@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from cxlsim.config.params import ParamSet
+from cxlsim.errors import ConfigError
 from cxlsim.ft import formulas as F
 from cxlsim.ft.access import AccessProcess
 from cxlsim.ft.access import from_scenario as access_from_scenario
@@ -540,7 +541,9 @@ class TpuEpoch(Scheme):
 class UndoLog(Scheme):
     """TrainingCXL's batch-aware undo log on CXL-attached PMEM (per node): logging overlaps the
     GPU's interaction/top-MLP window and only its excess is exposed; a failure loses at most the
-    in-flight batch; recovery reads the flagged log and restores the rows."""
+    in-flight batch; recovery reads the flagged log and restores the rows. The log time is the
+    scenario's log bytes at the rates the timing model measured on an undo-logging system
+    (:mod:`cxlsim.ft.log_timing`: stated ``log_GBps`` / ``mlp_log_GBps`` or a ``timing_system`` run)."""
 
     kind = "undo-log"
 
@@ -548,18 +551,33 @@ class UndoLog(Scheme):
         super().__init__(label, p, ctx)
         rd, wr = self._pmem_bw()
         self.read_Bps, self.write_Bps = rd * GB, wr * GB
+        self.emb_log_GBps, self.mlp_log_GBps, self.rate_source = self._log_rates()
         emb_log_B = p.unique_rows_per_batch_count * ctx.m.row_B
         mlp_B = ctx.m.dense_GB * GB / ctx.m.nodes_count if p.mlp_log_B < 0 else p.mlp_log_B
         self.log_B = emb_log_B + mlp_B
-        emb_s = emb_log_B / self.read_Bps + emb_log_B / self.write_Bps
-        mlp_s = mlp_B / (p.mlp_pull_GBps * GB) + mlp_B / self.write_Bps
-        busy = emb_s if p.relaxed else emb_s + mlp_s   # relaxed: MLP logging spread over batches
+        emb_s = emb_log_B / (self.emb_log_GBps * GB)
+        busy = emb_s if p.relaxed else emb_s + mlp_B / (self.mlp_log_GBps * GB)  # relaxed: MLP spread over batches
         self.exposed_s = max(0.0, busy - p.idle_window_s)
         self.step_s = ctx.scenario.job.step_s
         self.slowdown = 1.0 + self.exposed_s / self.step_s
         self.restore_s = self.log_B / self.read_Bps + emb_log_B / self.write_Bps
         self.peak_capacity_bytes = 2 * self.log_B * ctx.m.nodes_count
         self.batches = ctx.t_total_s / self.step_s
+
+    def _log_rates(self) -> tuple[float, float | None, str]:
+        """(embedding-log GB/s, MLP-log GB/s or None, source): stated, or measured on ``timing_system``."""
+        p = self.p
+        if not p.timing_system:
+            return p.log_GBps, (p.mlp_log_GBps if p.mlp_log_GBps > 0 else None), "stated (log_GBps)"
+        # the timing model, imported only when a run is asked for (it triples ft's import time)
+        from cxlsim.ft.log_timing import undo_log_rates
+
+        rates = undo_log_rates(p.timing_system)
+        if not p.relaxed and rates.mlp_log_GBps is None:
+            raise ConfigError(self.ctx.scenario.path, f"schemes[{self.label}].timing_system",
+                              f"{p.timing_system} spreads its MLP log over batches (relaxed), so its run gives no "
+                              "MLP-log rate for an unrelaxed log: name an unrelaxed system (cxl-b)")
+        return rates.emb_log_GBps, rates.mlp_log_GBps, rates.source
 
     def _pmem_bw(self) -> tuple[float, float]:
         p = self.p
@@ -574,6 +592,8 @@ class UndoLog(Scheme):
 
     def details(self):
         return {"log_bytes_per_batch": self.log_B, "exposed_per_batch_ms": self.exposed_s * 1e3,
+                "emb_log_GBps": self.emb_log_GBps, "mlp_log_GBps": self.mlp_log_GBps,
+                "log_rate_source": self.rate_source,
                 "restore_s": self.restore_s, "relaxed": self.p.relaxed,
                 "log_bytes_written": self.log_B * self.batches * self.ctx.m.nodes_count}
 

@@ -127,7 +127,8 @@ def build_graph(ex: Executor, machine: Machine, pipeline: ParamSet, n_batches: i
     G, M = getattr(machine, "gpus", 1), getattr(machine, "mems", 1)
     gpus, mems = range(G), range(M)
     sides = getattr(machine, "sides", None)
-    cxl_movement = machine.mover_lane != "host_cpu"
+    cxl_movement = axes.of(pipeline, "data_movement").over_fabric
+    engine_on_device = axes.of(pipeline, "embedding_engine").on_device
     lanes_of = getattr(machine, "transfer_lanes", lambda a, b: ())  # a single-device machine holds no links
 
     def eng(m: int) -> str:
@@ -175,7 +176,7 @@ def build_graph(ex: Executor, machine: Machine, pipeline: ParamSet, n_batches: i
         add("begin", n, "batch", begin_deps)
         for m in mems:
             c = sfx(m)
-            if relaxed or eng(m) != "host_cpu":
+            if relaxed or engine_on_device:
                 config_deps = [("config" + c, p), ("update" + c, n - 2)] + scheme.slot_deps(g, n, m)
             else:
                 config_deps = [("begin", n)]

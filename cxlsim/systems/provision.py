@@ -80,6 +80,14 @@ def checkpoint_B(workload: Workload) -> float:
     return float(2 * rows_B + (mlp["bottom"] + mlp["top"]) * FP32_B)
 
 
+def per_device_roles(devices: DeviceGraph) -> set[str]:
+    """The memory roles every memory device carries its own modules of: the tables' role and the
+    persistence scheme's checkpoint role (if it has one), except the host's DRAM."""
+    p = devices.config.pipeline
+    ckpt_role = axes.of(p, "persistence").checkpoint_role(p)
+    return {p.tables_on, *([ckpt_role] if ckpt_role is not None else [])} - {devices.host_memory_role}
+
+
 def provision(devices: DeviceGraph, workload: Workload, mems: int = 1) -> dict[str, ModulePool]:
     """Memory pools of a system running ``workload`` on ``mems`` memory devices (each with the
     table (and checkpoint) role's configured modules; see the module docstring)."""
@@ -97,9 +105,9 @@ def provision(devices: DeviceGraph, workload: Workload, mems: int = 1) -> dict[s
         holds[devices.host_memory_role] += host
     else:
         pools[HOST_MEMORY] = ModulePool(HOST_MEMORY, devices.host_memory, 0, host / GB, devices.host_memory_family)
-    per_device = {p.tables_on, ckpt_role} if ckpt_role is not None else {p.tables_on}
+    per_device = per_device_roles(devices)
     for role, nbytes in holds.items():
-        count = cfg.devices[role].count * (mems if role in per_device and role != devices.host_memory_role else 1)
+        count = cfg.devices[role].count * (mems if role in per_device else 1)
         pools[role] = ModulePool(role, devices[role], count, nbytes / GB, devices.family(role))
     return pools
 
@@ -109,8 +117,9 @@ def check_provision(devices: DeviceGraph, workload: Workload, mems: int = 1) -> 
     ``capacity_GB`` than one device can hold (:data:`~cxlsim.config.bounds.MAX_MODULES_PER_ROLE`):
     a capacity far too small for the tables, or tables far too large for the system."""
     cfg = devices.config
+    each_device = per_device_roles(devices)
     for role, pool in provision(devices, workload, mems).items():
-        per_device = pool.needed / (mems if role in (cfg.pipeline.tables_on, cfg.pipeline.checkpoint_on) else 1)
+        per_device = pool.needed / (mems if role in each_device else 1)
         dev = cfg.devices.get(role)
         overridden = dev is not None and dev.params.sources.get("capacity_GB", "").startswith("override")
         where = "--set" if overridden else cfg.source

@@ -22,6 +22,7 @@ from cxlsim.config.bounds import MAX_RUN_LOOKUPS, MAX_SEED, check_bound
 from cxlsim.engine.executor import Executor
 from cxlsim.engine.trace import TraceRecorder
 from cxlsim.errors import ConfigError, InputError
+from cxlsim.systems import axes
 from cxlsim.systems.activity import batch_activity
 from cxlsim.systems.config import SystemConfig, load_system
 from cxlsim.systems.critical_path import breakdown
@@ -91,7 +92,7 @@ def scale_out(devices: DeviceGraph, streams: StreamSet,
     gpus, mems = topo.gpus_count, topo.cxl_mems_count
     if reduction is not None:
         gpus, mems = reduction.group_gpus, reduction.group_mems
-    if mems > 1 and p.embedding_engine == "host_cpu":
+    if mems > 1 and not axes.of(p, "embedding_engine").on_device:
         raise ConfigError("topology", "cxl_mems_count", f"{cfg.name}'s embeddings run on the host CPU over one memory "
                           "pool; memory devices with their own logic need pipeline.embedding_engine: ndp")
     fabric = placement = None

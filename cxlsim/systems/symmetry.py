@@ -59,6 +59,7 @@ import numpy as np
 
 from cxlsim.devices.cxl_switch import HOST
 from cxlsim.errors import InputError
+from cxlsim.systems import axes
 from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.topology import Fabric, Placement
 from cxlsim.workloads.layout import TableLayout
@@ -114,7 +115,7 @@ def plan(cfg: SystemConfig, layout: TableLayout) -> Reduction | None:
     if policy == "off" or (policy == "auto" and G < AUTO_MIN_GPUS):
         return None
     why = f"topology.symmetry: {policy}: {cfg.name} with {G} GPUs and {M} memory devices is not symmetric: "
-    if p.embedding_engine == "host_cpu":
+    if not axes.of(p, "embedding_engine").on_device:
         raise SymmetryRefused(why + "one host CPU serves every GPU's embeddings, so nothing splits into groups")
     k = min(G, M)
     if G % k or M % k:

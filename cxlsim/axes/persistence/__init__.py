@@ -6,7 +6,8 @@ Configuration (class level, from the pipeline ``ParamSet`` ``p``):
   ``persists``; :meth:`checkpoint_role` (the role its checkpoint lives on, or None);
   :meth:`roles` (roles it needs beyond the agent's and the MLP pull's); `check_pipeline` (refuse or
   skip pipeline settings, naming ``where``); :meth:`checkpoint_B` (bytes of its checkpoint area on
-  a workload, provisioned on :meth:`checkpoint_role`).
+  a workload, provisioned on :meth:`checkpoint_role`); :meth:`spreads_mlp_log` (its MLP log spans
+  batches).
 Dataflow (class level, a :class:`~cxlsim.systems.dataflow.Graph` ``g``): :attr:`STEPS` (its step
   names → category); dependencies it adds to the shared steps: :meth:`begin_deps` (what batch n's
   begin waits for), :meth:`slot_deps` (device m's index slot of batch n), :meth:`read_after`
@@ -21,8 +22,14 @@ Crash (class level, :mod:`cxlsim.crash`): :meth:`crash_check` (refuse a campaign
   cover), :meth:`build_protocol` ``(cfg, ref, tl, devices, bug)`` (with the media models of the
   system's device graph ``devices``: its persistent layout, initial image and timed write events, a
   :class:`~cxlsim.crash.protocols.Protocol` whose attributes state the invariant the checker holds
-  it to) and :meth:`plan` (recovery from a durable image); :attr:`COMMIT_STEP` (the step whose end
-  commits a batch, if any).
+  it to) and :meth:`plan` (recovery from a durable image: a
+  :class:`~cxlsim.crash.recovery.RecoveryPlan`); :attr:`COMMIT_STEP` (the step whose end commits a
+  batch, if any). Both live in the scheme's own module (``redo``, ``undo``, ``cnr``), built from the
+  shared machinery of :mod:`cxlsim.crash.protocols` (:class:`~cxlsim.crash.protocols.Protocol`,
+  :class:`~cxlsim.crash.protocols.MemLog`, flag lines, ``timed`` / ``delete_line`` /
+  ``update_events`` write events, ``snapshot_image``) and :mod:`cxlsim.crash.recovery`
+  (``committed_records``); the checker and campaign in :mod:`cxlsim.crash` ask the scheme, never
+  its name.
 """
 
 from __future__ import annotations
@@ -54,6 +61,12 @@ class Persistence:
     @classmethod
     def check_pipeline(cls, p, where: str) -> None:
         """Skip the pipeline keys this scheme does not read; refuse settings it cannot run."""
+
+    @classmethod
+    def spreads_mlp_log(cls, p) -> bool:
+        """Is its MLP log copied in windows over several batches (the crash timeline then takes
+        each device's copied fractions and the MLP log gap from the run)? None by default."""
+        return False
 
     @classmethod
     def checkpoint_B(cls, workload, p) -> float:

@@ -39,11 +39,11 @@ from cxlsim.config.params import Param
 from cxlsim.crash import image as im
 from cxlsim.crash.protocols import (
     Protocol,
-    _timed,
-    _update_events,
     flag_words,
     line_align,
     snapshot_image,
+    timed,
+    update_events,
     write_latency,
 )
 from cxlsim.crash.recovery import RecoveryPlan, committed_records
@@ -255,7 +255,7 @@ def build_cnr(cfg, ref, tl, devices, bug) -> CnrProtocol:
 
     log = im.WriteLog(lay)
     for n in range(N):
-        _update_events(log, cfg, ref, tl, n, lat_data)
+        update_events(log, cfg, ref, tl, n, lat_data)
     for j, (n, rows) in enumerate(zip(batches, rows_of, strict=True)):
         vals, err = quantise(ref.table(n)[rows].reshape(rows.size, dim), bits)
         proto.tolerance = max(proto.tolerance, err)
@@ -264,8 +264,8 @@ def build_cnr(cfg, ref, tl, devices, bug) -> CnrProtocol:
                                    im.contiguous(vals_at, pool.put(vals), rows.size * row_B),
                                    im.contiguous(mlp_at, ref.mlp_offset(n), ref.mlp_n * 4)])
         flag = im.line(proto.record_flag_addr(j), pool.put(flag_words(n, rows.size, recs[j].base)))
-        proto.commit_acks.append(_timed(log, wb, tl.span("cnr", n), lat_log, im.LOG, f"cnr {n}", n, flag,
-                                        f"cnr {n} commit flag", bug == "flag-before-data"))
+        proto.commit_acks.append(timed(log, wb, tl.span("cnr", n), lat_log, im.LOG, f"cnr {n}", n, flag,
+                                       f"cnr {n} commit flag", bug == "flag-before-data"))
         if bug == "delete-old-log-early" and j >= 1:  # the previous increment is still needed: a bug
             zero = pool.put(np.zeros(im.LINE_B, np.uint8))
             s = tl.span("cnr", n)[0]
