@@ -172,7 +172,7 @@ def test_the_check_reports_one_cell_consistently():
 @pytest.mark.slow
 def test_auto_is_within_its_target_of_20_batches_on_every_system_and_rm():
     """The full check (docs/validation.md, about 10 minutes on 2 cores): every system but ``ssd``
-    (whose batch times drift and spike over 20 batches: documented there) is within 1 % of the
+    (whose batch times drift over 20 batches as its vector cache warms: documented there) is within 1 % of the
     20-batch mean on both platforms, at fewer batch simulations."""
     doc = sampling_check.run(workers=os.cpu_count() or 1)
     steady = [c for c in doc["cells"] if c["system"] != "ssd"]

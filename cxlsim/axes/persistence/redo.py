@@ -5,7 +5,9 @@ with_optimizer`` the ``redo_mlp`` step pulls the record's MLP part as soon as th
 produced it, beside the update; the flag follows both parts.
 
 Log region (from the machine's ``log_base``): two embedding-log slots' worth of space (kept for the
-address map the undo scheme shares), an MLP area, then the record ring (64 records).
+address map the undo scheme shares), an MLP area, then the record ring (64 records). A record is its
+rows, written packed in the agent's bursts from the record's base (the last burst padded and written
+whole), then the MLP part from the next burst boundary (:meth:`Redo.mlp_offset`).
 
 Crash protocol (:func:`build_redo`): the data region is updated in place (on ``ssd`` the host-DRAM
 vector cache absorbs the update: nothing durable); then record ``n`` (row ids, the updated rows,
@@ -106,6 +108,16 @@ class Redo(Persistence):
             g.add("redo" + c, n, g.agent(m), redo_deps)
 
     # -- timing -------------------------------------------------------------------------------
+    def mlp_offset(self, n_unique: int) -> int:
+        """Offset of a record's MLP part from the record's base: after the bursts that hold its
+        ``n_unique`` rows (the agent writes them whole, the last one padded), so that the MLP part
+        starts on a burst boundary. Placed right after the rows' bytes, it shared their last burst's
+        bytes (written twice) and, where the rows did not end on a page, each of its 4 KiB pieces
+        straddled two SSD pages, both written partially: two read-modify-write page fills and two
+        page writes per piece (docs/devices-media.md, Mechanism, item 5)."""
+        burst_B = self.m.agent.burst_B()
+        return -(-n_unique * self.m.row_B // burst_B) * burst_B
+
     def steps(self):
         return {"redo": self._redo, "redo_mlp": self._redo_mlp}
 
@@ -116,7 +128,7 @@ class Redo(Persistence):
         b = mc.batch(n, m)
         side = mc.sides[m]
         pull = mc.pull_mlp_ns(side.mlp_B, m)
-        mlp_base = self.redo_base + side.redo_cursor + b.n_unique * mc.row_B
+        mlp_base = self.redo_base + side.redo_cursor + self.mlp_offset(b.n_unique)
         return mc.pull_in_segments(side, side.mlp_B, mlp_base, t, pull, mc.ckpt_outstanding(),
                                    lambda latest: max(latest, t + pull))
 
@@ -132,7 +144,8 @@ class Redo(Persistence):
         if agent.dma_engine:
             rows_end = max(rows_end, agent.copy_issue_end(t, b.n_unique * mc.row_B, b.n_unique))
             agent.count_dma(mc.ledger, b.n_unique * mc.row_B)
-        record_B = b.n_unique * mc.row_B + side.mlp_B
+        mlp_base = base + self.mlp_offset(b.n_unique)
+        record_B = self.mlp_offset(b.n_unique) + side.mlp_B
         side.redo_cursor = (side.redo_cursor + mc.round_GiB(record_B)) % (64 * mc.round_GiB(record_B))
         if mc.pipe.redo_mlp_pull == "with_optimizer":  # its MLP part is under way: commit after both
             key, ledger = ("redo_mlp" + sfx(m), n), mc.ledger
@@ -145,7 +158,7 @@ class Redo(Persistence):
 
             return OpOutcome(rows_end, resume=commit)
         pull = mc.pull_mlp_ns(side.mlp_B, m)
-        mlp_end = max(t + pull, mc.write_mlp(side, side.mlp_B, base + b.n_unique * mc.row_B, t, pull, out))
+        mlp_end = max(t + pull, mc.write_mlp(side, side.mlp_B, mlp_base, t, pull, out))
         return OpOutcome(max(rows_end, mlp_end) + mc.flag_ns(side.ckpt_mem))
 
     # -- crash --------------------------------------------------------------------------------
