@@ -16,14 +16,15 @@ sparse transfer and the embedding work, the dense side the MLPs and the all-redu
 
 Result: a :class:`~cxlsim.systems.result.RunResult` as every system's: per measured step a
 :class:`~cxlsim.systems.activity.BatchActivity` with the step's wall time and start, each lane's busy
-time in its period (the lanes below, as the timeline draws them), the dataflow steps it ran, and
+time in its period (the lanes below, as the timeline draws them), the work it ran (:data:`STEPS`), and
 what each device role did (``usage``, :func:`~cxlsim.systems.tpu_ps.step_usage`: chips, HBM,
 interconnect, parameter servers, NICs, hosts), which :mod:`cxlsim.energy.model` prices through the
 families' hooks; ``extra`` holds the model's own figures (``tpu_ps``: placement, load imbalance,
 RPCs, transfer bytes; ``devices``: chips and parameter servers; ``symmetry``).
 
-Timeline (drawn as the steps are timed, when the run keeps a trace): lanes ``tensorcore`` (MLPs), ``ici.allreduce``, and
-``sparsecore`` / ``ici.a2a`` (tables in HBM) or ``ps.cpu`` / ``network`` (parameter servers), and
+Timeline (``RunResult.timeline``, drawn as the steps are timed when the run keeps a trace): lanes
+``tensorcore`` (MLPs), ``ici.allreduce``, and ``sparsecore`` / ``ici.a2a`` (tables in HBM) or
+``ps.cpu`` / ``network`` (parameter servers), and
 ``checkpoint.epoch`` (the amortised share). Pipelined, step N's period holds N's MLPs and
 all-reduce beside N−1's embedding update (gradients in first) and N+1's lookup (vectors out
 last); serial, one after another: N's lookup, MLPs, all-reduce, update. Each interval carries the
