@@ -7,8 +7,8 @@
 
 Contract: the same (configuration, workload, seed, batch count) gives the same numbers.
 :func:`simulate` is :func:`cxlsim.systems.run.simulate` plus the energy per measured batch
-(``result.energy``; the analytic ``tpu-ps`` model's from its steps, :mod:`cxlsim.energy.tpu_ps`); an override of a parameter that
-neither the timing nor the energy read is refused with :class:`~cxlsim.errors.InputError`
+(``result.energy``, every system's from its batches' activity, :mod:`cxlsim.energy`); an override of
+a parameter that neither the timing nor the energy read is refused with :class:`~cxlsim.errors.InputError`
 (:mod:`cxlsim.systems.reach`).
 """
 
@@ -47,7 +47,7 @@ def simulate(
     (a fraction, default 1 %) of the mean (:mod:`cxlsim.systems.sampling`)."""
     result = _run.simulate(system, workload=workload, batches=batches, seed=seed, warmup=warmup, sets=sets,
                            workload_sets=workload_sets, trace=trace, ci=ci)
-    result.energy = energy_per_batch(result)  # device models' energy, or the tpu-ps steps
+    result.energy = energy_per_batch(result)  # every system: its batches' activity, priced by the device models
     items = list(sets.items()) if isinstance(sets, Mapping) else list(sets or [])
     check_overrides(result.config, items)
     return result

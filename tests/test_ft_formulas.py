@@ -10,7 +10,7 @@ from cxlsim.errors import ConfigError
 from cxlsim.ft import formulas as F
 from cxlsim.systems.graph import build_devices
 from cxlsim.systems.run import load_config
-from cxlsim.systems.tpu_ps import TpuPsDevices, partition_bytes, tpu_ps_step
+from cxlsim.systems.tpu_ps import partition_bytes, tpu_ps_step
 
 H = 3600.0
 
@@ -85,7 +85,7 @@ WL = {"batch_size": 4096, "tables": 20, "dim": 32, "bottom_mlp": "13-8192-2048-3
 @pytest.fixture(scope="module")
 def dev():
     """The shipped tpu-ps system's device roles (TPUv4 chip, HBM, ICI, parameter server, NICs)."""
-    return TpuPsDevices.from_graph(build_devices(load_config("tpu-ps")))
+    return build_devices(load_config("tpu-ps"))
 
 
 def test_tpu_ps_step_breakdown_and_pipelining(dev):
@@ -114,7 +114,7 @@ def test_tpu_ps_parameter_servers_coalescing(dev):
     per_table = tpu_ps_step(WL, {"placement_policy": "ps"}, dev, uniq, chips=4)
     coalesced = tpu_ps_step(WL, {"placement_policy": "ps", "rpc_coalescing": True}, dev,
                             uniq, chips=4)
-    assert dev.chip.params.tensorcores_per_chip_count == 2
+    assert dev["tpu"].params.tensorcores_per_chip_count == 2
     assert per_table["rpc_pairs_per_server"] == 4 * 2 * 20 and coalesced["rpc_pairs_per_server"] == 1
     assert coalesced["breakdown"]["embedding"] < per_table["breakdown"]["embedding"]
     with pytest.raises(ConfigError, match="placement_polcy: unknown key"):

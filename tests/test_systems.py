@@ -27,6 +27,12 @@ def test_all_systems_listed_and_valid():
         assert (cfg.pipeline is not None) if cfg.model == "dataflow" else (cfg.tpu_ps is not None)
 
 
+def test_every_model_has_its_simulation():
+    from cxlsim.systems.config import MODELS
+    from cxlsim.systems.run import SIMULATION_MODELS
+    assert set(SIMULATION_MODELS) == set(MODELS)
+
+
 def test_same_seed_same_numbers_and_seed_matters():
     a, b = small("cxl-b"), small("cxl-b")
     assert a.to_dict()["batch_time_ms"] == b.to_dict()["batch_time_ms"]

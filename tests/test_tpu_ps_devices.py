@@ -1,21 +1,21 @@
 """tpu-ps's devices are families with presets in the one device graph (issue 23): the TPU chip, its
-HBM, the ICI, the parameter server and the NICs are roles whose models the step model reads, each
-family declares its kind and one energy hook, and the hooks price a step as the tpu-ps energy does."""
+HBM, the ICI, the parameter server, the NICs and the accelerator host are roles whose models the
+step model reads, each family declares its kind and one energy hook, and each batch's activity
+records what every role's devices did, which the energy model prices through those hooks."""
 
 from __future__ import annotations
 
 import pytest
 
 import cxlsim
-from cxlsim.devices.base import Usage
 from cxlsim.devices.registry import get_family
-from cxlsim.energy.tpu_ps import step_energy
+from cxlsim.energy.model import component_of
 from cxlsim.errors import ConfigError
-from cxlsim.systems.tpu_ps import TPU_PS_ROLES, TpuPsDevices
+from cxlsim.systems.tpu_ps import TPU_PS_ROLES
 
 SMALL = {"batch_size": 32}
 KINDS = {"tpu": "compute", "tpu_hbm": "accelerator_memory", "ici": "link", "param_server": "network",
-         "ps_nic": "network", "host_nic": "network"}
+         "ps_nic": "network", "host_nic": "network", "tpu_host": "compute"}
 
 
 def test_every_role_is_a_family_preset_with_sources():
@@ -26,7 +26,7 @@ def test_every_role_is_a_family_preset_with_sources():
         family = get_family(preset.family)
         assert family.kind == KINDS[role] and family.energy is not None, role
         assert set(preset.params.sources) == set(preset.params), (role, preset.name)  # every value sourced
-    assert cfg.tpu_ps is not None and not {"hbm_GiB", "a2a_GBps", "chip_idle_W"} & set(cfg.tpu_ps)
+    assert cfg.tpu_ps is not None and not {"hbm_GiB", "a2a_GBps", "chip_idle_W", "host_W"} & set(cfg.tpu_ps)
 
 
 def test_the_step_reads_the_roles_models():
@@ -37,38 +37,42 @@ def test_the_step_reads_the_roles_models():
     slow = cxlsim.simulate("tpu-ps", workload="rm1", batches=1, warmup=0, workload_sets=SMALL,
                            sets={**sets, "devices.ici.params.allreduce_GBps": 50})
     assert base.devices is not None and base.devices.family("ici") == "ici"
-    b, s = base.steps[0], slow.steps[0]
+    k = base.config.tpu_ps.as_dict()["contention_factor"]  # pipelined: the lanes' busy time × k
+    b, s = (r.activity[0].lane_busy_ns["ici.allreduce"] / k for r in (base, slow))
     lat = base.devices["ici"].params.allreduce_latency_us * 1e3
-    assert s["allreduce_ns"] - lat == pytest.approx(2 * (b["allreduce_ns"] - lat))
+    assert s - lat == pytest.approx(2 * (b - lat))
     assert slow.config.devices["ici"].params.allreduce_GBps == 50
 
 
-@pytest.mark.parametrize("sets", [{"topology.gpus_count": 4}, {"tpu_ps.placement_policy": "ps"}])
-def test_the_families_hooks_price_a_step_as_the_tpu_ps_energy(sets):
-    r = cxlsim.simulate("tpu-ps", workload="rm1", batches=1, warmup=0, workload_sets=SMALL, sets=sets)
-    dev = TpuPsDevices.from_graph(r.devices)
-    a = r.steps[0]["activity"]
-    e = step_energy(a, r.config.tpu_ps, dev)
-    T, c = a.wall_ns, a.chips
-
-    def hook(role: str, use: Usage) -> float:
-        en = get_family(r.devices.family(role)).energy(r.devices[role], use)
-        return en.static_J + en.active_J + en.dynamic_J
-
-    def total(component: str) -> float:
-        return sum(e[component].values())
-
-    assert hook("tpu", Usage(T, c, busy_ns=c * a.tensorcore_busy_ns, ops={"sparsecore_ns": c * a.sparsecore_busy_ns})) \
-        == pytest.approx(total("tpu_chips"))
-    assert hook("tpu_hbm", Usage(T, c, moved_B=a.embedding_hbm_B + a.mlp_hbm_B)) == pytest.approx(total("hbm"))
-    if c > 1:
-        assert hook("ici", Usage(T, c, moved_B=a.a2a_B + a.allreduce_B)) == pytest.approx(total("ici"))
-    if a.servers:
-        assert hook("param_server", Usage(T, a.servers, busy_ns=a.ps_core_busy_ns)) == pytest.approx(total("ps_cpus"))
-        assert hook("ps_nic", Usage(T, a.servers, moved_B=a.nic_B / 2)) + hook(
-            "host_nic", Usage(T, a.hosts, moved_B=a.nic_B / 2)) == pytest.approx(total("nics"))
-    else:
-        assert hook("host_nic", Usage(T, a.hosts)) == pytest.approx(total("nics"))
+@pytest.mark.parametrize("sets,servers", [({"topology.gpus_count": 8}, 0),
+                                         ({"topology.gpus_count": 8, "tpu_ps.placement_policy": "ps",
+                                           "tpu_ps.ps_servers_count": 3}, 3),
+                                         ({}, 1)])
+def test_each_batch_records_every_roles_devices_and_the_hooks_price_them(sets, servers):
+    """Chips, HBM stacks, interconnect (more than one chip), hosts (⌈chips / 4⌉) and their NICs,
+    parameter servers and their NICs (tables on servers): each role's Usage with its device count;
+    every component of the run's energy is its roles' hooks on those usages."""
+    r = cxlsim.simulate("tpu-ps", workload="rm1", batches=2, warmup=0, workload_sets=SMALL, sets=sets)
+    chips = r.config.topology.gpus_count
+    hosts = -(-chips // 4)
+    expect = {"tpu": chips, "tpu_hbm": chips, "tpu_host": hosts, "host_nic": hosts}
+    if chips > 1:
+        expect["ici"] = chips
+    if servers:
+        expect.update(param_server=servers, ps_nic=servers)
+    by: dict[str, float] = {}
+    for a in r.activity:
+        assert {role: use.count for role, use in a.usage.items()} == expect
+        assert all(use.wall_ns == a.wall_ns for use in a.usage.values())
+        for role, use in a.usage.items():
+            family = get_family(r.devices.family(role))
+            en = family.energy(r.devices[role], use)
+            c = component_of(family)
+            by[c] = by.get(c, 0.0) + (en.static_J + en.active_J + en.dynamic_J) / len(r.activity)
+    assert set(by) <= set(r.energy["by_component"])
+    for c, j in r.energy["by_component"].items():
+        assert j == pytest.approx(by.get(c, 0.0)), c
+    assert by["links"] > 0 if chips > 1 else "links" not in by
 
 
 def test_roles_are_checked():

@@ -11,7 +11,6 @@ import cxlsim
 from cxlsim.errors import ConfigError
 from cxlsim.systems.graph import build_devices
 from cxlsim.systems.tpu_ps import (
-    TpuPsDevices,
     chips_that_fit,
     mlp_params_count,
     resolve_placement,
@@ -29,7 +28,7 @@ DENSE_B = (mlp_params_count((13, 512, 64, 16)) + mlp_params_count((64, 32, 1))) 
 def tpu_devices(**params):
     """The shipped tpu-ps system's device roles, with ``role__param=value`` overrides."""
     sets = {f"devices.{k.split('__')[0]}.params.{k.split('__')[1]}": v for k, v in params.items()}
-    return TpuPsDevices.from_graph(build_devices(cxlsim.load_config("tpu-ps", sets)))
+    return build_devices(cxlsim.load_config("tpu-ps", sets))
 
 
 DEV = tpu_devices()
@@ -43,7 +42,7 @@ def test_all_to_all_bytes_per_chip(chips):
     busiest = max(sum(u) for u in per_chip)
     assert step["transfer_bytes_per_chip"] == pytest.approx(2 * busiest * (ID_B + ROW_B) * (chips - 1) / chips)
     a2a_B = sum(2 * sum(u) * (ID_B + ROW_B) * (chips - 1) / chips for u in per_chip)
-    assert step["activity"].a2a_B == pytest.approx(a2a_B)
+    assert step["traffic_B"]["a2a"] == pytest.approx(a2a_B)
     assert step["sparse_transfer_ns"] == pytest.approx(
         (step["transfer_bytes_per_chip"] / 50e9 + 2 * 10e-6) * 1e9)
 
@@ -52,7 +51,7 @@ def test_one_chip_has_no_interconnect_traffic():
     step = tpu_ps_step(WL, {"placement_policy": "hbm"}, DEV, [100] * 8, chips=1)
     assert step["transfer_bytes_per_chip"] == 0 and step["sparse_transfer_ns"] == 0 and step["allreduce_ns"] == 0
     assert step["breakdown"]["transfer"] == 0
-    assert step["activity"].a2a_B == 0 and step["activity"].allreduce_B == 0
+    assert step["traffic_B"]["a2a"] == 0 and step["traffic_B"]["allreduce"] == 0
 
 
 @pytest.mark.parametrize("chips", [2, 8, 128])
@@ -62,7 +61,7 @@ def test_ring_allreduce_of_the_mlp_gradients(chips):
     expect_s = 2 * (chips - 1) / chips * DENSE_B / 100e9 + 10e-6
     assert step["allreduce_ns"] == pytest.approx(expect_s * 1e9)
     assert step["breakdown"]["transfer"] == pytest.approx(step["sparse_transfer_ns"] + step["allreduce_ns"])
-    assert step["activity"].allreduce_B == pytest.approx(chips * 2 * (chips - 1) / chips * DENSE_B)
+    assert step["traffic_B"]["allreduce"] == pytest.approx(chips * 2 * (chips - 1) / chips * DENSE_B)
 
 
 def test_a_chips_batch_and_its_mlps_do_not_shrink_with_chips():
@@ -103,15 +102,18 @@ def test_parameter_servers_count_every_tensorcore_and_the_hosts_nics():
     slow_host = tpu_ps_step(WL, base, tpu_devices(host_nic__bw_GBps=0.5), per_chip, chips=chips)
     assert slow_host["sparse_transfer_ns"] == pytest.approx(
         (2 * (4 * 8 * 500) * (ID_B + ROW_B) / 0.5e9 + 2 * 50e-6) * 1e9)
-    assert s["activity"].hosts == 2 and s["activity"].servers == 4
-    assert s["activity"].nic_B == pytest.approx(4 * total_ids * (ID_B + ROW_B))
+    assert s["hosts"] == 2 and s["servers"] == 4
+    assert s["traffic_B"]["nic"] == pytest.approx(4 * total_ids * (ID_B + ROW_B))
+    use = s["usage"]  # what each role's devices did: half the NIC bytes through the servers', half the hosts'
+    assert (use["param_server"].count, use["ps_nic"].count, use["host_nic"].count, use["tpu_host"].count) == (4, 4, 2, 2)
+    assert use["ps_nic"].moved_B == use["host_nic"].moved_B == pytest.approx(s["traffic_B"]["nic"] / 2)
 
 
 def test_each_chip_deduplicates_only_its_own_batch():
     """Two chips asking for the same rows both send them: the owners serve both requests."""
     same = tpu_ps_step(WL, {"placement_policy": "hbm", "partitioning_policy": "table"}, DEV, [[100] * 8] * 2, chips=2)
     one = tpu_ps_step(WL, {"placement_policy": "hbm", "partitioning_policy": "table"}, DEV, [100] * 8, chips=1)
-    assert same["activity"].embedding_hbm_B == pytest.approx(2 * one["activity"].embedding_hbm_B)
+    assert same["traffic_B"]["embedding_hbm"] == pytest.approx(2 * one["traffic_B"]["embedding_hbm"])
 
 
 def test_throughput_of_the_system_grows_with_chips():

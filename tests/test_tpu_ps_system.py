@@ -9,9 +9,13 @@ import numpy as np
 import pytest
 
 import cxlsim
+from cxlsim.devices.base import Usage
+from cxlsim.energy import PARTS, energy_detail
 from cxlsim.errors import ConfigError, InputError
+from cxlsim.systems.activity import BatchActivity
+from cxlsim.systems.result import RunResult
 from cxlsim.systems.streams import stream_set
-from cxlsim.systems.tpu_ps import TpuPsDevices, tpu_ps_step
+from cxlsim.systems.tpu_ps import tpu_ps_step
 from cxlsim.systems.tpu_ps_run import unique_ids_per_chip, unique_ids_per_table, workload_params
 
 SMALL = {"batch_size": 32}
@@ -26,6 +30,34 @@ def test_tpu_ps_runs_every_workload_and_breakdown_sums(workload):
     assert d["config"]["model"] == "tpu_ps" and d["config"]["topology"]["gpus_count"] == 1
     assert d["accelerators"] == 1 and d["devices"]["tpu_chips"] == 1
     assert d["energy_J_per_batch"]["total"] > 0 and d["samples_per_J"] > 0
+
+
+@pytest.mark.parametrize("sets", [{"topology.gpus_count": 4}, {"tpu_ps.placement_policy": "ps"}])
+def test_a_tpu_ps_run_has_the_result_activity_and_energy_types_of_every_system(sets):
+    """Issue 23: a plain RunResult, per measured batch a BatchActivity (its devices' Usages), and
+    the energy by component and part from the same model as a cxl run's, components summing to the
+    total."""
+    kw = dict(workload="rm1", batches=2, warmup=1, workload_sets=SMALL)
+    tpu = cxlsim.simulate("tpu-ps", sets=sets, **kw)
+    cxl = cxlsim.simulate("cxl", **kw)
+    for r in (tpu, cxl):
+        assert type(r) is RunResult
+        assert len(r.activity) == 2 and all(type(a) is BatchActivity for a in r.activity)
+        assert [a.batch for a in r.activity] == list(r.measured)
+        assert [a.wall_ns for a in r.activity] == list(r.batch_times_ns)
+        detail = energy_detail(r)
+        assert all(set(parts) == set(PARTS) for parts in detail.values())
+        by = r.energy["by_component"]
+        assert list(by) == list(detail)
+        assert r.energy["total"] == pytest.approx(sum(by.values()), rel=1e-12)
+        assert all(by[c] == pytest.approx(sum(detail[c].values())) for c in by)
+        assert set(r.to_dict()["energy_J_per_batch"]) == {"total", "by_component"}
+    assert list(cxl.energy["by_component"]) == list(tpu.energy["by_component"])[:len(cxl.energy["by_component"])]
+    assert tpu.activity[0].usage and all(isinstance(u, Usage) for u in tpu.activity[0].usage.values())
+    assert not cxl.activity[0].usage  # the op-graph systems' usage is read by family kind
+    assert all(tpu.energy["by_component"][c] > 0 for c in ("tpu", "hbm", "nic", "host"))
+    assert all(cxl.energy["by_component"][c] == 0 for c in ("tpu", "hbm", "nic", "host") if c in cxl.energy["by_component"])
+    assert tpu.trace.lanes and tpu.utilisation() and tpu.to_dict()["bottleneck"]["resource"] in tpu.trace.lanes
 
 
 @pytest.mark.parametrize("sets", [{"tpu_ps.pipelining": False}, {"tpu_ps.placement_policy": "ps"},
@@ -51,7 +83,7 @@ def test_step_times_come_from_the_step_model():
     r = cxlsim.simulate("tpu-ps", workload="rm3", batches=1, warmup=1, workload_sets=SMALL)
     wl = r.workload
     s = stream_set(wl, r.config.seed, 3)
-    ref = tpu_ps_step(workload_params(wl), r.config.tpu_ps, TpuPsDevices.from_graph(r.devices), unique_ids_per_table(s, 1))
+    ref = tpu_ps_step(workload_params(wl), r.config.tpu_ps, r.devices, unique_ids_per_table(s, 1))
     assert r.batch_times_ns[0] == ref["step_ns"]
 
 

@@ -1,5 +1,6 @@
-"""The timeline of a tpu-ps step (issue 18 item 3), drawn from its steps: lanes, the pipelined
-period (N's MLPs beside N−1's update and N+1's lookup), the serial order, and the CLI formats."""
+"""The timeline of a tpu-ps step (issue 18 item 3), drawn as its steps are timed: lanes, the
+pipelined period (N's MLPs beside N−1's update and N+1's lookup), the serial order, each period's
+lanes against the batch's activity, and the CLI formats."""
 
 from __future__ import annotations
 
@@ -31,18 +32,24 @@ def test_every_period_holds_its_work_and_the_lanes_add_up(pipelining):
     r = run(**{"tpu_ps.pipelining": pipelining})
     k = r.config.tpu_ps.as_dict()["contention_factor"] if pipelining else 1.0
     tr = r.trace
-    for n, step in zip(r.measured, r.steps, strict=True):
+    assert len(r.activity) == 3
+    for n, a in zip(r.measured, r.activity, strict=True):
         t0, t1 = r.batch_span(n)
-        assert t1 - t0 == pytest.approx(step["step_ns"])
+        assert a.batch == n and t1 - t0 == pytest.approx(a.wall_ns)
         mine = [iv for iv in tr.intervals if t0 - 1e-6 <= iv.start_ns and iv.end_ns <= t1 + 1e-6]
         by_lane = {}
         for iv in mine:
             by_lane[iv.lane] = by_lane.get(iv.lane, 0.0) + iv.duration_ns
-        b = step["breakdown"]
-        assert by_lane["tensorcore"] == pytest.approx((b["b_mlp"] + b["t_mlp"]) * k)
-        assert by_lane["ici.allreduce"] == pytest.approx(step["allreduce_ns"] * k)
-        assert by_lane["sparsecore"] == pytest.approx(b["embedding"] * k)
-        assert by_lane["ici.a2a"] == pytest.approx(step["sparse_transfer_ns"] * k)
+        assert set(by_lane) == set(a.lane_busy_ns)
+        for lane, ns in a.lane_busy_ns.items():
+            assert by_lane[lane] == pytest.approx(ns), lane
+        tc = by_lane["tensorcore"] / k  # the MLPs: the TensorCores' busy time in the batch's usage
+        assert a.usage["tpu"].busy_ns == pytest.approx(4 * tc * k)
+        b = r.breakdowns_ns[n - r.measured.start]
+        if not pipelining:  # serial: the critical path is every part
+            assert tc == pytest.approx(b["b_mlp"] + b["t_mlp"])
+            assert by_lane["sparsecore"] == pytest.approx(b["embedding"])
+            assert by_lane["ici.a2a"] + by_lane["ici.allreduce"] == pytest.approx(b["transfer"])
         assert by_lane["checkpoint.epoch"] == pytest.approx(b["checkpoint"])
         tags = {(iv.lane, iv.label.split()[0]): iv.batch for iv in mine}
         assert tags[("tensorcore", "bottom")] == n
@@ -51,8 +58,8 @@ def test_every_period_holds_its_work_and_the_lanes_add_up(pipelining):
         else:  # one after another: N's lookup, MLPs, all-reduce, update
             assert tags[("sparsecore", "update")] == tags[("sparsecore", "lookup")] == n
             order = sorted(mine, key=lambda iv: iv.start_ns)
-            for a, c in zip(order, order[1:], strict=False):
-                assert c.start_ns >= a.end_ns - 1e-6  # nothing overlaps
+            for before, after in zip(order, order[1:], strict=False):
+                assert after.start_ns >= before.end_ns - 1e-6  # nothing overlaps
 
 
 def test_cli_formats(tmp_path, capsys):

@@ -13,7 +13,8 @@ A --set of devices.<role>.params.<key> also applies to the baseline when its <ro
 preset. JSON (--json):
   {"system", "workload", "platform", "baseline", "energy_J_per_batch": {"total", "by_component": {...}},
    "normalized_to_baseline", "batch_time_ms", "accelerators", "samples_per_J", "not_normalized"}
-tpu-ps has its own components (tpu_chips, hbm, ici, ps_cpus, nics, host_cpus). When the system and
+tpu-ps adds its devices' components (tpu, hbm, param_server, nic, host; its interconnect is in
+links). When the system and
 the baseline run different accelerator counts (topology.gpus_count), normalized_to_baseline is
 null and not_normalized says why: compare samples_per_J.
 """

@@ -4,7 +4,8 @@ Contract (units: GB/s, W, pJ/bit, J; pure, no simulation engine):
 
 * Parameters: ``bw_GBps`` (line rate), ``power_W`` (per NIC), ``pJ_per_bit`` (per bit through it).
 * Energy hook over ``count`` NICs: static ``count`` × ``power_W`` × wall; dynamic 8 × ``moved_B``
-  (bytes through the NICs, each NIC a byte crosses counted) × ``pJ_per_bit``.
+  (bytes through the NICs, each NIC a byte crosses counted) × ``pJ_per_bit`` (read only where bytes
+  crossed).
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ class NicModel(DeviceModel):
 
 def energy(model: NicModel, use: Usage) -> Energy:
     """Power per NIC; energy per byte through one (module docstring)."""
-    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count),
-                  dynamic_J=BITS_PER_B * use.moved_B * model.params.pJ_per_bit * PJ)
+    dynamic = BITS_PER_B * use.moved_B * model.params.pJ_per_bit * PJ if use.moved_B else 0.0
+    return Energy(static_J=model.static_energy_J(use.wall_ns, use.count), dynamic_J=dynamic)
 
 
 FAMILY = register(DeviceFamily(name="nic", doc="a data-centre network interface card", schema=SCHEMA,

@@ -9,7 +9,8 @@ Contract (units: FLOP/s, W, ns, J; pure, no simulation engine):
 * :meth:`TpuChipModel.mlp_flops_per_s` = ``peak_TFLOPps`` × 10¹² × ``mlp_efficiency_fraction``.
 * Energy hook (:func:`energy`) over :class:`~cxlsim.devices.base.Usage` of ``count`` chips:
   static ``count`` × ``idle_W`` × wall; active ``tensorcores_W`` × ``busy_ns`` (TensorCore time,
-  summed over the chips) + ``sparsecores_W`` × ``ops["sparsecore_ns"]`` (SparseCore time, summed).
+  summed over the chips) + ``sparsecores_W`` × ``ops["sparsecore_ns"]`` (SparseCore time, summed;
+  ``sparsecores_W`` is read only where the SparseCores ran).
 """
 
 from __future__ import annotations
@@ -50,7 +51,10 @@ class TpuChipModel(DeviceModel):
 def energy(model: TpuChipModel, use: Usage) -> Energy:
     """Static idle power; active TensorCore and SparseCore power over their busy time (module docstring)."""
     p = model.params
-    active = watts_over(p.tensorcores_W, use.busy_ns) + watts_over(p.sparsecores_W, use.ops.get("sparsecore_ns", 0.0))
+    active = watts_over(p.tensorcores_W, use.busy_ns)
+    sparse_ns = use.ops.get("sparsecore_ns", 0.0)
+    if sparse_ns:
+        active += watts_over(p.sparsecores_W, sparse_ns)
     return Energy(static_J=model.static_energy_J(use.wall_ns, use.count), active_J=active)
 
 

@@ -1,7 +1,8 @@
 """Energy of one batch by component, from its activity and the system's device models.
 
 Contract: :func:`batch_energy` returns ``{component: {"static": J, "active": J, "dynamic": J}}`` for
-every component in :data:`COMPONENTS` (zeros where a system lacks it):
+every component in :data:`COMPONENTS` (zeros where a system lacks it), then the component of every
+other priced family among the system's roles (zeros where its devices drew nothing in the batch):
 
 * ``static``  — background / idle / static power of what is provisioned × the batch's wall time;
 * ``active``  — the GPU's and CPU's power above idle × their busy time;
@@ -24,9 +25,13 @@ Every joule of a device comes from its family's one energy hook
 :class:`~cxlsim.devices.base.Energy` out) on the models of the system's
 :class:`~cxlsim.systems.graph.DeviceGraph` (the objects that timed the run); the CXL fabric's
 dynamic energy is its paths' (links and switches crossed, :class:`~cxlsim.devices.cxl_path.FabricPath`).
-What a role did comes from the activity record by the family's kind, never by the family's name:
-``memory`` — the role's media traffic and its provisioned modules; ``compute`` — the role's busy
-time (:meth:`~cxlsim.systems.activity.BatchActivity.compute_busy_ns`); ``logic`` — the memory
+What a role did comes from the activity record: the role's own
+:class:`~cxlsim.devices.base.Usage` where the model recorded one
+(:attr:`~cxlsim.systems.activity.BatchActivity.usage`: an analytic model's devices, e.g. ``tpu-ps``'s
+chips, HBM, interconnect, parameter servers, NICs and hosts, each with its count), else by the
+family's kind, never by the family's name: ``memory`` — the role's media traffic and its provisioned
+modules; ``compute`` — the role's busy time
+(:meth:`~cxlsim.systems.activity.BatchActivity.compute_busy_ns`); ``logic`` — the memory
 device's logic work; ``link`` / ``switch`` — the fabric's powered links and switches and the bytes
 of each path. How many devices a role has is the system's (:data:`cxlsim.systems.config.ROLE_SCOPE`).
 The component a family's energy goes to is its name for memory and compute families, ``cxl_mem_logic``
@@ -124,7 +129,11 @@ def batch_energy(act: BatchActivity, devices: DeviceGraph, pools: dict[str, Modu
     links = cxl_links(d)
     for role, model in devices.models.items():
         family = get_family(devices.family(role))
-        if family.kind == "compute" and role in busy:
+        if family.energy is not None:  # every priced family's component, even where it drew nothing
+            led.e.setdefault(component_of(family), dict.fromkeys(PARTS, 0.0))
+        if role in act.usage:  # recorded by the model itself, with its device count
+            led.charge(family, model, act.usage[role])
+        elif family.kind == "compute" and role in busy:
             led.charge(family, model, Usage(T, d.count(role), busy_ns=busy[role]))
         elif family.kind == "logic":
             led.charge(family, model, Usage(T, d.count(role), moved_B=act.logic.dma_B, ops=logic, dim=dim))

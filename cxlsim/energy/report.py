@@ -7,8 +7,10 @@ Contract:
   :data:`cxlsim.energy.model.COMPONENTS` order, then any other family's component (a family
   registered outside cxlsim is charged under its own name);
   ``total`` is the sum of the components. ``config`` re-prices the same run with other *energy*
-  parameters (same system: pipeline and roles; energy parameters never change timing, so this
-  equals re-simulating with those ``--set`` overrides).
+  parameters (same system: model, pipeline or tpu-ps block, topology and the roles' families;
+  energy parameters never change timing, so this equals re-simulating with those ``--set``
+  overrides). Every system is priced the same way: each measured batch's
+  :class:`~cxlsim.systems.activity.BatchActivity` by :func:`~cxlsim.energy.model.batch_energy`.
 * :func:`energy_detail` — the same by component and part (static, active, dynamic).
 * :func:`energy_report` simulates a system and a baseline on one workload and returns the
   ``cxlsim energy`` document (shape in :mod:`cxlsim.cli.energy`).
@@ -27,7 +29,6 @@ from typing import Any
 
 import numpy as np
 
-from cxlsim.energy import tpu_ps
 from cxlsim.energy.model import PARTS, Deployment, batch_energy
 from cxlsim.errors import InputError
 from cxlsim.systems.config import SystemConfig
@@ -35,50 +36,38 @@ from cxlsim.systems.graph import build_devices
 from cxlsim.systems.provision import provision
 from cxlsim.systems.run import load_config, simulate
 from cxlsim.systems.topology import Fabric
-from cxlsim.systems.tpu_ps import DEVICE_ENERGY_PARAMS, ENERGY_PARAMS, TpuPsDevices
 
 SHARED_TOP_KEYS = ("seed", "batches", "warmup_batches", "platform")
 
 
 def _check_same_system(ran: SystemConfig, priced: SystemConfig) -> None:
-    if ran.model == "tpu_ps" or priced.model == "tpu_ps":
-        def timing(c: SystemConfig) -> tuple:
-            tp = c.tpu_ps.as_dict() if c.tpu_ps is not None else {}
-            roles = {r: (d.preset.family, {k: v for k, v in d.params.as_dict().items()
-                                           if k not in DEVICE_ENERGY_PARAMS.get(r, ())}) for r, d in c.devices.items()}
-            return c.model, {k: v for k, v in tp.items() if k not in ENERGY_PARAMS}, roles, c.topology.as_dict()
-        if timing(ran) != timing(priced):
-            raise InputError(f"energy parameters of {priced.name!r} cannot price a run of {ran.name!r}: "
-                             "model, timing parameters or topology differ")
-        return
-    if ran.pipeline.as_dict() != priced.pipeline.as_dict() or {r: d.preset.family for r, d in ran.devices.items()} != {
-            r: d.preset.family for r, d in priced.devices.items()}:
+    def timing(c: SystemConfig) -> tuple:
+        def block(ps: Any) -> dict | None:
+            return ps.as_dict() if ps is not None else None
+        return (c.model, block(c.pipeline), block(c.tpu_ps), c.topology.as_dict(),
+                {r: d.preset.family for r, d in c.devices.items()})
+    if timing(ran) != timing(priced):
         raise InputError(f"energy parameters of {priced.name!r} cannot price a run of {ran.name!r}: "
-                         "pipeline or device roles differ")
+                         "model, pipeline, tpu-ps parameters, topology or device roles differ")
 
 
 def energy_detail(result: Any, config: SystemConfig | None = None) -> dict[str, dict[str, float]]:
-    """Mean energy per measured batch by component and part (J): the device models' components
-    (:data:`COMPONENTS`), or a ``tpu-ps`` run's (:data:`cxlsim.energy.tpu_ps.COMPONENTS`)."""
-    if result.config.model == "tpu_ps":
-        cfg = config or result.config
-        _check_same_system(result.config, cfg)
-        graph = result.devices if cfg is result.config and result.devices is not None else build_devices(cfg)
-        devices = TpuPsDevices.from_graph(graph)
-        per = [tpu_ps.step_energy(s["activity"], cfg.tpu_ps, devices) for s in result.steps]
-        return {c: {part: float(np.mean([b[c][part] for b in per])) for part in PARTS} for c in tpu_ps.COMPONENTS}
-    if result.machine is None:
-        raise InputError(f"system {result.config.name!r} is an analytic model (model {result.config.model}): "
-                         "it has no device-level activity to charge energy to")
+    """Mean energy per measured batch by component and part (J): :data:`COMPONENTS`, then any
+    other family's component (module docstring)."""
+    if not result.activity:
+        raise InputError(f"the run of {result.config.name!r} recorded no batch activity to charge energy to")
     cfg = config or result.config
     _check_same_system(result.config, cfg)
     wl = result.workload
     devices = result.devices if config is None else build_devices(cfg)
     m = result.machine
-    fabric = (m.system_fabric if config is None or m.system_fabric is None
-              else Fabric.of(devices, m.system_gpus, m.system_mems))
-    deployment = Deployment(m.system_gpus, m.system_mems, fabric)
-    pools = provision(devices, wl, m.system_mems)
+    if m is None:  # an analytic model: its activity records each device's usage (no fabric, no memory pools)
+        deployment = Deployment(result.accelerators, 0)
+    else:
+        fabric = (m.system_fabric if config is None or m.system_fabric is None
+                  else Fabric.of(devices, m.system_gpus, m.system_mems))
+        deployment = Deployment(m.system_gpus, m.system_mems, fabric)
+    pools = provision(devices, wl, deployment.mems)
     per = [batch_energy(a, devices, pools, wl.params.dim, deployment) for a in result.activity]
     return {c: {part: float(np.mean([b[c][part] for b in per])) for part in PARTS} for c in per[0]}
 

@@ -26,7 +26,9 @@ from cxlsim.sweep.results import BREAKDOWN, ENERGY_COMPONENTS
 
 #: A bar taller than this many times the median bar of its panel is cut and labelled.
 CUT_FACTOR = 4.0
-ENERGY_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B2", "#937860", "#DA8BC3", "#8C8C8C")
+#: One colour per energy component, enough for the shared components and tpu-ps's devices together.
+ENERGY_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B2", "#937860", "#DA8BC3", "#8C8C8C",
+                  "#CCB974", "#64B5CD", "#2F4B7C", "#A05195")
 
 
 def draw_all(doc: dict[str, Any], out: str | Path, suffix: str = "") -> dict[str, Path | None]:

@@ -11,6 +11,11 @@ time, bytes, operations) is that of the ops tagged with its number, wherever the
 relaxed lookup, batch n+1's lookup runs inside batch n's window). In steady state both give the
 same average; warm-up batches are excluded by the caller.
 
+An analytic model (``tpu-ps``, :mod:`cxlsim.systems.tpu_ps_run`) has no executor or ledger: it
+records what each of its devices did directly, one :class:`~cxlsim.devices.base.Usage` per role
+(:attr:`BatchActivity.usage`), and leaves the op-graph fields empty. The energy model prices a
+role's usage through its family's hook whichever way it was recorded (:mod:`cxlsim.energy.model`).
+
 Units: ns, bytes, counts.
 """
 
@@ -19,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from cxlsim.devices.base import Usage
 from cxlsim.engine.executor import Executor
 
 #: Steps that keep every host core busy when they run on ``host_cpu``: the embedding operations and
@@ -123,6 +129,21 @@ class BatchActivity:
     #: the extensive quantities above are one group's; the system's are ``groups`` times them (the
     #: host's lane work excepted: the reduced run already times the host every group shares)
     groups: int = 1
+    #: role -> what that role's devices did over the batch (count, busy time, bytes), where the model
+    #: records it directly (an analytic model's devices; empty for the op-graph systems, whose usage
+    #: the energy model reads from the fields above by each family's kind)
+    usage: Mapping[str, Usage] = field(default_factory=dict)
+    start_ns: float = 0.0  # when the batch began (ns on the run's clock)
+
+    @classmethod
+    def analytic(cls, batch: int, wall_ns: float, usage: Mapping[str, Usage], start_ns: float = 0.0,
+                 lane_busy_ns: Mapping[str, float] | None = None, steps: frozenset[str] = frozenset()) -> BatchActivity:
+        """An analytic model's batch: what its devices did (``usage``), its lanes' busy time and the
+        work it ran; none of the op-graph records (media, links, memory-device logic, logs)."""
+        return cls(batch=batch, wall_ns=wall_ns, lane_busy_ns=dict(lane_busy_ns or {}), host_core_busy_ns=0.0,
+                   steps=steps, media={}, link_B={}, logic=LogicWork(), mlp_log_B=0.0, raw_stall_ns=0.0,
+                   raw_stall_count=0, cache_hit_fraction=None, cache_writebacks=0, mlp_log_gap_batches=0,
+                   usage=dict(usage), start_ns=start_ns)
 
     def compute_busy_ns(self) -> dict[str, float]:
         """Busy time of each compute role that ran work (role -> ns, summed over its devices): the
@@ -174,5 +195,6 @@ def batch_activity(executor: Executor, ledgers: Mapping[int, BatchLedger], spans
             gpu_kernel_ns=led.gpu_kernel_ns,
             host_dispatch_ns=led.host_dispatch_ns,
             groups=groups,
+            start_ns=t0,
         ))
     return out

@@ -83,6 +83,7 @@ ROLES = {
     "param_server": "a CPU parameter server (model tpu_ps: tables placed on parameter servers)",
     "ps_nic": "a parameter server's NIC (model tpu_ps)",
     "host_nic": "an accelerator host's NIC (model tpu_ps)",
+    "tpu_host": "an accelerator host, its CPU, DRAM and board (model tpu_ps: one per tpu_ps.chips_per_host_count chips)",
 }
 
 #: Device families each role takes (the models the pipeline calls on the role implement their API):
@@ -96,7 +97,7 @@ ROLE_FAMILIES = {
     "switch": ("cxl_switch",), "cxl_protocol": ("cxl_protocol",), "pcie": ("pcie",),
     "replay_host": ("cpu",),
     "tpu": ("tpu",), "tpu_hbm": ("kind:accelerator_memory",), "ici": ("ici",), "param_server": ("param_server",),
-    "ps_nic": ("nic",), "host_nic": ("nic",),
+    "ps_nic": ("nic",), "host_nic": ("nic",), "tpu_host": ("host",),
 }
 
 #: How many devices of a role a system has: one per GPU (``gpu``), one per memory device (``mem``:

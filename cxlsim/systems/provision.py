@@ -90,9 +90,13 @@ def per_device_roles(devices: DeviceGraph) -> set[str]:
 
 def provision(devices: DeviceGraph, workload: Workload, mems: int = 1) -> dict[str, ModulePool]:
     """Memory pools of a system running ``workload`` on ``mems`` memory devices (each with the
-    table (and checkpoint) role's configured modules; see the module docstring)."""
+    table (and checkpoint) role's configured modules; see the module docstring). A system without a
+    dataflow pipeline (model ``tpu_ps``) provisions none: its chips' memory is of the
+    ``accelerator_memory`` kind and its hosts' DRAM is in their power."""
     cfg = devices.config
     p = cfg.pipeline
+    if p is None:
+        return {}
     holds: dict[str, float] = dict.fromkeys(devices.memory_roles(), 0.0)
     scheme = axes.of(p, "persistence")
     ckpt_role = scheme.checkpoint_role(p)

@@ -4,7 +4,8 @@ Contract: a :class:`RunResult` holds, for the measured batches (warm-up excluded
 (ns), its Figure-11 critical-path breakdown (ns by category, summing to the batch time), its
 read-after-write stall (ns), the relaxed MLP log gap, each measured batch's typed
 :class:`~cxlsim.systems.activity.BatchActivity`, the executor (records and trace) and the machine
-that timed it. ``energy`` is the energy per measured batch when a caller priced it
+that timed it (an analytic model, ``tpu-ps``, has neither: its activity records what its devices did
+and its ``timeline`` the intervals it drew). ``energy`` is the energy per measured batch when a caller priced it
 (:func:`cxlsim.api.simulate` does; :func:`cxlsim.systems.run.simulate` does not), ``None`` otherwise.
 :meth:`RunResult.to_dict` is the stable ``cxlsim run --json`` document (README); beside the counts
 (``batches``, ``warmup_batches``) it states how they were picked (``batches_mode``: ``auto`` or
@@ -47,13 +48,14 @@ class RunResult:
     breakdowns_ns: list[dict[str, float]]
     raw_stall_ns: np.ndarray
     mlp_log_gap_batches: int
-    executor: Executor | None  # None for the analytic tpu-ps model (its steps draw its timeline)
-    machine: TrainingMachine | None
-    extra: dict[str, Any] = field(default_factory=dict)
-    activity: list[BatchActivity] = field(default_factory=list)  # per measured batch (tpu-ps: in its steps)
+    executor: Executor | None  # None for an analytic model (tpu-ps)
+    machine: TrainingMachine | None  # None for an analytic model
+    extra: dict[str, Any] = field(default_factory=dict)  # the model's own figures (to_dict's top-level keys)
+    activity: list[BatchActivity] = field(default_factory=list)  # per measured batch
     devices: DeviceGraph | None = None  # the models that timed the run
     energy: dict[str, Any] | None = None  # {"total": J, "by_component": {...}} per measured batch
     sampling: Sampling | None = None  # how the batch counts were picked (None: the config's fixed counts)
+    timeline: TraceRecorder | None = None  # an analytic model's drawn intervals (op-graph runs: the executor's trace)
 
     @property
     def measured(self) -> range:
@@ -63,9 +65,11 @@ class RunResult:
 
     @property
     def trace(self) -> TraceRecorder:
-        if self.executor is None:
-            raise InputError(f"system {self.config.name!r} (model {self.config.model}) is analytic: it has no timeline")
-        return self.executor.trace
+        """Busy intervals by lane: the executor's, or those an analytic model drew (``timeline``)."""
+        trace = self.executor.trace if self.executor is not None else self.timeline
+        if trace is None:
+            raise InputError(f"system {self.config.name!r} (model {self.config.model}) drew no timeline")
+        return trace
 
     @property
     def batch_time_ms(self) -> dict[str, float]:
@@ -102,13 +106,19 @@ class RunResult:
         (the measured batches' media bytes at its per-module read and write bandwidth, over its
         modules: an estimate of bank time, which the batches' attribution can push past 1). A
         symmetry-reduced run adds the trunks it loads analytically
-        (:meth:`~cxlsim.systems.machine.TrainingMachine.trunk_busy_ns`)."""
+        (:meth:`~cxlsim.systems.machine.TrainingMachine.trunk_busy_ns`). An analytic model (no
+        executor): each lane's busy time in the measured batches' activity."""
         if not self.activity:
             return {}
         t0 = self.batch_span(self.measured.start)[0]
         t1 = self.batch_span(self.measured.stop - 1)[1]
         wall = t1 - t0
         busy: dict[str, float] = {}
+        if self.executor is None:
+            for a in self.activity:
+                for lane, ns in a.lane_busy_ns.items():
+                    busy[lane] = busy.get(lane, 0.0) + ns
+            return dict(sorted(((k, v / wall) for k, v in busy.items()), key=lambda kv: -kv[1]))
         for rec in self.executor.records.values():
             if rec.op.lane == "batch" or rec.end_ns != rec.end_ns:
                 continue
@@ -131,26 +141,34 @@ class RunResult:
     @property
     def media_accesses_per_batch(self) -> float | None:
         """Requests the memory devices' media models served per measured batch, every memory
-        together (None for the analytic tpu-ps model, which serves none)."""
-        if not self.activity:
+        together (None where no batch served any: the analytic tpu-ps model)."""
+        if not any(a.media for a in self.activity):
             return None
         return float(sum(tr.accesses for a in self.activity for tr in a.media.values()) / len(self.activity))
 
     def batch_span(self, n: int) -> tuple[float, float]:
-        """Start and end (ns) of batch ``n`` (absolute batch number, warm-up included)."""
-        r = self.trace and self.executor.records
+        """Start and end (ns) of batch ``n`` (absolute batch number: warm-up included where an
+        executor ran the batches, else a measured batch, from its activity)."""
+        if self.executor is None:
+            i = n - self.measured.start
+            if not 0 <= i < len(self.activity):
+                raise IndexError(f"batch {n} was not measured")
+            a = self.activity[i]
+            return a.start_ns, a.start_ns + a.wall_ns
+        r = self.executor.records
         return r[("begin", n)].start_ns, r[("begin", n + 1)].start_ns
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``cxlsim run --json`` document (stable keys, README)."""
+        """The ``cxlsim run --json`` document (stable keys, README); ``extra``'s keys are the
+        model's own and come last (``symmetry``; tpu-ps: ``tpu_ps``, and ``devices`` as its chips
+        and parameter servers in place of GPUs and CXL-MEMs)."""
         cfg = self.config
         bt = self.batch_time_ms
         resolved = cfg.resolved()
         resolved["workload_params"] = self.workload.params.as_dict()
-        analytic = self.machine is None  # tpu-ps: no device models, so no provisioning or utilisation
-        util = {} if analytic else self.utilisation()
-        resolved["provisioned_modules"] = ({} if analytic else
-                                           provisioned_modules(self.devices, self.workload, self.machine.system_mems))
+        util = self.utilisation()
+        mems = self.machine.system_mems if self.machine is not None else 0  # an analytic model: no memory devices
+        resolved["provisioned_modules"] = provisioned_modules(self.devices, self.workload, mems)
         return {
             "system": cfg.name,
             "workload": self.workload.name,

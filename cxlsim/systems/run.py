@@ -1,5 +1,11 @@
 """Simulate one system on one workload: streams → machine → op graph → executor → :class:`RunResult`.
 
+Every system configuration names its simulation model (``model:``, :data:`SIMULATION_MODELS`):
+``dataflow`` (the op graph on the executor, below) or ``tpu_ps`` (the analytic TPU /
+parameter-server step model, :mod:`cxlsim.systems.tpu_ps_run`). Both take the same analysed input
+streams and return the same :class:`RunResult` (per measured batch its time, critical-path
+breakdown and :class:`~cxlsim.systems.activity.BatchActivity`).
+
 Contract: the same (configuration, workload, seed, batch count) gives the same numbers. The run
 simulates ``warmup_batches`` + ``batches`` + 1 batches (the last one only up to its begin, which
 closes the last measured batch) and reports the measured ones.
@@ -12,8 +18,8 @@ the rule chose (``batches``, ``warmup_batches``) and ``result.sampling`` the rul
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -31,12 +37,12 @@ from cxlsim.systems.graph import DeviceGraph, build_devices
 from cxlsim.systems.machine import TrainingMachine
 from cxlsim.systems.provision import check_provision
 from cxlsim.systems.result import RunResult
-from cxlsim.systems.sampling import AUTO, decide, parse_ci
+from cxlsim.systems.sampling import AUTO, Sampling, decide, parse_ci
 from cxlsim.systems.streams import StreamSet, stream_set
-from cxlsim.systems.symmetry import Reduction, chips_group, plan, representative_streams
+from cxlsim.systems.symmetry import Reduction, plan, representative_streams
 from cxlsim.systems.topology import Fabric, Placement
-from cxlsim.systems.tpu_ps_run import simulate_tpu_ps
-from cxlsim.workloads.catalog import load_workload
+from cxlsim.systems.tpu_ps_run import chips_reduction, simulate_tpu_ps
+from cxlsim.workloads.catalog import Workload, load_workload
 from cxlsim.workloads.layout import TableLayout
 
 Sets = Mapping[str, Any] | list[tuple[str, Any]] | None
@@ -108,6 +114,25 @@ def scale_out(devices: DeviceGraph, streams: StreamSet,
     return gpus, mems, fabric, placement
 
 
+@dataclass(frozen=True)
+class SimulationModel:
+    """How the systems of one ``model:`` run.
+
+    ``reduce(cfg, wl)`` → (the symmetry reduction, or ``None``; the accelerators whose samples the
+    input streams hold: all of them, or a reduced run's group); ``run(cfg, wl, streams, reduction,
+    rule, trace)`` times the batches ``rule`` asks for and returns the :class:`RunResult`.
+    """
+
+    reduce: Callable[[SystemConfig, Workload], tuple[Any, int]]
+    run: Callable[[SystemConfig, Workload, StreamSet, Any, Sampling, bool], RunResult]
+
+
+def dataflow_reduction(cfg: SystemConfig, wl: Workload) -> tuple[Reduction | None, int]:
+    """The op-graph systems' symmetry reduction (:func:`cxlsim.systems.symmetry.plan`) and its GPUs."""
+    reduction = plan(cfg, TableLayout.from_workload(wl))
+    return reduction, reduction.group_gpus if reduction else cfg.topology.gpus_count
+
+
 def simulate(system: str | SystemConfig, workload: str | None = None, batches: int | str | None = None,
              seed: int | None = None, warmup: int | str | None = None, sets: Sets = None,
              workload_sets: Mapping[str, Any] | None = None, trace: bool = True,
@@ -121,14 +146,8 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
     # where a workload error points: the system's workload_overrides, or the caller's workload_sets
     origin = ("--set", "") if workload_sets else (cfg.workload_overrides_where, "workload_overrides.")
     wl = load_workload(cfg.workload, overrides, *origin)  # per GPU (data-parallel: the batch size is each GPU's)
-    gpus = cfg.topology.gpus_count
-    reduction, represented = None, None
-    if cfg.model == "tpu_ps":
-        represented = chips_group(gpus, cfg.topology.symmetry, cfg.name)
-        gpus = represented or gpus
-    else:
-        reduction = plan(cfg, TableLayout.from_workload(wl))
-        gpus = reduction.group_gpus if reduction else gpus
+    model = SIMULATION_MODELS[cfg.model]
+    reduction, gpus = model.reduce(cfg, wl)
     # the input streams hold every GPU's samples (a reduced run: its group's): a global batch of gpus × batch_size
     global_wl = wl if gpus == 1 else load_workload(cfg.workload, {**overrides, "batch_size": wl.params.batch_size * gpus},
                                                    cfg.source, f"topology.gpus_count ({gpus}) × ")
@@ -137,8 +156,13 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
     check_bound(cfg.source, "batches", total * gp.batch_size * gp.tables * gp.lookups_per_table, MAX_RUN_LOOKUPS,
                 f"embedding lookups in {total} batches of {global_wl.name} on {gpus} GPU(s)", "lookups one run holds in memory")
     streams = stream_set(global_wl, cfg.seed, total)
-    if cfg.model == "tpu_ps":
-        return simulate_tpu_ps(cfg, wl, streams, represented, rule)
+    return model.run(cfg, wl, streams, reduction, rule, trace)
+
+
+def simulate_dataflow(cfg: SystemConfig, wl: Workload, streams: StreamSet, reduction: Reduction | None,
+                      rule: Sampling, trace: bool = True) -> RunResult:
+    """Time ``cfg``'s op graph on the executor over ``streams`` (module docstring)."""
+    total = rule.max_total
     devices = build_devices(cfg)
     gpus, mems, fabric, placement = scale_out(devices, streams, reduction)
     system_fabric = None
@@ -176,3 +200,10 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
              if reduction else {"reduced": False}}
     return RunResult(cfg, wl, times, parts, raw, gap, ex, machine, extra, activity=activity, devices=devices,
                      sampling=rule)
+
+
+#: The simulation model of each ``model:`` (:data:`cxlsim.systems.config.MODELS`).
+SIMULATION_MODELS: dict[str, SimulationModel] = {
+    "dataflow": SimulationModel(dataflow_reduction, simulate_dataflow),
+    "tpu_ps": SimulationModel(chips_reduction, simulate_tpu_ps),
+}

@@ -31,23 +31,26 @@ Public entry point::
     tpu_ps_step(workload_params: dict, system_params, devices, unique_ids_per_table, chips=1) -> dict
 
 The device parameters are the roles' (:data:`TPU_PS_ROLES`: the chip, its HBM, the
-interconnect, a parameter server and the two NICs, presets of the families ``tpu``, ``hbm``,
-``ici``, ``param_server`` and ``nic``), passed in as models (:class:`TpuPsDevices`); the system's
-own block (:data:`TPU_PS_SCHEMA`) holds the policies, the epoch and the hosts. Each step also
-returns a :class:`TpuPsActivity` (busy times, bytes) that :mod:`cxlsim.energy.tpu_ps` prices; the
-energy parameters (:data:`ENERGY_PARAMS`, :data:`DEVICE_ENERGY_PARAMS`) never change timing. Internal units: seconds and bytes; the result's times are in ns (``cxlsim.units``).
+interconnect, a parameter server, the two NICs and the accelerator host, presets of the families
+``tpu``, ``hbm``, ``ici``, ``param_server``, ``nic`` and ``host``), passed in as models (the system's
+:class:`~cxlsim.systems.graph.DeviceGraph`, or any mapping of role to model); the system's own
+block (:data:`TPU_PS_SCHEMA`) holds the policies, the epoch and the hosts. Each step also returns
+what each role's devices did (``usage``: role → :class:`~cxlsim.devices.base.Usage`), which the
+run records in its :class:`~cxlsim.systems.activity.BatchActivity` and the energy model prices
+through each family's hook, as for every system; the energy parameters never change timing.
+Internal units: seconds and bytes; the result's times are in ns (``cxlsim.units``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from cxlsim.config.params import Param, ParamSet, Schema
+from cxlsim.devices.base import Usage
 from cxlsim.errors import ConfigError
 from cxlsim.units import GB, GiB, S
 
@@ -83,25 +86,11 @@ TPU_PS_SCHEMA = Schema("tpu-ps", (
     Param("drain_s", float, "drain before the epoch checkpoint", default=60.0, minimum=0),
     Param("checkpoint_GB", float, "checkpoint size (0 = embedding tables + dense parameters)", default=0.0, minimum=0),
     Param("dfs_write_GBps", float, "distributed-file-system write bandwidth", default=10.0, minimum=0, exclusive_minimum=True),
-    # energy (cxlsim.energy.tpu_ps): never read by the timing
-    Param("host_W", float, "accelerator host power (CPU, DRAM, board) per host", default=200.0, minimum=0),
 ))
 
-#: The device roles of model tpu_ps (:data:`cxlsim.systems.config.ROLES`), each one device built
-#: once by the system's device graph (:class:`TpuPsDevices`).
-TPU_PS_ROLES = ("tpu", "tpu_hbm", "ici", "param_server", "ps_nic", "host_nic")
-
-#: The energy parameters (:mod:`cxlsim.energy.tpu_ps`): the timing never reads them. The system's,
-#: and each role's.
-ENERGY_PARAMS = ("host_W",)
-DEVICE_ENERGY_PARAMS = {
-    "tpu": ("idle_W", "tensorcores_W", "sparsecores_W"),
-    "tpu_hbm": ("background_W", "pJ_per_bit"),
-    "ici": ("links_per_chip_count", "link_W", "pJ_per_bit"),
-    "param_server": ("idle_W", "busy_W"),
-    "ps_nic": ("power_W", "pJ_per_bit"),
-    "host_nic": ("power_W", "pJ_per_bit"),
-}
+#: The device roles of model tpu_ps (:data:`cxlsim.systems.config.ROLES`), each one device model
+#: built once by the system's device graph (:func:`cxlsim.systems.graph.build_devices`).
+TPU_PS_ROLES = ("tpu", "tpu_hbm", "ici", "param_server", "ps_nic", "host_nic", "tpu_host")
 
 #: Parameters of one placement only (the system's, then by role): the other placement's go unused
 #: (and are declared so).
@@ -114,35 +103,12 @@ PS_ONLY_DEVICES = {"tpu": ("tensorcores_per_chip_count",),
                    "ps_nic": ("bw_GBps", "power_W", "pJ_per_bit"), "host_nic": ("bw_GBps", "pJ_per_bit")}
 
 
-@dataclass(frozen=True)
-class TpuPsDevices:
-    """The devices the tpu-ps model works with, one model per role (:data:`TPU_PS_ROLES`), built by
-    the system's device graph (:func:`cxlsim.systems.graph.build_devices`)."""
-
-    chip: Any  # tpu: TensorCores, SparseCores (cxlsim.devices.tpu)
-    hbm: Any  # tpu_hbm: each chip's HBM (cxlsim.devices.hbm)
-    ici: Any  # the chip-to-chip interconnect (cxlsim.devices.ici)
-    server: Any  # param_server: one parameter server (cxlsim.devices.param_server)
-    ps_nic: Any  # a parameter server's NIC (cxlsim.devices.nic)
-    host_nic: Any  # an accelerator host's NIC (cxlsim.devices.nic)
-
-    @classmethod
-    def from_graph(cls, graph: Any) -> TpuPsDevices:
-        """The roles' models of a device graph (``graph[role]``)."""
-        return cls(graph["tpu"], graph["tpu_hbm"], graph["ici"], graph["param_server"], graph["ps_nic"],
-                   graph["host_nic"])
-
-    def by_role(self) -> dict[str, Any]:
-        return {"tpu": self.chip, "tpu_hbm": self.hbm, "ici": self.ici, "param_server": self.server,
-                "ps_nic": self.ps_nic, "host_nic": self.host_nic}
-
-
-def declare_unused(params: ParamSet, devices: TpuPsDevices, placement: str, chips: int) -> None:
+def declare_unused(params: ParamSet, devices: Any, placement: str, chips: int) -> None:
     """Declare what does not apply to a run of ``chips`` chips with tables at ``placement`` (the
     resolved one) (:meth:`ParamSet.skip`): the other placement's parameters (the system's and the
     roles'), the interconnect's on one chip, ``contention_factor`` without pipelining, the HBM's
-    capacity when placement is given as ps."""
-    roles = devices.by_role()
+    capacity when placement is given as ps. ``devices``: the roles' models (``devices[role]``)."""
+    roles = {role: devices[role] for role in TPU_PS_ROLES}
     why = f"the tables are in {'HBM' if placement == 'hbm' else 'parameter servers'} (placement {placement})"
     for key in (PS_ONLY if placement == "hbm" else HBM_ONLY):
         params.skip(key, why)
@@ -155,7 +121,7 @@ def declare_unused(params: ParamSet, devices: TpuPsDevices, placement: str, chip
     if not params.as_dict()["pipelining"]:
         params.skip("contention_factor", "pipelining is off: sparse and dense work do not overlap")
     if params.as_dict()["placement_policy"] == "ps":
-        devices.hbm.params.skip("capacity_GiB", "placement_policy is ps: the tables' fit in HBM is not checked")
+        roles["tpu_hbm"].params.skip("capacity_GiB", "placement_policy is ps: the tables' fit in HBM is not checked")
 
 
 def load_imbalance(bytes_per_core: Sequence[float]) -> float:
@@ -191,27 +157,6 @@ def resolve_placement(policy: str, need_B: float, chips: int, hbm_GiB: float | N
                           f"chip(s) × {hbm_GiB:g} GiB; {chips_that_fit(need_B, hbm_GiB)} chips fit them "
                           "(topology.gpus_count), or use placement ps or auto")
     return "hbm"
-
-
-@dataclass(frozen=True)
-class TpuPsActivity:
-    """What one step did, the record :mod:`cxlsim.energy.tpu_ps` prices. Units: ns, bytes, counts.
-
-    Busy times are per chip (every chip does the same work); bytes are over all chips and devices.
-    """
-
-    wall_ns: float  # the step, amortised checkpoint included
-    chips: int
-    hosts: int  # accelerator hosts, ⌈chips / chips_per_host⌉
-    servers: int  # parameter servers powered (0 with tables in HBM)
-    tensorcore_busy_ns: float  # per chip: MLPs (× contention when pipelined)
-    sparsecore_busy_ns: float  # per chip: mean SparseCore busy time (0 with parameter servers)
-    embedding_hbm_B: float  # HBM bytes of the embedding work, all chips
-    mlp_hbm_B: float  # HBM bytes of the MLPs, all chips
-    a2a_B: float  # interconnect bytes of the all-to-all, all chips
-    allreduce_B: float  # interconnect bytes of the all-reduce, all chips
-    nic_B: float  # bytes through NICs, each NIC a byte crosses counted (0 with tables in HBM)
-    ps_core_busy_ns: float  # parameter-server core time, all servers
 
 
 # ----------------------------------------------------------------------------- partitioning
@@ -315,7 +260,28 @@ def _per_chip(unique_ids_per_table: Any, chips: int, tables: int) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- the step
-def tpu_ps_step(workload_params: dict, system_params: Any, devices: TpuPsDevices, unique_ids_per_table: Any,
+def step_usage(wall_ns: float, chips: int, hosts: int, servers: int, tensorcore_ns: float, sparsecore_ns: float,
+               hbm_B: float, ici_B: float, nic_B: float, ps_core_ns: float) -> dict[str, Usage]:
+    """What each role's devices did in one step of ``wall_ns`` (role → :class:`Usage`, the energy
+    hooks' input): ``chips`` chips (TensorCore and SparseCore time per chip, ``hbm_B`` bytes through
+    their HBM, ``ici_B`` through the interconnect when there is more than one chip), ``hosts``
+    accelerator hosts and their NICs, ``servers`` parameter servers (none with tables in HBM: no
+    server role then) with ``ps_core_ns`` core time; ``nic_B``: bytes through NICs, each byte through
+    one server's NIC and one host's, half on each side. Units: ns, bytes, counts."""
+    tpu_ops = {"sparsecore_ns": chips * sparsecore_ns} if sparsecore_ns else {}
+    usage = {"tpu": Usage(wall_ns, chips, busy_ns=chips * tensorcore_ns, ops=tpu_ops),
+             "tpu_hbm": Usage(wall_ns, chips, moved_B=hbm_B),
+             "tpu_host": Usage(wall_ns, hosts),
+             "host_nic": Usage(wall_ns, hosts, moved_B=nic_B / 2)}
+    if chips > 1:
+        usage["ici"] = Usage(wall_ns, chips, moved_B=ici_B)
+    if servers:
+        usage["param_server"] = Usage(wall_ns, servers, busy_ns=ps_core_ns)
+        usage["ps_nic"] = Usage(wall_ns, servers, moved_B=nic_B / 2)
+    return usage
+
+
+def tpu_ps_step(workload_params: dict, system_params: Any, devices: Any, unique_ids_per_table: Any,
                 chips: int = 1) -> dict:
     """One data-parallel training step of ``chips`` chips (module docstring).
 
@@ -324,16 +290,19 @@ def tpu_ps_step(workload_params: dict, system_params: Any, devices: TpuPsDevices
     (or ``embedding_B``, the tables' bytes) and ``mlp_params_count`` (dense parameters; default:
     weights + biases of the two stacks); ``system_params``: a mapping or ParamSet of
     :data:`TPU_PS_SCHEMA` (validated; unknown keys raise ConfigError); ``devices``: the
-    roles' models (:class:`TpuPsDevices`), whose parameters the step reads there;
+    roles' models (``devices[role]``: the system's device graph), whose parameters the step reads there;
     ``unique_ids_per_table``: distinct ids per table in a chip's batch (a list of ``tables``
     counts, the same for every chip, or ``chips`` such lists, one per chip).
 
     Returns ``{"step_ns", "breakdown": {"b_mlp", "t_mlp", "transfer", "embedding", "checkpoint"}
     (ns), "sparse_ns", "dense_ns", "sparse_transfer_ns", "allreduce_ns", "lookup_ns",
     "update_ns", "placement", "pipelined", "chips", "load_imbalance", "rpc_pairs_per_server",
-    "transfer_bytes_per_chip", "activity": TpuPsActivity}``; ``step_ns`` includes the amortised
-    epoch checkpoint; ``transfer`` is the sparse transfer (all-to-all or parameter-server network)
-    plus the all-reduce. Times are the busiest chip's.
+    "transfer_bytes_per_chip", "hosts", "servers", "traffic_B", "usage"}`` (``traffic_B``: bytes of
+    all chips by kind: ``embedding_hbm``, ``mlp_hbm``, ``a2a``, ``allreduce``, ``nic`` (each NIC a
+    byte crosses counted); ``usage``: :func:`step_usage`, busy times × the contention factor when
+    pipelined); ``step_ns`` includes the amortised epoch
+    checkpoint; ``transfer`` is the sparse transfer (all-to-all or parameter-server network) plus the
+    all-reduce. Times are the busiest chip's.
     """
     if chips < 1:
         raise ValueError(f"chips must be >= 1, got {chips}")
@@ -352,11 +321,11 @@ def tpu_ps_step(workload_params: dict, system_params: Any, devices: TpuPsDevices
     rows = int(_get(workload_params, "rows_per_table", default=1))
     tables_B = float(_get(workload_params, "embedding_B", default=tables * rows * row_B))
     policy = sp.placement_policy
-    chip, hbm, ici, server = devices.chip.params, devices.hbm.params, devices.ici.params, devices.server.params
+    chip, hbm, ici, server = (devices[r].params for r in ("tpu", "tpu_hbm", "ici", "param_server"))
     placement = resolve_placement(policy, tables_B + dense_B, chips, hbm.capacity_GiB if policy != "ps" else None)
 
     # dense side: the chip's MLPs, then the ring all-reduce of their gradients
-    flops_s = devices.chip.mlp_flops_per_s()
+    flops_s = devices["tpu"].mlp_flops_per_s()
     b_mlp = FWD_BWD_FACTOR * FLOP_PER_MAC * batch * mlp_macs(bottom) / flops_s
     t_mlp = FWD_BWD_FACTOR * FLOP_PER_MAC * batch * mlp_macs(top) / flops_s
     allreduce = allreduce_B = 0.0
@@ -380,7 +349,7 @@ def tpu_ps_step(workload_params: dict, system_params: Any, devices: TpuPsDevices
         loads = partition_bytes(None, served.tolist(), [dim] * tables, cores, sp.partitioning_policy,
                                 sp.column_shards_count, el_B)
         li = load_imbalance(loads)
-        core_Bps = devices.hbm.gather_Bps() / chip.sparsecores_per_chip_count
+        core_Bps = devices["tpu_hbm"].gather_Bps() / chip.sparsecores_per_chip_count
         embedding = EMB_RW_FACTOR * max(loads) / core_Bps
         sc_busy = EMB_RW_FACTOR * (sum(loads) / cores) / core_Bps
         emb_hbm_B = EMB_RW_FACTOR * float(sum(loads))
@@ -400,7 +369,8 @@ def tpu_ps_step(workload_params: dict, system_params: Any, devices: TpuPsDevices
         busiest_host_ids = max(float(ids_per_chip[h::hosts].sum()) for h in range(hosts)) if hosts > 1 else total_ids
         host_B = 2.0 * busiest_host_ids * wire_B
         per_chip_B = 2.0 * busiest_ids * wire_B
-        sparse_transfer = max(server_B / (devices.ps_nic.params.bw_GBps * GB), host_B / (devices.host_nic.params.bw_GBps * GB)) \
+        sparse_transfer = max(server_B / (devices["ps_nic"].params.bw_GBps * GB),
+                              host_B / (devices["host_nic"].params.bw_GBps * GB)) \
             + 2.0 * server.rpc_latency_us * 1e-6
         nic_B = 2.0 * 2.0 * total_ids * wire_B  # each byte crosses a server's and a host's NIC
         emb_hbm_B = 2.0 * total_ids * row_B  # vectors in, gradients out of each chip's HBM
@@ -416,11 +386,9 @@ def tpu_ps_step(workload_params: dict, system_params: Any, devices: TpuPsDevices
     checkpoint = ckpt_s * step / sp.epoch_s  # amortised over the epoch's steps
     activations = batch * float(sum(bottom) + sum(top)) * el_B
     mlp_hbm_B = chips * (MLP_WEIGHT_PASSES * dense_B + MLP_ACTIVATION_PASSES * activations)
-    activity = TpuPsActivity(
-        wall_ns=(step + checkpoint) * S, chips=chips, hosts=hosts, servers=servers,
-        tensorcore_busy_ns=(b_mlp + t_mlp) * k * S, sparsecore_busy_ns=sc_busy * k * S,
-        embedding_hbm_B=emb_hbm_B, mlp_hbm_B=mlp_hbm_B, a2a_B=a2a_B, allreduce_B=allreduce_B, nic_B=nic_B,
-        ps_core_busy_ns=ps_core_s * k * S)
+    usage = step_usage((step + checkpoint) * S, chips, hosts, servers, tensorcore_ns=(b_mlp + t_mlp) * k * S,
+                       sparsecore_ns=sc_busy * k * S, hbm_B=emb_hbm_B + mlp_hbm_B, ici_B=a2a_B + allreduce_B,
+                       nic_B=nic_B, ps_core_ns=ps_core_s * k * S)
     return {
         "step_ns": (step + checkpoint) * S,
         "breakdown": {"b_mlp": b_mlp * S, "t_mlp": t_mlp * S, "transfer": (sparse_transfer + allreduce) * S,
@@ -437,5 +405,9 @@ def tpu_ps_step(workload_params: dict, system_params: Any, devices: TpuPsDevices
         "load_imbalance": li,
         "rpc_pairs_per_server": rpc_pairs,
         "transfer_bytes_per_chip": per_chip_B,
-        "activity": activity,
+        "hosts": hosts,
+        "servers": servers,
+        "traffic_B": {"embedding_hbm": emb_hbm_B, "mlp_hbm": mlp_hbm_B, "a2a": a2a_B, "allreduce": allreduce_B,
+                      "nic": nic_B},
+        "usage": usage,
     }

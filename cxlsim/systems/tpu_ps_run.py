@@ -14,8 +14,17 @@ sparse transfer and the embedding work, the dense side the MLPs and the all-redu
 ``transfer``). The epoch checkpoint, amortised over the epoch's steps, is charged as
 ``checkpoint``.
 
-Timeline (:class:`TpuPsResult`): lanes ``tensorcore`` (MLPs), ``ici.allreduce``, and
-``sparsecore`` / ``ici.a2a`` (tables in HBM) or ``ps.cpu`` / ``network`` (parameter servers), and
+Result: a :class:`~cxlsim.systems.result.RunResult` as every system's: per measured step a
+:class:`~cxlsim.systems.activity.BatchActivity` with the step's wall time and start, each lane's busy
+time in its period (the lanes below, as the timeline draws them), the work it ran (:data:`STEPS`), and
+what each device role did (``usage``, :func:`~cxlsim.systems.tpu_ps.step_usage`: chips, HBM,
+interconnect, parameter servers, NICs, hosts), which :mod:`cxlsim.energy.model` prices through the
+families' hooks; ``extra`` holds the model's own figures (``tpu_ps``: placement, load imbalance,
+RPCs, transfer bytes; ``devices``: chips and parameter servers; ``symmetry``).
+
+Timeline (``RunResult.timeline``, drawn as the steps are timed when the run keeps a trace): lanes
+``tensorcore`` (MLPs), ``ici.allreduce``, and ``sparsecore`` / ``ici.a2a`` (tables in HBM) or
+``ps.cpu`` / ``network`` (parameter servers), and
 ``checkpoint.epoch`` (the amortised share). Pipelined, step N's period holds N's MLPs and
 all-reduce beside N−1's embedding update (gradients in first) and N+1's lookup (vectors out
 last); serial, one after another: N's lookup, MLPs, all-reduce, update. Each interval carries the
@@ -24,19 +33,21 @@ batch whose work it is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from cxlsim.engine.trace import TraceRecorder
 from cxlsim.errors import ConfigError
+from cxlsim.systems.activity import BatchActivity
 from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.graph import build_devices
 from cxlsim.systems.result import RunResult
 from cxlsim.systems.sampling import Sampling, decide
 from cxlsim.systems.streams import StreamSet
-from cxlsim.systems.tpu_ps import TpuPsDevices, declare_unused, tpu_ps_step
+from cxlsim.systems.symmetry import chips_group
+from cxlsim.systems.tpu_ps import declare_unused, tpu_ps_step
 from cxlsim.workloads.catalog import Workload
 
 #: Topology keys the tpu-ps model has no use for, and why.
@@ -127,60 +138,59 @@ def draw_step(trace: TraceRecorder, step: dict, n: int, t0: float, contention: f
     trace.record("checkpoint.epoch", end - b["checkpoint"], end, f"epoch checkpoint (amortised) {n}", n, "checkpoint")
 
 
-@dataclass
-class TpuPsResult(RunResult):
-    """A tpu-ps run: :class:`RunResult` plus each measured step (the step model's dict) and its
-    timeline, drawn from the steps (nothing is re-simulated)."""
+def lanes_of(step: dict) -> tuple[str, ...]:
+    """The timeline's lanes of a run whose steps are like ``step`` (module docstring)."""
+    chips, hbm = step["chips"], step["placement"] == "hbm"
+    dense = ("tensorcore", "ici.allreduce") if chips > 1 else ("tensorcore",)
+    sparse = ("sparsecore", "ici.a2a") if hbm else ("ps.cpu", "network")
+    return dense + tuple(lane for lane in sparse if lane != "ici.a2a" or chips > 1)
 
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    _trace: TraceRecorder | None = None
 
-    @property
-    def chips(self) -> int:
-        return self.steps[0]["chips"] if self.steps else 1
+def lane_busy_ns(step: dict, contention: float) -> dict[str, float]:
+    """Busy time of each lane in step ``step``'s period (ns), as :func:`draw_step` draws it."""
+    b = step["breakdown"]
+    k = contention if step["pipelined"] else 1.0
+    hbm = step["placement"] == "hbm"
+    busy = {"tensorcore": (b["b_mlp"] + b["t_mlp"]) * k,
+            "sparsecore" if hbm else "ps.cpu": b["embedding"] * k,
+            "checkpoint.epoch": b["checkpoint"]}
+    if step["sparse_transfer_ns"]:
+        busy["ici.a2a" if hbm else "network"] = step["sparse_transfer_ns"] * k
+    if step["allreduce_ns"]:
+        busy["ici.allreduce"] = step["allreduce_ns"] * k
+    return busy
 
-    @property
-    def trace(self) -> TraceRecorder:
-        if self._trace is None:
-            tr = TraceRecorder()
-            hbm = self.steps[0]["placement"] == "hbm"
-            for lane in ("tensorcore", "ici.allreduce") if self.chips > 1 else ("tensorcore",):
-                tr.declare_lane(lane)
-            for lane in ("sparsecore", "ici.a2a") if hbm else ("ps.cpu", "network"):
-                if lane != "ici.a2a" or self.chips > 1:
-                    tr.declare_lane(lane)
-            contention = self.config.tpu_ps.as_dict()["contention_factor"]
-            for n, step in zip(self.measured, self.steps, strict=True):
-                draw_step(tr, step, n, self.batch_span(n)[0], contention)
-            self._trace = tr
-        return self._trace
 
-    def batch_span(self, n: int) -> tuple[float, float]:
-        """Start and end (ns) of measured step ``n`` (the first measured step starts at 0)."""
-        i = n - self.measured.start
-        if not 0 <= i < len(self.steps):
-            raise IndexError(f"step {n} was not measured")
-        start = float(sum(s["step_ns"] for s in self.steps[:i]))
-        return start, start + self.steps[i]["step_ns"]
+#: The work a tpu-ps step runs (:attr:`BatchActivity.steps`; the all-reduce on more than one chip).
+STEPS = frozenset({"lookup", "b_mlp", "t_mlp", "allreduce", "update", "checkpoint"})
 
-    def to_dict(self) -> dict[str, Any]:
-        d = super().to_dict()
-        d["devices"] = {"tpu_chips": self.chips, "parameter_servers": self.steps[-1]["activity"].servers}
-        return d
+
+def step_activity(step: dict, n: int, start_ns: float, contention: float) -> BatchActivity:
+    """Step ``step`` (batch ``n``, beginning at ``start_ns``) as the activity record every system
+    gives (module docstring): no media, links or memory-device logic of the op-graph systems."""
+    return BatchActivity.analytic(n, step["step_ns"], step["usage"], start_ns, lane_busy_ns(step, contention),
+                                  STEPS if step["chips"] > 1 else STEPS - {"allreduce"})
+
+
+def chips_reduction(cfg: SystemConfig, wl: Workload) -> tuple[int | None, int]:
+    """The chips a symmetry-reduced run draws samples for (:func:`cxlsim.systems.symmetry.chips_group`),
+    or ``None``, and the chips the input streams hold."""
+    group = chips_group(cfg.topology.gpus_count, cfg.topology.symmetry, cfg.name)
+    return group, group or cfg.topology.gpus_count
 
 
 def simulate_tpu_ps(cfg: SystemConfig, wl: Workload, streams: StreamSet, group: int | None = None,
-                    rule: Sampling | None = None) -> TpuPsResult:
+                    rule: Sampling | None = None, trace: bool = True) -> RunResult:
     """Per-step times of ``cfg`` (model ``tpu_ps``) over the measured batches, on
     ``topology.gpus_count`` chips (``streams`` hold every chip's samples; with ``group``, the
     symmetry reduction's: that many chips' samples, whose distinct ids per chip and table are
     tiled over every chip, :func:`cxlsim.systems.symmetry.chips_group`). ``rule`` ``auto``
     (:mod:`cxlsim.systems.sampling`): steps are timed from the first until the rule is met, and
-    the result's configuration holds the counts it chose."""
+    the result's configuration holds the counts it chose. ``trace``: draw the timeline (module
+    docstring)."""
     wp = workload_params(wl)
     sp = cfg.tpu_ps
     graph = build_devices(cfg)  # the roles' models, built once, as for every system
-    devices = TpuPsDevices.from_graph(graph)
     chips = cfg.topology.gpus_count
     for key in cfg.topology:
         if key not in ("gpus_count", "symmetry"):
@@ -192,11 +202,11 @@ def simulate_tpu_ps(cfg: SystemConfig, wl: Workload, streams: StreamSet, group: 
         return np.tile(np.asarray(unique_ids_per_chip(streams, n, group)), (chips // group, 1)).tolist()
 
     rule = rule or cfg.sampling
-    times, parts, steps = [], [], []
+    times, parts = [], []
 
     def step_at(n: int) -> dict[str, Any]:
         try:
-            return tpu_ps_step(wp, sp, devices, ids(n), chips)
+            return tpu_ps_step(wp, sp, graph, ids(n), chips)
         except ConfigError as exc:  # name the configuration the key came from
             raise ConfigError(cfg.source, exc.key, exc.message) from None
 
@@ -211,16 +221,24 @@ def simulate_tpu_ps(cfg: SystemConfig, wl: Workload, streams: StreamSet, group: 
         measured = every[chosen.warmup:chosen.warmup + chosen.batches]
     else:
         measured = [step_at(n) for n in range(cfg.warmup_batches, cfg.warmup_batches + cfg.batches)]
-    for step in measured:
+    contention = sp.contention_factor if sp.pipelining else 1.0
+    timeline = TraceRecorder(enabled=trace)
+    for lane in lanes_of(measured[0]):
+        timeline.declare_lane(lane)
+    activity, t0 = [], 0.0
+    for n, step in enumerate(measured, start=cfg.warmup_batches):
         times.append(step["step_ns"])
-        parts.append(critical_path_ns(step, sp.pipelining, sp.contention_factor if sp.pipelining else 1.0))
-        steps.append(step)
-    last = steps[-1]
-    declare_unused(sp, devices, last["placement"], chips)
+        parts.append(critical_path_ns(step, sp.pipelining, contention))
+        activity.append(step_activity(step, n, t0, contention))
+        draw_step(timeline, step, n, t0, contention)
+        t0 += step["step_ns"]
+    last = measured[-1]
+    declare_unused(sp, graph, last["placement"], chips)
     extra = {"tpu_ps": {"placement": last["placement"], "pipelined": last["pipelined"], "chips": chips,
-                        "load_imbalance": float(np.mean([s["load_imbalance"] for s in steps])),
+                        "load_imbalance": float(np.mean([s["load_imbalance"] for s in measured])),
                         "rpc_pairs_per_server": last["rpc_pairs_per_server"],
-                        "transfer_bytes_per_chip": float(np.mean([s["transfer_bytes_per_chip"] for s in steps]))},
+                        "transfer_bytes_per_chip": float(np.mean([s["transfer_bytes_per_chip"] for s in measured]))},
+             "devices": {"tpu_chips": chips, "parameter_servers": last["servers"]},
              "symmetry": {"reduced": True, "groups": chips // group, "group_chips": group} if group else {"reduced": False}}
-    return TpuPsResult(cfg, wl, np.asarray(times), parts, np.zeros(len(times)), 0, None, None, extra, steps=steps,
-                       devices=graph, sampling=rule)
+    return RunResult(cfg, wl, np.asarray(times), parts, np.zeros(len(times)), 0, None, None, extra, activity=activity,
+                     devices=graph, sampling=rule, timeline=timeline)
