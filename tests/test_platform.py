@@ -35,7 +35,9 @@ def test_the_apparatus_differs_by_platform_as_the_paper_built_it():
     # baselines on real hardware on both; the CXL-MEM is the emulating Alveo card on the prototype
     assert proto["pmem"].role("table_memory").preset.name == "pmem/optane-100"
     assert proto["ssd"].role("table_memory").preset.name == "ssd/intel-750"
-    assert phys["cxl"].role("table_memory").preset.name == "pmem/optane-100"
+    # the same Optane DIMMs; on the CXL-MEM each behind a controller of its own (physical.yaml)
+    assert phys["pmem"].role("table_memory").preset.name == "pmem/optane-100"
+    assert phys["cxl"].role("table_memory").preset.name == "pmem/optane-100-own-controller"
     assert proto["cxl"].role("table_memory").preset.name != "pmem/optane-100"
     assert proto["cxl"].role("fabric_link").preset.name == "cxl_link/alveo-u200-gen3x16"
     assert phys["cxl"].role("fabric_link").preset.name == "cxl_link/cxl3-x16"
@@ -46,7 +48,7 @@ def test_system_file_devices_merge_over_the_platform_and_set_wins(tmp_path):
     f.write_text("version: 1\ninherits: cxl\nname: mine\ndevices:\n  table_memory: {count: 8}\n")
     cfg = load_system(str(f))
     tm = cfg.role("table_memory")
-    assert tm.count == 8 and tm.preset.name == "pmem/optane-100"  # count from the file, preset from the platform
+    assert tm.count == 8 and tm.preset.name == "pmem/optane-100-own-controller"  # count from the file, preset from the platform
     cfg = load_system(str(f), [("devices.table_memory.count", 2), ("platform", "table2")])
     assert cfg.role("table_memory").count == 2 and cfg.role("table_memory").preset.name == "pmem/paper"
 
