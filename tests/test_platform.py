@@ -35,9 +35,7 @@ def test_the_apparatus_differs_by_platform_as_the_paper_built_it():
     # baselines on real hardware on both; the CXL-MEM is the emulating Alveo card on the prototype
     assert proto["pmem"].role("table_memory").preset.name == "pmem/optane-100"
     assert proto["ssd"].role("table_memory").preset.name == "ssd/intel-750"
-    # the same Optane DIMMs; on the CXL-MEM each behind a controller of its own (physical.yaml)
-    assert phys["pmem"].role("table_memory").preset.name == "pmem/optane-100"
-    assert phys["cxl"].role("table_memory").preset.name == "pmem/optane-100-own-controller"
+    assert phys["cxl"].role("table_memory").preset.name == "pmem/optane-100"
     assert proto["cxl"].role("table_memory").preset.name != "pmem/optane-100"
     assert proto["cxl"].role("fabric_link").preset.name == "cxl_link/alveo-u200-gen3x16"
     assert phys["cxl"].role("fabric_link").preset.name == "cxl_link/cxl3-x16"
@@ -48,7 +46,7 @@ def test_system_file_devices_merge_over_the_platform_and_set_wins(tmp_path):
     f.write_text("version: 1\ninherits: cxl\nname: mine\ndevices:\n  table_memory: {count: 8}\n")
     cfg = load_system(str(f))
     tm = cfg.role("table_memory")
-    assert tm.count == 8 and tm.preset.name == "pmem/optane-100-own-controller"  # count from the file, preset from the platform
+    assert tm.count == 8 and tm.preset.name == "pmem/optane-100"  # count from the file, preset from the platform
     cfg = load_system(str(f), [("devices.table_memory.count", 2), ("platform", "table2")])
     assert cfg.role("table_memory").count == 2 and cfg.role("table_memory").preset.name == "pmem/paper"
 
@@ -123,3 +121,16 @@ def test_platform_pipeline_defaults_are_under_the_system_and_the_sets(tmp_path, 
         with pytest.raises(ConfigError) as err:
             load_system("cxl-b", [("platform", "prototype")])
         assert err.value.where.endswith("prototype.yaml") and err.value.key == key
+
+
+def test_a_platforms_parameters_are_for_its_preset():
+    """physical.yaml puts the CXL-MEM's Optane behind a controller per module (a parameter of the
+    platform's entry); a system that names another preset for the role takes that preset's own
+    parameters (the platform's would be unknown keys there), while its own overrides stay."""
+    assert load_system("cxl").role("table_memory").preset.params.modules_per_controller == 1
+    assert load_system("pmem").role("table_memory").preset.params.modules_per_controller == 3
+    other = load_system("cxl", [("devices.table_memory.preset", "ssd/intel-750")]).role("table_memory")
+    assert other.preset.name == "ssd/intel-750"
+    back = load_system("cxl", [("devices.table_memory.preset", "pmem/optane-100"),
+                               ("devices.table_memory.params.modules_per_controller", 2)])
+    assert back.role("table_memory").preset.params.modules_per_controller == 2
