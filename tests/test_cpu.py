@@ -9,8 +9,9 @@ import json
 import numpy as np
 import pytest
 
+import cxlsim
 from cxlsim.cli import main
-from cxlsim.devices import build_device
+from cxlsim.devices import build_device, media_bench
 from cxlsim.devices.cpu import microbench
 from cxlsim.devices.media import AccessStream
 
@@ -157,3 +158,20 @@ def test_the_riscv_soft_core_runs_the_same_instructions_slower(cpu):
         assert rv.software_ns(call) == pytest.approx(ratio * cpu.software_ns(call))
     assert rv.launch_call_ns() == pytest.approx(211.4e3, rel=1e-3)  # a 4 µs launch takes ≈0.21 ms
     assert "op_dispatch_us" not in p
+
+
+def test_the_host_writes_its_records_with_streaming_stores_to_memory_not_to_storage():
+    """Issue 26 item 2: the host's checkpoint records to memory are non-temporal stores of 4 KiB
+    pieces, each core holding ``streaming_store_lines_count`` (6) lines: one piece in flight, not
+    the engine's row count (RM4: 72 rows of 64 B); its loads keep the engine's loop. To storage
+    they stay block writes in the engine's loop. A preset without the count uses its fill buffers."""
+    cpu = build_device("cpu/i5-9600k")
+    assert cpu.params.streaming_store_lines_count == media_bench.STREAM_STORE_LINES
+    assert cpu.stream_writes_in_flight(4096) == 1 and cpu.stream_writes_in_flight(64) == 36
+    soft = build_device("cpu/riscv-u200")
+    assert soft.stream_writes_in_flight(64) == soft.outstanding_count
+    small = {"batch_size": 16}
+    pmem = cxlsim.simulate("pmem", workload="rm4", batches=1, warmup=0, workload_sets=small, trace=False).machine
+    assert pmem.ckpt_outstanding() == (pmem.engine.outstanding(), 1) and pmem.engine.outstanding() == 72
+    ssd = cxlsim.simulate("ssd", workload="rm4", batches=1, warmup=0, workload_sets=small, trace=False).machine
+    assert ssd.ckpt_outstanding() == ssd.engine.outstanding()

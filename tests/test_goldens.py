@@ -108,10 +108,13 @@ def test_relaxed_lookup_has_no_raw_stall(results, platform, workload):
 
 @pytest.mark.parametrize("platform", goldens.cases().platforms)
 def test_dependent_lookup_after_update_has_raw_stall(results, platform):
-    """cxl-b's next lookup can start while its update's writes are still queued at Optane (on some
-    model: RM2 at the goldens' batch, where the update outlasts the GPU's backward and optimizer
-    step); cxl-d's redo record separates them. On the prototype the emulated PMEM (DDR4 behind
-    delays) has drained the update's writes by then: no stall (docs/validation.md)."""
+    """cxl-b's next lookup can start while its update's writes are still queued at Optane (RM1 at
+    its configured batch: 0.013 ms; at the goldens' batch RM2's 0.034 ms went to 0 with issue 26
+    item 2, when its critical path moved from the embedding to the checkpoint,
+    docs/goldens-changes.md); cxl-d's redo record separates them. On the prototype the emulated PMEM
+    (DDR4 behind delays) has drained the update's writes by then: no stall (docs/validation.md)."""
     if platform == "physical":
-        assert max(results[f"{platform}/cxl-b/{w}"]["raw_stall_ms"] for w in goldens.cases().workloads) > 0.0
+        r = simulate("cxl-b", workload="rm1", batches=1, warmup=1, seed=goldens.GOLDEN_SEED,
+                     sets=[("platform", platform)], trace=False)
+        assert r.raw_stall_ns.mean() > 0.0
     assert results[f"{platform}/cxl-d/rm1"]["raw_stall_ms"] == 0.0

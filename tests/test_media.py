@@ -162,19 +162,56 @@ def test_writes_after_reads_wait_for_their_data():
 
 
 def test_split_pools_are_admitted_and_contend_per_kind():
-    """A controller queues reads and writes separately: each pool is held to count × modules, and
-    its waiting requests grow only its own kind's occupancy; an absent kind offers none."""
-    m = MODELS["optane"]  # 12 per controller, contention ratios for reads and writes
-    c = m.controller_outstanding
-    fp, admitted = m.loaded((2 * c, 2 * c), 2)
-    assert fp is m._fp and admitted == (2 * c, 2 * c)  # none waits
-    fp, admitted = m.loaded((3 * c, c), 1)
-    assert admitted == (c, c)
-    assert fp[1] == m.occ_write_ns and fp[0] == m.loaded(3 * c, 1)[0][0] > m.occ_read_ns
-    fp, admitted = m.loaded((5, 4 * c), 1)
-    assert admitted == (5, c) and fp[0] == m.occ_read_ns and fp[1] == m.loaded(4 * c, 1)[0][1]
+    """A controller queues reads and writes separately: the reads' pool is held to count × modules,
+    the writes' to the write-pending queue × controllers (modules_per_controller modules share one),
+    and each kind's waiting requests grow only its own occupancy; an absent kind offers none."""
+    m = MODELS["optane"]  # 24 reads per module, 6 writes per controller of 3 modules
+    c, cw, k = m.controller_outstanding, m.write_queue_count, m.modules_per_controller
+    assert cw > 0 and k > 1
+    fp, admitted = m.loaded((2 * c, cw), 2)
+    assert fp is m._fp and admitted == (2 * c, cw)  # none waits: two modules behind one controller
+    fp, admitted = m.loaded((2 * c, cw), 1)
+    assert admitted == (c, cw)
+    assert fp[1] == m.occ_write_ns and fp[0] == pytest.approx(m.occ_read_ns * (1 + m.contention[0]))
+    fp, admitted = m.loaded((5, 4 * cw), 1)
+    assert admitted == (5, cw) and fp[0] == m.occ_read_ns
+    assert fp[1] == pytest.approx(m.occ_write_ns * (1 + m.contention[1] * 3))
+    # six modules: two controllers, each with its own write-pending queue
+    fp, admitted = m.loaded((0, 4 * cw), 6)
+    assert admitted == (0, 2 * cw) and fp[1] == pytest.approx(m.occ_write_ns * (1 + m.contention[1]))
     fp, admitted = m.loaded((64, 0), 1)
     assert admitted == (c, 0) and fp[1] == m.occ_write_ns
+
+
+def test_one_loop_offers_its_stream_share_of_writes_to_the_write_queue():
+    """One closed loop on a controller with a write-pending queue of its own: the stream's share of
+    writes is the loop's write pool, the rest its read pool; each is admitted and contends as the
+    split pools do, and the loop holds their sum. Without the share the call is refused."""
+    m = MODELS["optane"]
+    cw = m.write_queue_count
+    assert m.loaded(4 * cw, 1, 1.0)[1] == cw
+    fp, admitted = m.loaded(4 * cw, 1, 0.0)  # reads only: within the read queue, none waits
+    assert fp is m._fp and admitted == 4 * cw
+    fp, admitted = m.loaded(4 * cw, 1, 0.5)
+    assert admitted == 2 * cw + cw and fp[0] == m.occ_read_ns
+    assert fp[1] == pytest.approx(m.loaded((2 * cw, 2 * cw), 1)[0][1])
+    with pytest.raises(ValueError, match="write_fraction"):
+        m.loaded(10, 1)
+    # a preset without a write queue of its own keeps one count for both kinds
+    u = build_device("pmem/u200-emulated")
+    assert u.write_queue_count == 0 and u.loaded(100, 1)[1] == u.controller_outstanding
+    # serve takes the share from the stream: on six modules (two controllers) a write-only loop is
+    # held to two queues' worth (without contention the same times as a loop of that many), a
+    # read-only loop is not
+    m0 = build_device("pmem/optane-100", {"write_contention_ratio": 0.0, "read_contention_ratio": 0.0})
+    addr = np.arange(512) * 4096 * 7 % (1 << 28)
+
+    def end(write: bool, out: int) -> float:
+        state = m0.new_state(6, 4096)
+        return m0.serve(AccessStream.of(0.0, addr, 256, write), state, out, 6, 4096).done_ns
+
+    assert end(True, 5 * cw) == end(True, 2 * cw)
+    assert end(False, 5 * cw) < end(False, 2 * cw)
 
 
 @pytest.mark.slow

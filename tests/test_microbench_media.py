@@ -4,13 +4,14 @@ loaded latency, persist latency; for every memory preset."""
 from __future__ import annotations
 
 import json
+import math
 from functools import cache
 
 import pytest
 
 from cxlsim.cli import main
 from cxlsim.config.catalog import list_presets
-from cxlsim.devices import build_device
+from cxlsim.devices import build_device, media_bench
 from cxlsim.devices.media_bench import THREAD_LINES, microbench, outstanding_for
 
 MEDIA = [p for p in list_presets() if p.split("/")[0] in ("dram", "pmem", "ssd")]
@@ -109,24 +110,31 @@ def test_cli_options(capsys):
 
 # --- mechanisms (issue 19 item 2) -----------------------------------------------------------------
 def test_controller_outstanding_bounds_the_stream_by_littles_law():
+    """Reads are held to count × modules, writes to the write-pending queue × controllers (three
+    modules behind one controller: six modules, two queues)."""
     m = build_device("pmem/optane-100", {"read_contention_ratio": 0.0, "write_contention_ratio": 0.0})
-    c = m.params.controller_outstanding_count
-    fp, admitted = m.loaded(1000, 3)
+    c, cw = m.params.controller_outstanding_count, m.params.controller_write_outstanding_count
+    fp, admitted = m.loaded(1000, 3, 0.0)
     assert admitted == 3 * c and list(fp) == list(m._fp)  # no contention ratio: unchanged occupancies
-    assert m.loaded(5, 1)[1] == 5
+    assert m.loaded(1000, 3, 1.0)[1] == cw and m.loaded(1000, 6, 1.0)[1] == 2 * cw
+    assert m.loaded(5, 1, 0.0)[1] == 5 and m.loaded(5, 1, 1.0)[1] == 5
 
 
 def test_contention_grows_occupancy_with_the_requests_waiting_beyond_the_controller():
     m = build_device("pmem/optane-100")
     p = m.params
-    c, q = p.controller_outstanding_count, p.host_queue_entries
-    fp, _ = m.loaded(c + 6, 1)
+    c, cw, q = p.controller_outstanding_count, p.controller_write_outstanding_count, p.host_queue_entries
+    fp, _ = m.loaded(c + 6, 1, 0.0)
     assert fp[0] == pytest.approx(m.occ_read_ns * (1 + p.read_contention_ratio * 6 / c))
-    assert fp[1] == pytest.approx(m.occ_write_ns * (1 + p.write_contention_ratio * 6 / c))
+    assert fp[1] == m.occ_write_ns
+    fp, _ = m.loaded(cw + 6, 1, 1.0)
+    assert fp[1] == pytest.approx(m.occ_write_ns * (1 + p.write_contention_ratio * 6 / cw))
     # at most host_queue_entries per module wait in the host controller
-    assert m.loaded(10 * q, 1)[0][1] == pytest.approx(m.occ_write_ns * (1 + p.write_contention_ratio * (q - c) / c))
-    # spread over six modules the same requests do not contend
-    assert m.loaded(6 * c, 6)[0] is m._fp
+    assert m.loaded(10 * q, 1, 0.0)[0][0] == pytest.approx(m.occ_read_ns * (1 + p.read_contention_ratio * (q - c) / c))
+    assert m.loaded(10 * q, 1, 1.0)[0][1] == pytest.approx(m.occ_write_ns * (1 + p.write_contention_ratio * (q - cw) / cw))
+    # spread over six modules the same reads do not contend; the writes wait at two controllers
+    assert m.loaded(6 * c, 6, 0.0)[0] is m._fp
+    assert m.loaded(6 * cw, 6, 1.0)[0][1] == pytest.approx(m.occ_write_ns * (1 + p.write_contention_ratio * 2))
 
 
 def test_optane_bandwidth_falls_with_threads_on_one_dimm_not_on_six():
@@ -168,3 +176,17 @@ def test_emulated_pmem_bandwidth_follows_the_outstanding_count_not_a_ratio():
     assert m2["write_bw_GBps"]["256"] == pytest.approx(b["write_bw_GBps"]["256"] / 2, rel=0.02)
     # large accesses reach the DDR4-2400 channel's rate instead
     assert b["read_bw_GBps"]["4096"] == pytest.approx(build_device("pmem/u200-emulated").params.read_bw_GBps, rel=0.02)
+
+
+def test_a_thread_keeps_six_streaming_store_lines_and_a_fraction_of_an_access_is_interpolated():
+    """Issue 26 item 2: ntstores hold STREAM_STORE_LINES (6) lines per thread, loads 12: six lines
+    over 256 B accesses are 1.5 accesses, the mean of the rates at 1 and 2 in flight (Little's law,
+    linear in the count while the acknowledgements take their idle 90 ns); on six DIMMs one thread
+    writes 6 × 64 B / 90 ns = 4.27 GB/s. A persist of n lines takes ceil(n / 6) rounds."""
+    assert media_bench.thread_slots(1, 256, media_bench.STREAM_STORE_LINES) == 1.5
+    assert media_bench.thread_slots(2, 64, media_bench.STREAM_STORE_LINES) == 12
+    six = bench("pmem/optane-100", threads=1, modules=6)
+    assert six["write_bw_GBps"]["256"] == pytest.approx(6 * 64 / 90, rel=0.02)
+    assert six["read_bw_GBps"]["256"] > six["write_bw_GBps"]["256"] * 0.55  # loads: 12 lines at 305 ns
+    m = build_device("pmem/optane-100")
+    assert media_bench.persist_latency_ns(m, 4096) == pytest.approx(math.ceil(64 / 6) * 90)

@@ -121,3 +121,16 @@ def test_platform_pipeline_defaults_are_under_the_system_and_the_sets(tmp_path, 
         with pytest.raises(ConfigError) as err:
             load_system("cxl-b", [("platform", "prototype")])
         assert err.value.where.endswith("prototype.yaml") and err.value.key == key
+
+
+def test_a_platforms_parameters_are_for_its_preset():
+    """physical.yaml puts the CXL-MEM's Optane behind a controller per module (a parameter of the
+    platform's entry); a system that names another preset for the role takes that preset's own
+    parameters (the platform's would be unknown keys there), while its own overrides stay."""
+    assert load_system("cxl").role("table_memory").preset.params.modules_per_controller == 1
+    assert load_system("pmem").role("table_memory").preset.params.modules_per_controller == 3
+    other = load_system("cxl", [("devices.table_memory.preset", "ssd/intel-750")]).role("table_memory")
+    assert other.preset.name == "ssd/intel-750"
+    back = load_system("cxl", [("devices.table_memory.preset", "pmem/optane-100"),
+                               ("devices.table_memory.params.modules_per_controller", 2)])
+    assert back.role("table_memory").preset.params.modules_per_controller == 2

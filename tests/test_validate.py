@@ -3,26 +3,26 @@
 from __future__ import annotations
 
 import json
+import math
+import statistics
 from pathlib import Path
 
 import pytest
 
 from cxlsim.cli import main
-from cxlsim.devices import validate
+from cxlsim.devices import media_bench, validate
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
 #: Checks outside their stated tolerance, each explained in docs/validation.md ("Device models
 #: against measurements", "Misses"): the test fails when one of them comes inside (update the docs
 #: and this list) or another falls outside.
 KNOWN_MISSES = {
-    "optane-1dimm-size-read",  # 4 KiB: the prefetchers' share of one thread's parallelism
-    "optane-1dimm-size-ntstore",  # 64/128 B: partial XPLines read-modify-written, not merged
-    "optane-6dimm-threads-ntstore",  # a thread's ntstore rate; the shared iMC write queue
-    "optane-6dimm-threads-store-clwb",  # one thread: the fill buffers' rate; 24 threads: shared write queue
-    "dram-6ch-threads-ntstore",  # a thread's ntstore rate
+    "optane-1dimm-size-read",  # 4 KiB: Fig. 2's sequential latency and the sweep's rate disagree
+    "optane-1dimm-size-ntstore",  # 64/128 B: VANS's read-modify-write fill vs the sweep's exact 1/4
+    "optane-6dimm-threads-store-clwb",  # one thread: 12 fill buffers at the sources' latencies vs its rate
     "pmem-u200-emulated-table2",  # write bandwidth: Little's law with 16 requests, not Table 2's ratio
     "cxl-load-adder-over-dram",  # Pond's projection vs CXL-DMSim's measured devices
-    "optane-persist-latency",  # 4 KiB: the model's buffers absorb it; the derived point paces it at the write rate
+    "optane-persist-latency",  # 4 KiB: the XPBuffer absorbs it; the derived point paces it at the write rate
 }
 #: The devices issue 19 asks the catalog to cover.
 COVERED = ("dram/ddr4-2666", "pmem/optane-100", "pmem/paper", "pmem/u200-emulated", "ssd/intel-750",
@@ -88,7 +88,58 @@ def test_persist_and_loaded_latency_checks(report):
         assert by_id[check_id]["within"], check_id
     nt = {p["x"]: p for p in by_id["optane-persist-latency"]["points"]}
     assert nt[64]["rel_error"] == pytest.approx(0.0, abs=0.01)
-    assert nt[4096]["rel_error"] < -0.5
+    # 64 lines, STREAM_STORE_LINES (6) at a time, each round one 90 ns acknowledgement
+    assert nt[4096]["model"] == pytest.approx(math.ceil(64 / media_bench.STREAM_STORE_LINES) * 90, rel=0.01)
+    assert nt[4096]["rel_error"] < -0.25
+
+
+def test_ntstore_curves_are_inside_with_the_streaming_store_limit_and_the_shared_write_queue(report):
+    """Issue 26 item 2: a thread keeps STREAM_STORE_LINES (6) ntstore lines in flight, and each of
+    Cascade Lake's two controllers has one write-pending queue for its three channels. With them the
+    six-DIMM Optane and six-channel DRAM ntstore curves are inside ±25 % at every thread count (they
+    missed by up to +103 % and +101 %). They must stay in; and each mechanism is needed: with 12
+    lines per thread (the fill buffers) DRAM misses again, with a queue per channel six DIMMs do."""
+    by_id = {c["id"]: c for c in report["checks"]}
+    for check_id in ("optane-6dimm-threads-ntstore", "dram-6ch-threads-ntstore"):
+        assert by_id[check_id]["within"] and by_id[check_id]["max_abs_rel_error"] < 0.15, check_id
+    catalog = {k.id: k for k in validate.load_catalog()}
+    per_channel = validate.run([catalog["optane-6dimm-threads-ntstore"]],
+                               overrides={"pmem/optane-100": {"modules_per_controller": 1}})["checks"][0]
+    assert not per_channel["within"] and per_channel["points"][-1]["rel_error"] > 0.5  # 24 threads
+
+
+def test_without_the_streaming_store_limit_dram_ntstores_miss(monkeypatch):
+    monkeypatch.setattr(media_bench, "STREAM_STORE_LINES", media_bench.THREAD_LINES)
+    c = validate.run([k for k in validate.load_catalog() if k.id == "dram-6ch-threads-ntstore"])["checks"][0]
+    assert not c["within"] and c["points"][0]["rel_error"] > 0.9  # one thread: 8.5 GB/s against 4.31
+
+
+def test_median_error_over_the_optane_and_dram_points(report):
+    """Issue 26's target: median |error| ≤ 10 % over the Optane and DRAM points, published ones
+    (93) and with the derived persist and loaded-latency points (101)."""
+    checks = [c for c in report["checks"] if c["device"] in ("pmem/optane-100", "dram/ddr4-2666")]
+    published = [abs(p["rel_error"]) for c in checks if not c["source"].startswith("derived") for p in c["points"]]
+    every = [abs(p["rel_error"]) for c in checks for p in c["points"]]
+    assert (len(published), len(every)) == (93, 101)
+    assert statistics.median(published) <= 0.10 and statistics.median(every) <= 0.10
+
+
+def test_the_named_misses_stay_named(report):
+    """Each remaining Optane miss is a conflict between two sources (docs/validation.md, Misses);
+    the points that show it stay outside, the rest of each curve inside."""
+    by_id = {c["id"]: {p["x"]: p for p in c["points"]} for c in report["checks"]}
+    outside = {
+        "optane-1dimm-size-read": {4096: +1},
+        "optane-1dimm-size-ntstore": {64: -1, 128: -1},
+        "optane-6dimm-threads-store-clwb": {1: +1},
+        "optane-persist-latency": {4096: -1},
+    }
+    for check_id, points in outside.items():
+        for x, p in by_id[check_id].items():
+            if x in points:
+                assert not p["within"] and p["rel_error"] * points[x] > 0, (check_id, x)
+            else:
+                assert p["within"], (check_id, x)
 
 
 def test_report_points_and_summary(report):

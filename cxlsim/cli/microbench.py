@@ -3,7 +3,7 @@
 Memory and storage presets (dram, pmem, ssd) on --modules M interleaved modules (default 1,
 4 KiB interleaving): idle read/write latency (sequential, random); read, non-temporal write and
 store + flush bandwidth per access size (64 B ... 4 KiB) from --threads N threads (12 lines in
-flight each; default: a saturating requester), --pattern random|sequential; write amplification;
+flight each, 6 for non-temporal stores; default: a saturating requester), --pattern random|sequential; write amplification;
 loaded latency (latency vs offered bandwidth, as Intel MLC) and persist latency (stores + fence)
 by size; the Little's-law bound of presets with a controller limit. Keys: docs/devices-media.md.
 Links and switches: latency_ns and bw_GBps per direction (a saturated direction is a long stream).
@@ -68,8 +68,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--medium", help=f"CPU presets: media preset the rows are read from (default {DEFAULT_MEDIUM})")
     p.add_argument("--modules", type=whole(1, MAX_MODULES_PER_ROLE), help=f"media presets: interleaved modules "
                    f"(default 1); CPU presets: interleaved modules of the medium (default {DEFAULT_MODULES})")
-    p.add_argument("--threads", type=whole(1), help="media presets: requester threads, 12 lines in flight each "
-                   "(default: a saturating requester)")
+    p.add_argument("--threads", type=whole(1), help="media presets: requester threads, 12 lines in flight each, "
+                   "6 for non-temporal stores (default: a saturating requester)")
     p.add_argument("--pattern", choices=("random", "sequential"), help="media presets: address pattern of the "
                    "bandwidth sweeps (default random)")
     p.add_argument("--link", help=f"CXL protocol and switch presets: link preset of every link (default {DEFAULT_LINK})")

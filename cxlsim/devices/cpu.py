@@ -107,6 +107,9 @@ SCHEMA = Schema(
         Param("clock_GHz", float, "sustained core clock", minimum=0, exclusive_minimum=True),
         Param("cache_line_B", int, "cache line size; rows are fetched in whole lines", default=64, minimum=1),
         Param("line_fill_buffers_count", int, "outstanding L1D misses per core (memory-level parallelism)", minimum=1),
+        Param("streaming_store_lines_count", int, "64 B lines one core keeps in flight with non-temporal (streaming) "
+              "stores, each until the memory controller accepts it; 0 = as line_fill_buffers_count", default=0,
+              minimum=0),
         Param("lookup_cycles_per_element", float, "core cycles per fp32 element gathered and added into a pooled vector", minimum=0),
         Param("update_cycles_per_element", float, "core cycles per fp32 element of an SGD row update (w -= lr*g)", minimum=0),
         Param("per_vector_overhead_cycles", float, "core cycles per row: index load, bounds check, address arithmetic, loop", minimum=0),
@@ -165,6 +168,14 @@ class CpuModel(PoweredModel):
         line, so a row of several lines takes several (at least one row)."""
         lines = max(1, math.ceil(row_B / self.params.cache_line_B))
         return max(1, self.outstanding_count // lines)
+
+    def stream_writes_in_flight(self, size_B: int) -> int:
+        """Writes of ``size_B`` bytes the host keeps in flight with non-temporal stores (its log and
+        redo records): each core holds ``streaming_store_lines_count`` lines (at least one write)."""
+        p = self.params
+        per_core = p.streaming_store_lines_count or p.line_fill_buffers_count
+        lines = max(1, math.ceil(size_B / p.cache_line_B))
+        return max(1, p.cores_count * per_core // lines)
 
     def row_B(self, dim: int) -> int:
         """Bytes of one fp32 row of ``dim`` elements."""

@@ -96,6 +96,12 @@ def media_params(unit_B: int) -> tuple[Param, ...]:
         Param("controller_outstanding_count", int, "requests one module's controller holds in flight: the stream's "
               "outstanding limit is at most this × modules, so bandwidth ≤ count × access size / latency "
               "(Little's law); 0 = no limit of its own", default=0, minimum=0),
+        Param("controller_write_outstanding_count", int, "writes one controller's write-pending queue holds, shared "
+              "by the modules_per_controller modules behind it: a write pool is at most this × controllers and "
+              "its writes wait and contend per controller; 0 = writes are held like reads "
+              "(controller_outstanding_count per module, one count for both kinds)", default=0, minimum=0),
+        Param("modules_per_controller", int, "modules (channels) behind one controller, sharing its write-pending "
+              "queue (with controller_write_outstanding_count)", default=1, minimum=1),
         Param("host_queue_entries", int, "requests per module that wait in the host controller's queues beyond "
               "those the module holds (more wait in the cores and contend for nothing)", default=64, minimum=1),
         Param("read_contention_ratio", float, "relative growth of a unit read's bank occupancy per request waiting "
@@ -324,11 +330,19 @@ class MediaModel(DeviceModel):
         fp[X.F_BUS_R], fp[X.F_BUS_W] = self.bus_read_ns, self.bus_write_ns
         self._fp = fp
         self.controller_outstanding = int(p.controller_outstanding_count)
+        self.write_queue_count, self.modules_per_controller = 0, 1
         if self.controller_outstanding > 0:
             self.host_queue = int(p.host_queue_entries)
             self.contention = (float(p.read_contention_ratio), float(p.write_contention_ratio))
+            self.write_queue_count = int(p.controller_write_outstanding_count)
+            if self.write_queue_count > 0:
+                self.modules_per_controller = int(p.modules_per_controller)
+            else:
+                p.skip("modules_per_controller", "controller_write_outstanding_count is 0 (writes are held per "
+                       "module like reads)")
         else:
-            for name in ("host_queue_entries", "read_contention_ratio", "write_contention_ratio"):
+            for name in ("host_queue_entries", "read_contention_ratio", "write_contention_ratio",
+                         "controller_write_outstanding_count", "modules_per_controller"):
                 p.skip(name, "controller_outstanding_count is 0 (no controller limit, hence no waiting requests)")
             self.host_queue, self.contention = 0, (0.0, 0.0)
 
@@ -567,17 +581,43 @@ class MediaModel(DeviceModel):
         ip[X.I_WRITE_OUTSTANDING] = write_outstanding
         return ip
 
-    def loaded(self, outstanding: int | tuple[int, int], modules: int = 1) -> tuple[np.ndarray, Any]:
+    def controller_limit(self, write: bool, modules: int = 1) -> int:
+        """Accesses of one kind the controllers of ``modules`` modules hold in flight: reads (and
+        writes without a write-pending queue of their own) ``controller_outstanding_count`` per
+        module; writes ``controller_write_outstanding_count`` per controller (0: no limit)."""
+        if self.controller_outstanding <= 0:
+            return 0
+        units, c, _ = self._queue(write, modules)
+        return c * units
+
+    def _queue(self, write: bool, modules: int) -> tuple[int, int, float]:
+        """(units holding the kind's requests, count each holds, requests each lets wait): modules
+        for reads, controllers for writes with a write-pending queue of their own."""
+        if write and self.write_queue_count > 0:
+            units = -(-modules // self.modules_per_controller)
+            return units, self.write_queue_count, self.host_queue * modules / units
+        return modules, self.controller_outstanding, float(self.host_queue)
+
+    def _waiting(self, write: bool, offered: float, modules: int) -> tuple[float, float]:
+        """(requests waiting per unit beyond its count, relative to the count; admitted) for
+        ``offered`` requests of one kind (:meth:`_queue`)."""
+        units, c, q = self._queue(write, modules)
+        return max(0.0, (min(offered / units, q) - c) / c), min(offered, c * units)
+
+    def _grown(self, rel_read: float, rel_write: float) -> np.ndarray:
+        """The float parameters with the units' occupancies grown by the contention ratios."""
+        if rel_read <= 0 and rel_write <= 0:
+            return self._fp
+        fp = self._fp.copy()
+        fp[X.F_OCC_R] *= 1.0 + self.contention[0] * rel_read
+        fp[X.F_OCC_W] *= 1.0 + self.contention[1] * rel_write
+        return fp
+
+    def loaded(self, outstanding: int | tuple[int, int], modules: int = 1,
+               write_fraction: float | None = None) -> tuple[np.ndarray, Any]:
         """The kernel's float parameters and outstanding limit for a requester offering
         ``outstanding`` accesses in flight over ``modules`` modules (docs/devices-media.md,
         "Controller limit and contention").
-
-        A ``(reads, writes)`` pair (split pools; a kind absent from the stream offers 0) is
-        admitted and contends per kind: a controller queues reads and writes separately (Intel's
-        iMC: read and write pending queues; the DDR4 MIG, Xilinx PG150: read and write queues), so
-        each kind's pool is held to ``count × modules``, and its waiting requests grow only its own
-        kind's occupancy (reads and read-modify-write fills by the reads', media writes by the
-        writes').
 
         * Little's law: the modules' controllers hold ``controller_outstanding_count`` accesses
           each, so at most ``count × modules`` are in flight (applied to the stream as a whole:
@@ -587,28 +627,42 @@ class MediaModel(DeviceModel):
           module's ``count``, a unit's bank occupancy grows by ``ratio × w / count``
           (``read_contention_ratio`` for reads and read-modify-write fills,
           ``write_contention_ratio`` for media writes).
+        * a write-pending queue of the controller's own (``controller_write_outstanding_count`` >
+          0): writes are held and wait per controller (``modules_per_controller`` modules share
+          it; ``host_queue_entries`` per module may wait), reads per module as above.
+
+        A ``(reads, writes)`` pair (split pools; a kind absent from the stream offers 0) is
+        admitted and contends per kind: a controller queues reads and writes separately (Intel's
+        iMC: read and write pending queues; the DDR4 MIG, Xilinx PG150: read and write queues), so
+        each kind's pool is held to its kind's limit, and its waiting requests grow only its own
+        kind's occupancy (reads and read-modify-write fills by the reads', media writes by the
+        writes'). One closed loop with a write-pending queue of its own needs ``write_fraction``
+        (the stream's share of writes): the loop offers that share of its accesses as writes, the
+        rest as reads, each kind admitted and contending as a pool; without one, the loop is held
+        to ``count × modules`` and its waiting requests grow both occupancies.
 
         With ``controller_outstanding_count`` 0 the parameters are returned unchanged."""
         if isinstance(outstanding, tuple):
             r, w = (int(x) for x in outstanding)
-            fr, ra = self.loaded(r, modules) if r > 0 else (self._fp, 0)
-            fw, wa = self.loaded(w, modules) if w > 0 else (self._fp, 0)
-            if fr is self._fp and fw is self._fp:
-                return self._fp, (ra, wa)
-            fp = self._fp.copy()
-            fp[X.F_OCC_R], fp[X.F_OCC_W] = fr[X.F_OCC_R], fw[X.F_OCC_W]
-            return fp, (ra, wa)
-        c = self.controller_outstanding
-        if c <= 0:
+            if self.controller_outstanding <= 0:
+                return self._fp, (r, w)
+            rel_r, ra = self._waiting(False, r, modules) if r > 0 else (0.0, 0)
+            rel_w, wa = self._waiting(True, w, modules) if w > 0 else (0.0, 0)
+            return self._grown(rel_r, rel_w), (int(ra), int(wa))
+        if self.controller_outstanding <= 0:
             return self._fp, outstanding
-        admitted = min(int(outstanding), c * modules)
-        waiting = min(outstanding / modules, float(self.host_queue)) - c
-        if waiting <= 0:
-            return self._fp, admitted
-        fp = self._fp.copy()
-        fp[X.F_OCC_R] *= 1.0 + self.contention[0] * waiting / c
-        fp[X.F_OCC_W] *= 1.0 + self.contention[1] * waiting / c
-        return fp, admitted
+        if self.write_queue_count <= 0:
+            rel, admitted = self._waiting(False, outstanding, modules)
+            return self._grown(rel, rel), int(admitted)
+        if write_fraction is None:
+            raise ValueError("one closed loop on a controller with a write-pending queue of its own needs "
+                             "write_fraction (the stream's share of writes)")
+        offered_w = outstanding * float(write_fraction)
+        offered_r = outstanding - offered_w
+        rel_r, ra = self._waiting(False, offered_r, modules) if offered_r > 0 else (0.0, 0.0)
+        rel_w, wa = self._waiting(True, offered_w, modules) if offered_w > 0 else (0.0, 0.0)
+        admitted = int(outstanding) if ra + wa >= outstanding - 1e-9 else max(1, round(ra + wa))
+        return self._grown(rel_r, rel_w), admitted
 
     def serve(self, stream: AccessStream, state: MediaState, outstanding: int | tuple[int, int], modules: int = 1,
               interleave_B: int = 4096, reference: bool = False, per_access: bool = True,
@@ -629,7 +683,10 @@ class MediaModel(DeviceModel):
             fp, (outstanding, w_out) = self.loaded(offered, modules)
             outstanding, w_out = max(1, outstanding), max(1, w_out)  # an absent kind's loop is never used
         else:
-            fp, outstanding = self.loaded(outstanding, modules)
+            frac = None
+            if self.write_queue_count > 0:  # the loop's share of writes: its pools at the controllers
+                frac = float(np.count_nonzero(stream.is_write)) / n if n else 0.0
+            fp, outstanding = self.loaded(outstanding, modules, frac)
             w_out = 0
         ip = self._ip(state, outstanding, w_out)
         ip[X.I_PER_ACCESS] = int(per_access or reference)

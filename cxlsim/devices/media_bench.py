@@ -21,18 +21,23 @@ media preset (DRAM, PMEM, SSD) on ``modules`` interleaved modules (``options["mo
   ownership and its write-back (clwb), then a fence (the store + flush bandwidth's stream);
 * ``loaded_latency_ns``: ``loaded_latency``'s latencies keyed by load (percent of the saturated
   64 B read bandwidth: "10" ... "95");
-* ``little_bound_GBps`` (read/write, per size): ``controller_outstanding_count × modules × size /
-  idle random latency`` (absent when the preset has no controller limit).
+* ``little_bound_GBps`` (read/write, per size): the accesses the modules' controllers hold
+  (:meth:`~cxlsim.devices.media.MediaModel.controller_limit`) × size / idle random latency (read:
+  data; write: acknowledgement); absent when the preset has no controller limit.
 
-Threads: each thread keeps ``THREAD_LINES`` 64 B lines in flight (its L1 fill buffers), i.e.
-``max(1, ceil(THREAD_LINES × 64 / size))`` accesses of ``size``; an access larger than the medium's
-unit is issued as its units, in address order (a thread's lines in flight cover a few units of it,
-not all); without ``threads`` the requester is saturating (:func:`saturating_outstanding`) and
-issues whole accesses.
+Threads: each thread keeps ``THREAD_LINES`` 64 B lines of loads (and of store + flush) in flight
+(its L1 fill buffers) and ``STREAM_STORE_LINES`` lines of non-temporal stores, i.e.
+``max(1, lines × 64 / size)`` accesses of ``size`` (:func:`thread_slots`); a fraction of an access
+(six lines over 256 B accesses: 1.5) is the mean of the rates with the whole counts below and above
+it, weighted by the fraction (Little's law is linear in the count in flight); an access larger than
+the medium's unit is issued as its units, in address order (a thread's lines in flight cover a few
+units of it, not all); without ``threads`` the requester is saturating
+(:func:`saturating_outstanding`) and issues whole accesses.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -52,6 +57,15 @@ LINE_B = 64  # a CPU cache line: the size of one load, store or flush
 #: Architectures Optimization Reference Manual, Skylake microarchitecture: 12 fill buffers
 #: (Cascade Lake, OptaneStudy's platform, and Coffee Lake use that core; cpu/i5-9600k says the same).
 THREAD_LINES = 12
+#: 64 B lines one thread keeps in flight with non-temporal (streaming) stores, each until the memory
+#: controller accepts it (its acknowledgement, the ADR domain). Named assumption, calibrated: one
+#: thread's ntstores on six DDR4 channels reach 4.31 GB/s (OptaneStudy 04-bandwidth_thcount_dram.csv,
+#: reference/measurements.md, H) = 4.31 B/ns × 90 ns / 64 B = 6.06 lines at the 90 ns
+#: acknowledgement, not the 12 of its fill buffers (8.5 GB/s); the sources give no cause. Every
+#: other ntstore point is a prediction (six Optane DIMMs, one thread: 6 × 64 / 90 = 4.27 GB/s
+#: against 4.13 measured). Threads issue ntstores only in this microbenchmark: the systems' host
+#: stores are cached stores (``line_fill_buffers_count``).
+STREAM_STORE_LINES = 6
 #: Interleaving of several modules: OptaneStudy's six DIMMs are interleaved at 4 KiB
 #: (reference/measurements.md); the systems' default too.
 INTERLEAVE_B = 4096
@@ -62,21 +76,37 @@ WA_CHUNK_B = 64
 REGION_LIMIT_B = 1 << 30  # random accesses are spread over at most 1 GiB per module
 
 
-def outstanding_for(threads: int | None, size_B: int, model: MediaModel, modules: int) -> int:
-    """Accesses of ``size_B`` in flight from ``threads`` threads (``THREAD_LINES`` lines each);
-    ``None``: a saturating requester (:func:`saturating_outstanding`)."""
-    if threads is None:
-        return saturating_outstanding(model, modules)
+def thread_slots(threads: int, size_B: int, lines: int = THREAD_LINES) -> float:
+    """Accesses of ``size_B`` that ``threads`` threads keep in flight with ``lines`` lines each:
+    ``threads × max(1, lines × 64 / size)``, fractional when an access's lines do not divide them
+    (six lines cover one and a half 256 B accesses)."""
     if threads < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
-    return int(threads) * max(1, -(-THREAD_LINES * LINE_B // int(size_B)))
+    return int(threads) * max(1.0, lines * LINE_B / int(size_B))
 
 
-def saturating_outstanding(model: MediaModel, modules: int) -> int:
-    """What a saturating requester keeps in flight: all its modules' controllers hold, or
-    ``BW_OUTSTANDING`` when the preset has no controller limit (no contention either way)."""
-    c = model.controller_outstanding
-    return c * modules if c > 0 else BW_OUTSTANDING
+def outstanding_for(threads: int | None, size_B: int, model: MediaModel, modules: int,
+                    lines: int = THREAD_LINES, kind: str = "read") -> int:
+    """Whole accesses of ``size_B`` in flight from ``threads`` threads (``lines`` lines each, a
+    fraction rounded up: :func:`thread_slots`); ``None``: a saturating requester
+    (:func:`saturating_outstanding` for ``kind``)."""
+    if threads is None:
+        return saturating_outstanding(model, modules, kind)
+    return math.ceil(thread_slots(threads, size_B, lines) - 1e-9)
+
+
+def saturating_outstanding(model: MediaModel, modules: int, kind: str = "read") -> int:
+    """What a saturating requester keeps in flight: all its modules' controllers hold (``kind``
+    ``read``, ``write``, or ``store_flush``: half reads, half writes), or ``BW_OUTSTANDING`` when
+    the preset has no controller limit (no contention either way)."""
+    if model.controller_outstanding <= 0:
+        return BW_OUTSTANDING
+    r, w = model.controller_limit(False, modules), model.controller_limit(True, modules)
+    if kind == "write":
+        return w
+    if kind == "store_flush" and model.write_queue_count > 0:
+        return 2 * min(r, w)  # the loop offers half of it as writes
+    return r
 
 
 def microbench(model: MediaModel, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -116,11 +146,11 @@ def microbench(model: MediaModel, options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def little_bound_GBps(model: MediaModel, op: str, size_B: int, modules: int = 1) -> float:
-    """Little's law: the modules' controllers hold ``count × modules`` accesses of ``size_B``,
-    each for at least its idle random latency (read: data back; write: acknowledgement)."""
+    """Little's law: the modules' controllers hold ``controller_limit`` accesses of ``size_B`` of the
+    kind, each for at least its idle random latency (read: data back; write: acknowledgement)."""
     p = model.params
     lat = p.read_latency_random_ns if op == "read" else p.write_latency_ns
-    return model.controller_outstanding * modules * size_B / lat
+    return model.controller_limit(op == "write", modules) * size_B / lat
 
 
 def _latency(model: MediaModel, write: bool, pattern: str, region: int, rng: np.random.Generator) -> float:
@@ -154,17 +184,30 @@ def bandwidth(model: MediaModel, kind: str, size_B: int, region: int, rng: np.ra
     if threads is not None and size_B > model.unit_B:  # a thread issues its lines, a unit at a time
         piece = model.unit_B
         addr = (addr[:, None] + np.arange(0, size_B, piece)[None, :]).ravel()
-    out = outstanding_for(threads, piece, model, modules)
     if kind == "store_flush":
         addr = np.repeat(addr, 2)
         is_write = np.tile(np.array([False, True]), addr.shape[0] // 2)
     else:
         is_write = kind == "write"
-    state = model.new_state(modules, INTERLEAVE_B)
-    r = model.serve(AccessStream.of(0.0, addr, piece, is_write), state, out, modules, INTERLEAVE_B,
-                    per_access=False)
-    end = model.drain(state, r.end_ns).end_ns if kind != "read" else r.end_ns
-    return float(n * size_B / end)
+    stream = AccessStream.of(0.0, addr, piece, is_write)
+
+    def rate(out: int) -> float:
+        state = model.new_state(modules, INTERLEAVE_B)
+        r = model.serve(stream, state, out, modules, INTERLEAVE_B, per_access=False)
+        end = model.drain(state, r.end_ns).end_ns if kind != "read" else r.end_ns
+        return float(n * size_B / end)
+
+    if threads is None:
+        return rate(saturating_outstanding(model, modules, kind))
+    # ntstores: a thread's streaming-store lines; loads and store + flush: its fill buffers
+    slots = thread_slots(threads, piece, STREAM_STORE_LINES if kind == "write" else THREAD_LINES)
+    low = math.floor(slots + 1e-9)
+    if slots - low < 1e-9:
+        return rate(low)
+    # a fraction of an access in flight (six lines over 256 B accesses): the threads hold the
+    # accesses below and above it in turn; Little's law is linear in the count in flight
+    f = slots - low
+    return (1 - f) * rate(low) + f * rate(low + 1)
 
 
 def loaded_latency(model: MediaModel, region: int, rng: np.random.Generator, modules: int = 1) -> list[dict[str, float]]:
@@ -186,12 +229,12 @@ def loaded_latency(model: MediaModel, region: int, rng: np.random.Generator, mod
 
 
 def persist_latency_ns(model: MediaModel, size_B: int, modules: int = 1) -> float:
-    """``size_B / 64`` non-temporal 64 B stores from one thread, then a fence: ns from the first
-    store to the last acknowledgement, on idle modules."""
+    """``size_B / 64`` non-temporal 64 B stores from one thread (``STREAM_STORE_LINES`` in
+    flight), then a fence: ns from the first store to the last acknowledgement, on idle modules."""
     lines = max(1, -(-int(size_B) // LINE_B))
     addr = np.arange(lines, dtype=np.int64) * LINE_B
     r = model.serve(AccessStream.of(0.0, addr, LINE_B, True), model.new_state(modules, INTERLEAVE_B),
-                    THREAD_LINES, modules, INTERLEAVE_B)
+                    STREAM_STORE_LINES, modules, INTERLEAVE_B)
     return float(r.done_ns)
 
 
@@ -229,6 +272,6 @@ def write_amplification(model: MediaModel, region_B: int) -> float:
     chunks = max(1, unit // WA_CHUNK_B)
     addr = (np.arange(chunks)[:, None] * WA_CHUNK_B + np.arange(lines)[None, :] * unit).ravel().astype(np.int64)
     state = model.new_state()
-    r = model.serve(AccessStream.of(0.0, addr, WA_CHUNK_B, True), state, saturating_outstanding(model, 1))
+    r = model.serve(AccessStream.of(0.0, addr, WA_CHUNK_B, True), state, saturating_outstanding(model, 1, "write"))
     d = model.drain(state, r.end_ns)
     return float((r.media_write_B + d.media_write_B) / (addr.shape[0] * WA_CHUNK_B))

@@ -407,9 +407,12 @@ def _devices(system: tuple[str, ...], file_devices: Any, pipeline: ParamSet | No
         needed += [r for r in OPTIONAL_ROLES if r in file_devices or platform.role_spec(system, r) is not None]
     specs: dict[str, Any] = {}
     origin: dict[str, str] = {}
+    platform_params: dict[str, tuple[Any, set[str]]] = {}  # role: (the platform's preset, its params)
     for role in needed:
         spec = platform.role_spec(system, role)
         origin[role] = platform.path if spec is not None else where
+        if isinstance(spec, dict) and isinstance(spec.get("params"), dict):
+            platform_params[role] = (spec.get("preset"), set(spec["params"]))
         if role in file_devices:
             spec = merge(spec or {}, file_devices[role]) if isinstance(file_devices[role], dict) else file_devices[role]
             origin[role] = where
@@ -430,6 +433,16 @@ def _devices(system: tuple[str, ...], file_devices: Any, pipeline: ParamSet | No
         specs = apply_sets({"devices": specs}, device_sets)["devices"]
         for key, _ in device_sets:
             origin[key.split(".")[1]] = where_sets
+    # a platform's parameters are for its preset: a file or --set naming another preset takes its own
+    for role, (preset, keys) in platform_params.items():
+        spec = specs.get(role)
+        if not isinstance(spec, dict) or spec.get("preset") == preset or not isinstance(spec.get("params"), dict):
+            continue
+        own = {k.split(".")[3] for k, _ in device_sets if k.startswith(f"devices.{role}.params.")}
+        entry = file_devices.get(role)
+        if isinstance(entry, dict) and isinstance(entry.get("params"), dict):
+            own |= set(entry["params"])
+        spec["params"] = {k: v for k, v in spec["params"].items() if k not in keys or k in own}
     return {role: _device(role, spec, origin[role], where_sets) for role, spec in specs.items()}
 
 

@@ -315,6 +315,8 @@ class TrainingMachine:
             cpu.skip("major_fault_us", "no table is memory-mapped from storage here")
         for impl in self.implementations:
             impl.declare_unused()
+        if self.agent is None:
+            cpu.skip("streaming_store_lines_count", "no checkpoint records are written here")
         if self.pcie is None:
             cpu.skip("kernel_launch_instructions", "no software data path here (no pcie role): the GPU's kernels are "
                      "launched inside the framework's operators (op_dispatch_*_instructions)")

@@ -55,4 +55,7 @@ class CheckpointAgent:
         """Charge ``nbytes`` copied by its DMA engine (none by default)."""
 
     def declare_unused(self) -> None:
-        """Skip the role parameters this agent does not read (none by default)."""
+        """Skip the role parameters this agent does not read: the host's streaming-store lines
+        (only the host writes its records with non-temporal stores)."""
+        self.m.cpu.params.skip("streaming_store_lines_count", "the host writes no checkpoint records here (its "
+                               "non-temporal stores are the host checkpoint agent's)")

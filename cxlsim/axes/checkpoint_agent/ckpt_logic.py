@@ -39,6 +39,7 @@ class CkptLogic(CheckpointAgent):
         ledger.logic.dma_B += nbytes
 
     def declare_unused(self) -> None:
+        super().declare_unused()
         if self.m.ckpt is not None and self.m.pipe.log_copy_channels == "shared":
             self.m.ckpt.params.skip("write_outstanding_count", "pipeline.log_copy_channels is shared: one closed "
                                     "loop of read_outstanding_count requests")
