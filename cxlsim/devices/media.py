@@ -269,27 +269,34 @@ class MediaState:
         tags, stamps = self.wcb_tag[module], self.wcb_stamp[module]
         return [int(tags[e]) for e in np.argsort(stamps, kind="stable") if tags[e] != X.EMPTY]
 
-    def _live(self, now: float) -> int:
-        """Pending-table entries alive after ``now``."""
-        return int(_kernel().pend_live(self.keys, self.times, float(now)))
-
-    def _rebuild(self, now: float, room: int, live: int | None = None) -> None:
+    def _rebuild(self, now: float, room: int, only_if_halves: bool = False) -> bool:
         """Drop entries dead at ``now``; size the table so that ``room`` more inserts fit under the
         kernel's load limit. It shrinks (a small table stays in cache) only to a quarter or less
-        of its size, so that streams of similar size in turn do not shrink and regrow it."""
+        of its size, so that streams of similar size in turn do not shrink and regrow it. With
+        ``only_if_halves``, nothing changes unless fewer than half the used slots are alive.
+        Returns whether it rebuilt. One pass gathers the live entries (few: the table is
+        rebuilt when mostly dead), which then go back into the emptied table (or one of the new
+        size)."""
         K = _kernel()
-        live = self._live(now) if live is None else live
+        used = max(int(self.used[0]), 1)
+        gk, gt = np.empty(used, np.int64), np.empty(used)
+        live = K.pend_gather(self.keys, self.times, float(now), gk, gt)
+        if only_if_halves and 2 * live >= self.used[0]:
+            return False
         cap = INITIAL_TABLE_SLOTS
         while (live + room) > cap * X.MAX_LOAD_FRACTION:
             cap *= 2
         if 4 * cap > self.keys.shape[0]:
             cap = max(cap, self.keys.shape[0])
-        old = (self.keys, self.times)
-        self.keys, self.times, self.used = K.pend_rebuild(self.keys, self.times, now, cap, self._spares.pop(cap, None))
+        if cap != self.keys.shape[0]:
+            old = (self.keys, self.times)
+            self.keys, self.times = self._spares.pop(cap, None) or K.new_table(cap)
+            self._spares[old[0].shape[0]] = old  # reused by a later rebuild to that size
+            while len(self._spares) > MAX_SPARE_TABLES:
+                del self._spares[min(self._spares)]
+        K.pend_refill(self.keys, self.times, self.used, gk, gt, live, float(now))
         K.reslot_posted(self.keys, self.pq_g, self.pq_s, self.pq_head, self.pq_len)
-        self._spares[old[0].shape[0]] = old  # reused by a later rebuild to that size
-        while len(self._spares) > MAX_SPARE_TABLES:
-            del self._spares[min(self._spares)]
+        return True
 
 
 class MediaModel(DeviceModel):
@@ -323,6 +330,7 @@ class MediaModel(DeviceModel):
         fp[X.F_WEAR_STALL] = p.wear_level_stall_ns
         fp[X.F_BUS_R], fp[X.F_BUS_W] = self.bus_read_ns, self.bus_write_ns
         self._fp = fp
+        self._ips: dict[tuple[int, int, int, int], np.ndarray] = {}  # :meth:`_ip`'s vectors
         self.controller_outstanding = int(p.controller_outstanding_count)
         if self.controller_outstanding > 0:
             self.host_queue = int(p.host_queue_entries)
@@ -554,6 +562,15 @@ class MediaModel(DeviceModel):
         return state.wear_count if self.params.wear_level_interval_count > 0 else None
 
     def _ip(self, state: MediaState, outstanding: int, write_outstanding: int = 0) -> np.ndarray:
+        """The kernel's integer parameters (a fresh copy of a vector built once per geometry and
+        limit: building one costs more Python than a short stream's kernel call)."""
+        key = (state.modules, state.interleave_B, int(outstanding), int(write_outstanding))
+        ip = self._ips.get(key)
+        if ip is None:
+            ip = self._ips[key] = self._build_ip(state, outstanding, write_outstanding)
+        return ip.copy()
+
+    def _build_ip(self, state: MediaState, outstanding: int, write_outstanding: int) -> np.ndarray:
         p = self.params
         ip = np.zeros(X.N_IP, np.int64)
         ip[X.I_UNIT], ip[X.I_BANKS] = self.unit_B, self.banks
@@ -661,15 +678,15 @@ class MediaModel(DeviceModel):
                 # accesses served since the last look (this stream and any short ones before it:
                 # the scan is amortised over them) and mostly dead (dead entries lengthen every
                 # probe); sized for the rest of the stream at once (at most a new key per unit written)
-                now, live = float(stream.issue_ns[i]), None
+                scan = False
                 if i == 0:
                     state.served_since_scan += n
                     if (state.keys.shape[0] > INITIAL_TABLE_SLOTS
                             and 8 * state.served_since_scan * max_units >= state.keys.shape[0]):
-                        live, state.served_since_scan = state._live(now), 0
-                if stopped or (live is not None and 2 * live < state.used[0]):
+                        scan, state.served_since_scan = True, 0
+                if stopped or scan:
                     rest = room + min(int(np.count_nonzero(stream.is_write[i:])) * max_units, MAX_GROW_ROOM)
-                    state._rebuild(now, rest, live)
+                    state._rebuild(float(stream.issue_ns[i]), rest, only_if_halves=not stopped)
                 i = K.serve_kernel(stream.issue_ns, stream.addr_B, stream.size_B, stream.is_write, i,
                                    fp, ip, state.bank_free, state.cmd_free, state.last_line,
                                    *fifo, state.wcb_tag, state.wcb_filt, state.wcb_stamp,

@@ -47,6 +47,8 @@ caller then rebuilds the table (dropping dead entries, resizing it) and resumes.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from cxlsim.devices.media_index import (  # noqa: F401 (re-exported: the kernel's layout)
@@ -174,31 +176,30 @@ def new_table(capacity):
 
 
 @refcount_free_jit
-def _clear(keys, times):
+def pend_gather(keys, times, now, gk, gt):
+    """Copy the entries alive after ``now`` (pending until later than it) into ``gk``/``gt``, in
+    slot order; returns their count. ``gk`` and ``gt`` must hold the table's used count."""
+    live = 0
     for s in range(keys.shape[0]):
-        keys[s] = EMPTY
-        times[s] = NO_TIME
+        k = keys[s]
+        t = times[s]
+        if k != EMPTY and t > now:
+            gk[live] = k
+            gt[live] = t
+            live += 1
+    return live
 
 
 @refcount_free_jit
-def _pend_move(keys, times, now, nk, nt, used):
+def pend_refill(keys, times, used, gk, gt, live, now):
+    """Empty the table, then insert the first ``live`` entries of ``gk``/``gt``; ``used`` counts
+    the slots taken."""
     for s in range(keys.shape[0]):
-        if keys[s] != EMPTY and times[s] > now:
-            pend_insert(nk, nt, used, keys[s], times[s], now)
-
-
-def pend_rebuild(keys, times, now, capacity, spare=None):
-    """A table of ``capacity`` slots holding the entries alive after ``now``: ``(keys, times,
-    used)``. ``spare``, a table from :func:`new_table` of that capacity, is emptied and reused
-    (no fresh allocation)."""
-    if spare is not None and spare[0].shape[0] == capacity:
-        nk, nt = spare
-        _clear(nk, nt)
-    else:
-        nk, nt = new_table(capacity)
-    used = np.zeros(1, np.int64)
-    _pend_move(keys, times, float(now), nk, nt, used)
-    return nk, nt, used
+        keys[s] = EMPTY
+        times[s] = NO_TIME
+    used[0] = 0
+    for j in range(live):
+        pend_insert(keys, times, used, gk[j], gt[j], now)
 
 
 @refcount_free_jit
@@ -225,16 +226,6 @@ def scan_stream(issue, addr, size, unit, horizon):
         if k > most:
             most = k
     return -1, most
-
-
-@refcount_free_jit
-def pend_live(keys, times, now):
-    """Pending-table entries alive after ``now`` (pending until later than it)."""
-    live = 0
-    for s in range(keys.shape[0]):
-        if keys[s] != EMPTY and times[s] > now:
-            live += 1
-    return live
 
 
 @refcount_free_jit
@@ -400,8 +391,15 @@ def slot_tree(outstanding):
     ``outstanding``. Leaf ``j < outstanding`` is slot ``j``; leaves beyond hold +inf (never the
     earliest). Node ``n`` in ``1 .. P - 1`` keeps the loser of the match between its two subtrees
     (its value in ``vals[n]``, its leaf in ``idx[n]``); node 0 the overall winner: ``vals[0]`` is
-    the earliest free time."""
-    k = max(1, int(outstanding))
+    the earliest free time. Fresh arrays, copied from a template built once per size (building
+    one costs a Python loop over its nodes: 80 µs for 128 slots, once or twice per ``serve``)."""
+    vals, idx = _slot_tree_template(max(1, int(outstanding)))
+    return vals.copy(), idx.copy()
+
+
+@functools.lru_cache(maxsize=64)
+def _slot_tree_template(k):
+    """:func:`slot_tree` of ``k`` slots (read-only arrays, shared: copy before use)."""
     size = 1
     while size < k:
         size *= 2
@@ -416,6 +414,8 @@ def slot_tree(outstanding):
         win[n], vals[n], idx[n] = w, leaf[lo], lo
     w = win[1] if size > 1 else 0
     vals[0], idx[0] = leaf[w], w
+    vals.setflags(write=False)
+    idx.setflags(write=False)
     return vals, idx
 
 
