@@ -269,34 +269,30 @@ class MediaState:
         tags, stamps = self.wcb_tag[module], self.wcb_stamp[module]
         return [int(tags[e]) for e in np.argsort(stamps, kind="stable") if tags[e] != X.EMPTY]
 
-    def _rebuild(self, now: float, room: int, only_if_halves: bool = False) -> bool:
+    def _rebuild(self, now: float, room: int) -> None:
         """Drop entries dead at ``now``; size the table so that ``room`` more inserts fit under the
         kernel's load limit. It shrinks (a small table stays in cache) only to a quarter or less
-        of its size, so that streams of similar size in turn do not shrink and regrow it. With
-        ``only_if_halves``, nothing changes unless fewer than half the used slots are alive.
-        Returns whether it rebuilt. One pass gathers the live entries (few: the table is
-        rebuilt when mostly dead), which then go back into the emptied table (or one of the new
-        size)."""
+        of its size, so that streams of similar size in turn do not shrink and regrow it. One pass
+        moves the live entries out (few: the kernel's stream mostly leaves dead ones) and empties
+        the table; they then go back into it (or into one of the new size)."""
         K = _kernel()
         used = max(int(self.used[0]), 1)
         gk, gt = np.empty(used, np.int64), np.empty(used)
         live = K.pend_gather(self.keys, self.times, float(now), gk, gt)
-        if only_if_halves and 2 * live >= self.used[0]:
-            return False
         cap = INITIAL_TABLE_SLOTS
         while (live + room) > cap * X.MAX_LOAD_FRACTION:
             cap *= 2
         if 4 * cap > self.keys.shape[0]:
             cap = max(cap, self.keys.shape[0])
-        if cap != self.keys.shape[0]:
+        spare = cap != self.keys.shape[0]
+        if spare:
             old = (self.keys, self.times)
             self.keys, self.times = self._spares.pop(cap, None) or K.new_table(cap)
             self._spares[old[0].shape[0]] = old  # reused by a later rebuild to that size
             while len(self._spares) > MAX_SPARE_TABLES:
                 del self._spares[min(self._spares)]
-        K.pend_refill(self.keys, self.times, self.used, gk, gt, live, float(now))
+        K.pend_refill(self.keys, self.times, self.used, gk, gt, live, float(now), spare)
         K.reslot_posted(self.keys, self.pq_g, self.pq_s, self.pq_head, self.pq_len)
-        return True
 
 
 class MediaModel(DeviceModel):
@@ -635,7 +631,7 @@ class MediaModel(DeviceModel):
         the totals (no per-access arrays: what a system simulation needs, at less memory traffic).
         ``outstanding``: one closed loop's limit, or ``(reads, writes)``: split pools (module
         docstring), where ``write_after_reads`` applies."""
-        max_units = self._validate(stream, state, outstanding, modules, interleave_B)
+        max_units, requested_B = self._validate(stream, state, outstanding, modules, interleave_B)
         split = isinstance(outstanding, tuple)
         if write_after_reads and not split:
             raise ValueError("write_after_reads needs split pools: outstanding=(reads, writes)")
@@ -676,8 +672,9 @@ class MediaModel(DeviceModel):
                 # drop entries dead before access i (issue times never decrease) when the kernel
                 # stopped at the load limit, or at the start when the table is large for the
                 # accesses served since the last look (this stream and any short ones before it:
-                # the scan is amortised over them) and mostly dead (dead entries lengthen every
-                # probe); sized for the rest of the stream at once (at most a new key per unit written)
+                # the pass is amortised over them; dead entries lengthen every probe, and at that
+                # point most are dead); sized for the rest of the stream at once (at most a new key
+                # per unit written)
                 scan = False
                 if i == 0:
                     state.served_since_scan += n
@@ -686,7 +683,7 @@ class MediaModel(DeviceModel):
                         scan, state.served_since_scan = True, 0
                 if stopped or scan:
                     rest = room + min(int(np.count_nonzero(stream.is_write[i:])) * max_units, MAX_GROW_ROOM)
-                    state._rebuild(float(stream.issue_ns[i]), rest, only_if_halves=not stopped)
+                    state._rebuild(float(stream.issue_ns[i]), rest)
                 i = K.serve_kernel(stream.issue_ns, stream.addr_B, stream.size_B, stream.is_write, i,
                                    fp, ip, state.bank_free, state.cmd_free, state.last_line,
                                    *fifo, state.wcb_tag, state.wcb_filt, state.wcb_stamp,
@@ -698,14 +695,15 @@ class MediaModel(DeviceModel):
                 start = complete = ack = np.zeros(0)
         state.horizon_ns = float(stream.issue_ns[-1])
         media_r, media_w = float(c[X.C_MEDIA_R]), float(c[X.C_MEDIA_W])
-        requested = float(np.sum(stream.size_B))
+        requested = float(requested_B)
         return StreamResult(start, complete, ack, float(c[X.C_END_MAX]), float(c[X.C_ACK_MAX]),
                             media_r, media_w, int(c[X.C_RMW]), int(c[X.C_RAW]), float(c[X.C_RAW_NS]),
                             int(c[X.C_HITS]), requested, self.traffic_energy_J(media_r, media_w, requested))
 
     def _validate(self, s: AccessStream, state: MediaState, outstanding: int | tuple[int, int], modules: int,
-                  interleave_B: int) -> int:
-        """Check the call; returns the most units one access of ``s`` touches (0 if empty)."""
+                  interleave_B: int) -> tuple[int, int]:
+        """Check the call; returns the most units one access of ``s`` touches and the bytes ``s``
+        asks for (0, 0 if empty)."""
         if state.modules != modules or state.interleave_B != interleave_B:
             raise ValueError(f"state was made for {state.modules} modules at {state.interleave_B} B, "
                              f"not {modules} at {interleave_B} B")
@@ -718,13 +716,13 @@ class MediaModel(DeviceModel):
         if not (s.issue_ns.shape[0] == s.size_B.shape[0] == s.is_write.shape[0] == n):
             raise ValueError("stream arrays differ in length")
         if n == 0:
-            return 0
-        bad, max_units = self._K.scan_stream(s.issue_ns, s.addr_B, s.size_B, self.unit_B, state.horizon_ns)
+            return 0, 0
+        bad, max_units, requested_B = self._K.scan_stream(s.issue_ns, s.addr_B, s.size_B, self.unit_B, state.horizon_ns)
         if bad >= 0:
             if s.size_B[bad] < 1 or s.addr_B[bad] < 0:
                 raise ValueError("sizes must be >= 1 B and addresses >= 0")
             raise ValueError("issue_ns must not decrease (within a stream and across serve calls)")
-        return int(max_units)
+        return int(max_units), int(requested_B)
 
     def _serve_reference(self, s: AccessStream, state: MediaState, ip: np.ndarray, fp: np.ndarray):
         K = self._K

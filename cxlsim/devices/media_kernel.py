@@ -177,8 +177,9 @@ def new_table(capacity):
 
 @refcount_free_jit
 def pend_gather(keys, times, now, gk, gt):
-    """Copy the entries alive after ``now`` (pending until later than it) into ``gk``/``gt``, in
-    slot order; returns their count. ``gk`` and ``gt`` must hold the table's used count."""
+    """Move the entries alive after ``now`` (pending until later than it) into ``gk``/``gt``, in
+    slot order, emptying the table in the same pass; returns their count. ``gk`` and ``gt`` must
+    hold the table's used count."""
     live = 0
     for s in range(keys.shape[0]):
         k = keys[s]
@@ -187,16 +188,19 @@ def pend_gather(keys, times, now, gk, gt):
             gk[live] = k
             gt[live] = t
             live += 1
+        keys[s] = EMPTY
+        times[s] = NO_TIME
     return live
 
 
 @refcount_free_jit
-def pend_refill(keys, times, used, gk, gt, live, now):
-    """Empty the table, then insert the first ``live`` entries of ``gk``/``gt``; ``used`` counts
-    the slots taken."""
-    for s in range(keys.shape[0]):
-        keys[s] = EMPTY
-        times[s] = NO_TIME
+def pend_refill(keys, times, used, gk, gt, live, now, clear):
+    """Insert the first ``live`` entries of ``gk``/``gt`` into the table, emptied first if
+    ``clear`` (a spare table); ``used`` counts the slots taken."""
+    if clear:
+        for s in range(keys.shape[0]):
+            keys[s] = EMPTY
+            times[s] = NO_TIME
     used[0] = 0
     for j in range(live):
         pend_insert(keys, times, used, gk[j], gt[j], now)
@@ -204,10 +208,12 @@ def pend_refill(keys, times, used, gk, gt, live, now):
 
 @refcount_free_jit
 def scan_stream(issue, addr, size, unit, horizon):
-    """One pass over a stream: ``(bad, max_units)`` where ``bad`` is the index of the first access
-    whose issue time decreases (or precedes ``horizon``), whose size is < 1 B or whose address is
-    negative (-1 if none), and ``max_units`` the most units one access touches."""
+    """One pass over a stream: ``(bad, max_units, total_B)`` where ``bad`` is the index of the first
+    access whose issue time decreases (or precedes ``horizon``), whose size is < 1 B or whose
+    address is negative (-1 if none), ``max_units`` the most units one access touches and
+    ``total_B`` the bytes the stream asks for (both over the accesses before ``bad``)."""
     most = 0
+    total = 0
     prev = horizon
     sh = -1
     if unit & (unit - 1) == 0:
@@ -217,15 +223,16 @@ def scan_stream(issue, addr, size, unit, horizon):
     for i in range(issue.shape[0]):
         a = addr[i]
         if issue[i] < prev or size[i] < 1 or a < 0:
-            return i, most
+            return i, most, total
         prev = issue[i]
+        total += size[i]
         if sh >= 0:
             k = ((a + size[i] - 1) >> sh) - (a >> sh) + 1
         else:
             k = (a + size[i] - 1) // unit - a // unit + 1
         if k > most:
             most = k
-    return -1, most
+    return -1, most, total
 
 
 @refcount_free_jit
