@@ -435,8 +435,18 @@ def _slot_replace_min(vals, idx, value):
     branch would discard the next accesses' work, which the CPU overlaps with this one). Only the
     multiset of free times matters to the kernel (which time is earliest), so this gives the same
     times as taking the first minimum of a plain list (the reference) or a heap."""
+    v, cur = _slot_replay(vals, idx, idx[0], value)
+    vals[0] = v
+    idx[0] = cur
+
+
+@refcount_free_jit(inline="always")
+def _slot_replay(vals, idx, leaf, value):
+    """:func:`_slot_replace_min` for the winner ``leaf`` (``idx[0]``) without node 0: returns the
+    new winner ``(free time, leaf)``, which the kernel keeps in registers from one access to the
+    next (its next start reads it there, not through a store and a load of node 0)."""
     size = vals.shape[0]
-    cur = idx[0]
+    cur = leaf
     v = value
     n = (cur + size) >> 1
     while n > 0:
@@ -448,8 +458,7 @@ def _slot_replace_min(vals, idx, value):
         v = lv if sw else v
         cur = li if sw else cur
         n >>= 1
-    vals[0] = v
-    idx[0] = cur
+    return v, cur
 
 
 @refcount_free_jit(inline="always")
@@ -670,6 +679,14 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     qcap = 0
     if pq_g is not None:
         qcap = pq_g.shape[2]
+    # the slot trees' winners (node 0) live in registers in the loop, stored back on return
+    root = loop_ring[0]
+    root_i = loop_tree[0]
+    wroot = NO_TIME
+    wroot_i = 0
+    if wloop_ring is not None:
+        wroot = wloop_ring[0]
+        wroot_i = wloop_tree[0]
     mask = keys.shape[0] - 1
     big = keys.shape[0] > PREFETCH_MIN_SLOTS  # a table that outgrows the L1/L2 caches
     reached = n
@@ -693,11 +710,11 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         # the requester's earliest free slot (its pool's, with split pools; numba compiles the
         # one-pool variant without the test)
         if wloop_ring is not None and is_write[i]:
-            t = max(now, wloop_ring[0])
+            t = max(now, wroot)
             if after_reads and fill > t:
                 t = fill
         else:
-            t = max(now, loop_ring[0])
+            t = max(now, root)
         start_out[o] = t
         if g0 == g1 and not is_write[i]:  # the common case, one unit read: no per-module loops
             m, loc, b = _where(g0, ip)
@@ -878,10 +895,10 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         ack_out[o] = acked
         # the slot frees at ``acked``, out of order (as a core's fill buffers free)
         if wloop_ring is not None and is_write[i]:
-            _slot_replace_min(wloop_ring, wloop_tree, acked)
+            wroot, wroot_i = _slot_replay(wloop_ring, wloop_tree, wroot_i, acked)
             fill = NO_TIME
         else:
-            _slot_replace_min(loop_ring, loop_tree, acked)
+            root, root_i = _slot_replay(loop_ring, loop_tree, root_i, acked)
             if wloop_ring is not None:
                 fill = max(fill, acked)
         c_ack = max(c_ack, acked)
@@ -895,6 +912,11 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     counters[C_ACK_MAX] = c_ack
     counters[C_END_MAX] = c_end
     counters[C_FILL] = fill
+    loop_ring[0] = root
+    loop_tree[0] = root_i
+    if wloop_ring is not None:
+        wloop_ring[0] = wroot
+        wloop_tree[0] = wroot_i
     return reached
 
 
