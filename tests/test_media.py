@@ -101,6 +101,40 @@ def test_slot_tree_is_a_heap_of_free_times(k, values, now):
         assert sorted(vals[1:][idx[1:] < k].tolist() + [vals[0]]) == sorted(heap)
 
 
+def test_slot_tree_is_fresh_per_call():
+    """``slot_tree`` copies a shared template: a kernel's replays never reach the next call's tree."""
+    from cxlsim.devices import media_kernel as K
+
+    vals, idx = K.slot_tree(5)
+    K._slot_replace_min.py_func(vals, idx, 7.0)
+    again = K.slot_tree(5)
+    assert again[0][0] == K.NO_TIME and vals[0] == K.NO_TIME
+    assert sorted(again[0][1:][again[1][1:] < 5].tolist() + [again[0][0]]) == [K.NO_TIME] * 5
+
+
+@FAST
+@given(entries=st.dictionaries(st.integers(0, 5000), st.floats(-1e3, 1e3, allow_nan=False), max_size=200),
+       now=st.floats(-1e3, 1e3, allow_nan=False), room=st.integers(1, 5000), start=st.sampled_from([8, 64, 4096]))
+def test_pending_rebuild_keeps_the_live_entries(monkeypatch, entries, now, room, start):
+    """A rebuild (one pass moving the live entries out and emptying the table, then reinserting
+    them, in place or into a table of the new size) keeps every entry pending after ``now``,
+    drops the others, and leaves room for ``room`` more under the kernel's load limit."""
+    from cxlsim.devices import media_index as X
+    from cxlsim.devices import media_kernel as K
+
+    monkeypatch.setattr(media, "INITIAL_TABLE_SLOTS", start)
+    state = build_device("pmem/optane-100").new_state()
+    state._rebuild(-np.inf, len(entries) + 1)
+    for g, t in entries.items():
+        K.pend_insert(state.keys, state.times, state.used, np.int64(g), float(t), -np.inf)
+    state._rebuild(now, room)
+    live = {g: t for g, t in entries.items() if t > now}
+    assert state.used[0] == len(live)
+    assert state.used[0] + room <= state.keys.shape[0] * X.MAX_LOAD_FRACTION
+    for g in entries:
+        assert state.pending_until_ns(g) == live.get(g, K.NO_TIME)
+
+
 def test_slots_free_out_of_order():
     """A requester's slot frees when its access completes, not in issue order (a core's fill
     buffers free as their misses return): with two slots, a long read then short ones, the third

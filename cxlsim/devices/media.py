@@ -275,27 +275,30 @@ class MediaState:
         tags, stamps = self.wcb_tag[module], self.wcb_stamp[module]
         return [int(tags[e]) for e in np.argsort(stamps, kind="stable") if tags[e] != X.EMPTY]
 
-    def _live(self, now: float) -> int:
-        """Pending-table entries alive after ``now``."""
-        return int(_kernel().pend_live(self.keys, self.times, float(now)))
-
-    def _rebuild(self, now: float, room: int, live: int | None = None) -> None:
+    def _rebuild(self, now: float, room: int) -> None:
         """Drop entries dead at ``now``; size the table so that ``room`` more inserts fit under the
         kernel's load limit. It shrinks (a small table stays in cache) only to a quarter or less
-        of its size, so that streams of similar size in turn do not shrink and regrow it."""
+        of its size, so that streams of similar size in turn do not shrink and regrow it. One pass
+        moves the live entries out (few: the kernel's stream mostly leaves dead ones) and empties
+        the table; they then go back into it (or into one of the new size)."""
         K = _kernel()
-        live = self._live(now) if live is None else live
+        used = max(int(self.used[0]), 1)
+        gk, gt = np.empty(used, np.int64), np.empty(used)
+        live = K.pend_gather(self.keys, self.times, float(now), gk, gt)
         cap = INITIAL_TABLE_SLOTS
         while (live + room) > cap * X.MAX_LOAD_FRACTION:
             cap *= 2
         if 4 * cap > self.keys.shape[0]:
             cap = max(cap, self.keys.shape[0])
-        old = (self.keys, self.times)
-        self.keys, self.times, self.used = K.pend_rebuild(self.keys, self.times, now, cap, self._spares.pop(cap, None))
+        spare = cap != self.keys.shape[0]
+        if spare:
+            old = (self.keys, self.times)
+            self.keys, self.times = self._spares.pop(cap, None) or K.new_table(cap)
+            self._spares[old[0].shape[0]] = old  # reused by a later rebuild to that size
+            while len(self._spares) > MAX_SPARE_TABLES:
+                del self._spares[min(self._spares)]
+        K.pend_refill(self.keys, self.times, self.used, gk, gt, live, float(now), spare)
         K.reslot_posted(self.keys, self.pq_g, self.pq_s, self.pq_head, self.pq_len)
-        self._spares[old[0].shape[0]] = old  # reused by a later rebuild to that size
-        while len(self._spares) > MAX_SPARE_TABLES:
-            del self._spares[min(self._spares)]
 
 
 class MediaModel(DeviceModel):
@@ -329,6 +332,7 @@ class MediaModel(DeviceModel):
         fp[X.F_WEAR_STALL] = p.wear_level_stall_ns
         fp[X.F_BUS_R], fp[X.F_BUS_W] = self.bus_read_ns, self.bus_write_ns
         self._fp = fp
+        self._ips: dict[tuple[int, int, int, int], np.ndarray] = {}  # :meth:`_ip`'s vectors
         self.controller_outstanding = int(p.controller_outstanding_count)
         self.write_queue_count, self.modules_per_controller = 0, 1
         if self.controller_outstanding > 0:
@@ -568,6 +572,15 @@ class MediaModel(DeviceModel):
         return state.wear_count if self.params.wear_level_interval_count > 0 else None
 
     def _ip(self, state: MediaState, outstanding: int, write_outstanding: int = 0) -> np.ndarray:
+        """The kernel's integer parameters (a fresh copy of a vector built once per geometry and
+        limit: building one costs more Python than a short stream's kernel call)."""
+        key = (state.modules, state.interleave_B, int(outstanding), int(write_outstanding))
+        ip = self._ips.get(key)
+        if ip is None:
+            ip = self._ips[key] = self._build_ip(state, outstanding, write_outstanding)
+        return ip.copy()
+
+    def _build_ip(self, state: MediaState, outstanding: int, write_outstanding: int) -> np.ndarray:
         p = self.params
         ip = np.zeros(X.N_IP, np.int64)
         ip[X.I_UNIT], ip[X.I_BANKS] = self.unit_B, self.banks
@@ -672,7 +685,7 @@ class MediaModel(DeviceModel):
         the totals (no per-access arrays: what a system simulation needs, at less memory traffic).
         ``outstanding``: one closed loop's limit, or ``(reads, writes)``: split pools (module
         docstring), where ``write_after_reads`` applies."""
-        max_units = self._validate(stream, state, outstanding, modules, interleave_B)
+        max_units, requested_B = self._validate(stream, state, outstanding, modules, interleave_B)
         split = isinstance(outstanding, tuple)
         if write_after_reads and not split:
             raise ValueError("write_after_reads needs split pools: outstanding=(reads, writes)")
@@ -716,17 +729,18 @@ class MediaModel(DeviceModel):
                 # drop entries dead before access i (issue times never decrease) when the kernel
                 # stopped at the load limit, or at the start when the table is large for the
                 # accesses served since the last look (this stream and any short ones before it:
-                # the scan is amortised over them) and mostly dead (dead entries lengthen every
-                # probe); sized for the rest of the stream at once (at most a new key per unit written)
-                now, live = float(stream.issue_ns[i]), None
+                # the pass is amortised over them; dead entries lengthen every probe, and at that
+                # point most are dead); sized for the rest of the stream at once (at most a new key
+                # per unit written)
+                scan = False
                 if i == 0:
                     state.served_since_scan += n
                     if (state.keys.shape[0] > INITIAL_TABLE_SLOTS
                             and 8 * state.served_since_scan * max_units >= state.keys.shape[0]):
-                        live, state.served_since_scan = state._live(now), 0
-                if stopped or (live is not None and 2 * live < state.used[0]):
+                        scan, state.served_since_scan = True, 0
+                if stopped or scan:
                     rest = room + min(int(np.count_nonzero(stream.is_write[i:])) * max_units, MAX_GROW_ROOM)
-                    state._rebuild(now, rest, live)
+                    state._rebuild(float(stream.issue_ns[i]), rest)
                 i = K.serve_kernel(stream.issue_ns, stream.addr_B, stream.size_B, stream.is_write, i,
                                    fp, ip, state.bank_free, state.cmd_free, state.last_line,
                                    *fifo, state.wcb_tag, state.wcb_filt, state.wcb_stamp,
@@ -738,14 +752,15 @@ class MediaModel(DeviceModel):
                 start = complete = ack = np.zeros(0)
         state.horizon_ns = float(stream.issue_ns[-1])
         media_r, media_w = float(c[X.C_MEDIA_R]), float(c[X.C_MEDIA_W])
-        requested = float(np.sum(stream.size_B))
+        requested = float(requested_B)
         return StreamResult(start, complete, ack, float(c[X.C_END_MAX]), float(c[X.C_ACK_MAX]),
                             media_r, media_w, int(c[X.C_RMW]), int(c[X.C_RAW]), float(c[X.C_RAW_NS]),
                             int(c[X.C_HITS]), requested, self.traffic_energy_J(media_r, media_w, requested))
 
     def _validate(self, s: AccessStream, state: MediaState, outstanding: int | tuple[int, int], modules: int,
-                  interleave_B: int) -> int:
-        """Check the call; returns the most units one access of ``s`` touches (0 if empty)."""
+                  interleave_B: int) -> tuple[int, int]:
+        """Check the call; returns the most units one access of ``s`` touches and the bytes ``s``
+        asks for (0, 0 if empty)."""
         if state.modules != modules or state.interleave_B != interleave_B:
             raise ValueError(f"state was made for {state.modules} modules at {state.interleave_B} B, "
                              f"not {modules} at {interleave_B} B")
@@ -758,13 +773,13 @@ class MediaModel(DeviceModel):
         if not (s.issue_ns.shape[0] == s.size_B.shape[0] == s.is_write.shape[0] == n):
             raise ValueError("stream arrays differ in length")
         if n == 0:
-            return 0
-        bad, max_units = self._K.scan_stream(s.issue_ns, s.addr_B, s.size_B, self.unit_B, state.horizon_ns)
+            return 0, 0
+        bad, max_units, requested_B = self._K.scan_stream(s.issue_ns, s.addr_B, s.size_B, self.unit_B, state.horizon_ns)
         if bad >= 0:
             if s.size_B[bad] < 1 or s.addr_B[bad] < 0:
                 raise ValueError("sizes must be >= 1 B and addresses >= 0")
             raise ValueError("issue_ns must not decrease (within a stream and across serve calls)")
-        return int(max_units)
+        return int(max_units), int(requested_B)
 
     def _serve_reference(self, s: AccessStream, state: MediaState, ip: np.ndarray, fp: np.ndarray):
         K = self._K

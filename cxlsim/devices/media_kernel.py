@@ -47,6 +47,8 @@ caller then rebuilds the table (dropping dead entries, resizing it) and resumes.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from cxlsim.devices.media_index import (  # noqa: F401 (re-exported: the kernel's layout)
@@ -174,39 +176,44 @@ def new_table(capacity):
 
 
 @refcount_free_jit
-def _clear(keys, times):
+def pend_gather(keys, times, now, gk, gt):
+    """Move the entries alive after ``now`` (pending until later than it) into ``gk``/``gt``, in
+    slot order, emptying the table in the same pass; returns their count. ``gk`` and ``gt`` must
+    hold the table's used count."""
+    live = 0
     for s in range(keys.shape[0]):
+        k = keys[s]
+        t = times[s]
+        if k != EMPTY and t > now:
+            gk[live] = k
+            gt[live] = t
+            live += 1
         keys[s] = EMPTY
         times[s] = NO_TIME
+    return live
 
 
 @refcount_free_jit
-def _pend_move(keys, times, now, nk, nt, used):
-    for s in range(keys.shape[0]):
-        if keys[s] != EMPTY and times[s] > now:
-            pend_insert(nk, nt, used, keys[s], times[s], now)
-
-
-def pend_rebuild(keys, times, now, capacity, spare=None):
-    """A table of ``capacity`` slots holding the entries alive after ``now``: ``(keys, times,
-    used)``. ``spare``, a table from :func:`new_table` of that capacity, is emptied and reused
-    (no fresh allocation)."""
-    if spare is not None and spare[0].shape[0] == capacity:
-        nk, nt = spare
-        _clear(nk, nt)
-    else:
-        nk, nt = new_table(capacity)
-    used = np.zeros(1, np.int64)
-    _pend_move(keys, times, float(now), nk, nt, used)
-    return nk, nt, used
+def pend_refill(keys, times, used, gk, gt, live, now, clear):
+    """Insert the first ``live`` entries of ``gk``/``gt`` into the table, emptied first if
+    ``clear`` (a spare table); ``used`` counts the slots taken."""
+    if clear:
+        for s in range(keys.shape[0]):
+            keys[s] = EMPTY
+            times[s] = NO_TIME
+    used[0] = 0
+    for j in range(live):
+        pend_insert(keys, times, used, gk[j], gt[j], now)
 
 
 @refcount_free_jit
 def scan_stream(issue, addr, size, unit, horizon):
-    """One pass over a stream: ``(bad, max_units)`` where ``bad`` is the index of the first access
-    whose issue time decreases (or precedes ``horizon``), whose size is < 1 B or whose address is
-    negative (-1 if none), and ``max_units`` the most units one access touches."""
+    """One pass over a stream: ``(bad, max_units, total_B)`` where ``bad`` is the index of the first
+    access whose issue time decreases (or precedes ``horizon``), whose size is < 1 B or whose
+    address is negative (-1 if none), ``max_units`` the most units one access touches and
+    ``total_B`` the bytes the stream asks for (both over the accesses before ``bad``)."""
     most = 0
+    total = 0
     prev = horizon
     sh = -1
     if unit & (unit - 1) == 0:
@@ -216,25 +223,16 @@ def scan_stream(issue, addr, size, unit, horizon):
     for i in range(issue.shape[0]):
         a = addr[i]
         if issue[i] < prev or size[i] < 1 or a < 0:
-            return i, most
+            return i, most, total
         prev = issue[i]
+        total += size[i]
         if sh >= 0:
             k = ((a + size[i] - 1) >> sh) - (a >> sh) + 1
         else:
             k = (a + size[i] - 1) // unit - a // unit + 1
         if k > most:
             most = k
-    return -1, most
-
-
-@refcount_free_jit
-def pend_live(keys, times, now):
-    """Pending-table entries alive after ``now`` (pending until later than it)."""
-    live = 0
-    for s in range(keys.shape[0]):
-        if keys[s] != EMPTY and times[s] > now:
-            live += 1
-    return live
+    return -1, most, total
 
 
 @refcount_free_jit
@@ -400,8 +398,15 @@ def slot_tree(outstanding):
     ``outstanding``. Leaf ``j < outstanding`` is slot ``j``; leaves beyond hold +inf (never the
     earliest). Node ``n`` in ``1 .. P - 1`` keeps the loser of the match between its two subtrees
     (its value in ``vals[n]``, its leaf in ``idx[n]``); node 0 the overall winner: ``vals[0]`` is
-    the earliest free time."""
-    k = max(1, int(outstanding))
+    the earliest free time. Fresh arrays, copied from a template built once per size (building
+    one costs a Python loop over its nodes: 80 µs for 128 slots, once or twice per ``serve``)."""
+    vals, idx = _slot_tree_template(max(1, int(outstanding)))
+    return vals.copy(), idx.copy()
+
+
+@functools.lru_cache(maxsize=64)
+def _slot_tree_template(k):
+    """:func:`slot_tree` of ``k`` slots (read-only arrays, shared: copy before use)."""
     size = 1
     while size < k:
         size *= 2
@@ -416,6 +421,8 @@ def slot_tree(outstanding):
         win[n], vals[n], idx[n] = w, leaf[lo], lo
     w = win[1] if size > 1 else 0
     vals[0], idx[0] = leaf[w], w
+    vals.setflags(write=False)
+    idx.setflags(write=False)
     return vals, idx
 
 
@@ -428,8 +435,18 @@ def _slot_replace_min(vals, idx, value):
     branch would discard the next accesses' work, which the CPU overlaps with this one). Only the
     multiset of free times matters to the kernel (which time is earliest), so this gives the same
     times as taking the first minimum of a plain list (the reference) or a heap."""
+    v, cur = _slot_replay(vals, idx, idx[0], value)
+    vals[0] = v
+    idx[0] = cur
+
+
+@refcount_free_jit(inline="always")
+def _slot_replay(vals, idx, leaf, value):
+    """:func:`_slot_replace_min` for the winner ``leaf`` (``idx[0]``) without node 0: returns the
+    new winner ``(free time, leaf)``, which the kernel keeps in registers from one access to the
+    next (its next start reads it there, not through a store and a load of node 0)."""
     size = vals.shape[0]
-    cur = idx[0]
+    cur = leaf
     v = value
     n = (cur + size) >> 1
     while n > 0:
@@ -441,8 +458,7 @@ def _slot_replace_min(vals, idx, value):
         v = lv if sw else v
         cur = li if sw else cur
         n >>= 1
-    vals[0] = v
-    idx[0] = cur
+    return v, cur
 
 
 @refcount_free_jit(inline="always")
@@ -663,6 +679,14 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     qcap = 0
     if pq_g is not None:
         qcap = pq_g.shape[2]
+    # the slot trees' winners (node 0) live in registers in the loop, stored back on return
+    root = loop_ring[0]
+    root_i = loop_tree[0]
+    wroot = NO_TIME
+    wroot_i = 0
+    if wloop_ring is not None:
+        wroot = wloop_ring[0]
+        wroot_i = wloop_tree[0]
     mask = keys.shape[0] - 1
     big = keys.shape[0] > PREFETCH_MIN_SLOTS  # a table that outgrows the L1/L2 caches
     reached = n
@@ -686,11 +710,11 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         # the requester's earliest free slot (its pool's, with split pools; numba compiles the
         # one-pool variant without the test)
         if wloop_ring is not None and is_write[i]:
-            t = max(now, wloop_ring[0])
+            t = max(now, wroot)
             if after_reads and fill > t:
                 t = fill
         else:
-            t = max(now, loop_ring[0])
+            t = max(now, root)
         start_out[o] = t
         if g0 == g1 and not is_write[i]:  # the common case, one unit read: no per-module loops
             m, loc, b = _where(g0, ip)
@@ -871,10 +895,10 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         ack_out[o] = acked
         # the slot frees at ``acked``, out of order (as a core's fill buffers free)
         if wloop_ring is not None and is_write[i]:
-            _slot_replace_min(wloop_ring, wloop_tree, acked)
+            wroot, wroot_i = _slot_replay(wloop_ring, wloop_tree, wroot_i, acked)
             fill = NO_TIME
         else:
-            _slot_replace_min(loop_ring, loop_tree, acked)
+            root, root_i = _slot_replay(loop_ring, loop_tree, root_i, acked)
             if wloop_ring is not None:
                 fill = max(fill, acked)
         c_ack = max(c_ack, acked)
@@ -888,6 +912,11 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     counters[C_ACK_MAX] = c_ack
     counters[C_END_MAX] = c_end
     counters[C_FILL] = fill
+    loop_ring[0] = root
+    loop_tree[0] = root_i
+    if wloop_ring is not None:
+        wloop_ring[0] = wroot
+        wloop_tree[0] = wroot_i
     return reached
 
 
