@@ -14,10 +14,11 @@ from cxlsim.systems.symmetry import AUTO_MIN_GPUS, SymmetryRefused
 from cxlsim.systems.topology import Placement
 from cxlsim.workloads.catalog import load_workload
 
-#: Batch-time error docs/scale-out.md states for the reduction (cxl, RM1/RM4, up to 16 × 16 and 32 × 8):
-#: the representative CXL-MEM serves the busiest device's stream and the trunks are shared
-#: deterministically. (32 × 32 is outside it: docs/scale-out.md, "Reduction against full detail".)
-STATED_ERROR = 0.05
+#: Batch-time error docs/scale-out.md states for the reduction (cxl, RM1/RM4, up to 16 × 16 and 32 × 8,
+#: 1 warm-up + 2 measured batches as its table): the representative CXL-MEM serves the busiest
+#: device's stream and the trunks are shared deterministically. (32 × 32 is outside it:
+#: docs/scale-out.md, "Reduction against full detail".)
+STATED_ERROR = 0.06
 
 
 def test_the_reduction_agrees_with_full_detail_at_two_gpus():
@@ -30,7 +31,7 @@ def test_the_reduction_agrees_with_full_detail_at_two_gpus():
 @pytest.mark.parametrize("workload,gpus,mems", [
     *[(w, g, m) for w in ("rm1", "rm4") for g, m in ((4, 4), (8, 2), (16, 4), (16, 16))], ("rm4", 32, 8)])
 def test_the_reduction_agrees_with_full_detail_at_scale(workload, gpus, mems):
-    c = compare("cxl", workload, gpus, mems, batches=1, warmup=1)
+    c = compare("cxl", workload, gpus, mems, batches=2, warmup=1)
     assert abs(c.error) <= STATED_ERROR, c
     assert c.same_bottleneck, c
 
