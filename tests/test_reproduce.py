@@ -87,6 +87,10 @@ def test_fig13_skipped_with_a_note_without_energy(reproduced, tmp_path):
 def test_axis_cuts_towering_bars():
     assert figures._axis_top([1.0, 1.1, 0.9, 80.0]) == pytest.approx(1.1 * 1.1)
     assert figures._axis_top([1.0, 2.0]) == pytest.approx(2.2)
+    # RM2's energy panel: the pmem baseline (1.0) towers over the others' 0.2 but stays whole
+    panel = [5.5, 1.0, 0.2, 0.21, 0.2, 0.2, 0.17, 1.7, 0.18]
+    assert figures._axis_top(panel) < 1.0
+    assert figures._axis_top(panel, keep=1.0) == pytest.approx(1.1)
 
 
 def test_default_systems_follow_the_configs(monkeypatch):

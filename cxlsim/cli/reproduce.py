@@ -17,7 +17,8 @@ formats, see `cxlsim sweep --help`), and prints batch time, speedup vs pmem and 
 RM with their means (geometric for ratios). --set applies to every simulation.
 
 Batches: by default each run samples with stated confidence (--batches auto): it measures until
-the 95 % confidence interval of its mean batch time (Student's t) is within --ci of the mean
+the 95 % confidence interval of its mean batch time (Student's t, widened for the correlation of
+consecutive batches) is within --ci of the mean
 (default 1 %), 5 to 20 batches after a warm-up decided from the batch times (MSER, 1 to 6
 batches). The counts each run chose and its interval are in results.json (batches,
 warmup_batches, batches_mode, batch_time_ci95_ms), at the end of each results.csv row and in the

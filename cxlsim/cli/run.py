@@ -12,10 +12,11 @@ read-after-write stalls; checkpoint: exposed persistence) and sums to the mean b
 Warm-up batches are simulated first and excluded; their count is in config.warmup_batches.
 
 --batches auto samples with stated confidence (SMARTS, Wunderlich et al., ISCA 2003): measured
-batches are simulated until the 95 % confidence interval of the mean batch time (Student's t) is
-within --ci of the mean (default 1 %), at least 5 and at most 20 of them; the warm-up is then
-decided from the batch times too (MSER truncation, at least 1 and at most 6 batches) unless
---warmup N fixes it. Every result states its interval (batch_time_ci95_ms, its half-width) and
+batches are simulated until the 95 % confidence interval of the mean batch time (Student's t,
+widened for the correlation of consecutive batches, which share most of their lookups: the
+workload's reuse_prev_fraction) is within --ci of the mean (default 1 %), at least 5 and at
+most 20 of them; the warm-up is then decided from the batch times too (MSER truncation, at
+least 1 and at most 6 batches) unless --warmup N fixes it. Every result states its interval (batch_time_ci95_ms, its half-width) and
 how its counts were picked (batches_mode: auto or fixed). Fixed counts run exactly as before.
 """
 

@@ -100,9 +100,12 @@ def fig13_energy(doc: dict[str, Any], path: Path) -> Path | None:
         norm = base["energy_J_per_batch"]["total"] if base else 1.0
         panels[w] = {s: [res[(s, w)]["energy_J_per_batch"]["by_component"].get(c, 0.0) / norm for c in comps]
                      for s in systems if (s, w) in res}
-    unit = f"energy per batch (normalised to {baseline})" if any((baseline, w) in res for w in workloads) else "energy per batch (J)"
+    unit = f"energy per batch (normalised to {baseline})" if any((baseline, w) in res for w in workloads) \
+        else "energy per batch (J)"
     colours = [ENERGY_COLOURS[i % len(ENERGY_COLOURS)] for i in range(len(comps))]
-    return _stacked(panels, systems, comps, colours, unit, "Figure 13: energy per batch by component", path)
+    normalised = any((baseline, w) in res for w in workloads)
+    return _stacked(panels, systems, comps, colours, unit, "Figure 13: energy per batch by component", path,
+                    keep=1.0 if normalised else None)
 
 
 def fig12_timeline(doc: dict[str, Any], path: Path) -> Path | None:
@@ -116,7 +119,9 @@ def fig12_timeline(doc: dict[str, Any], path: Path) -> Path | None:
 
 
 def _stacked(panels: dict[str, dict[str, list[float]]], systems: Sequence[str], parts: Sequence[str],
-             colours: Sequence[str], ylabel: str, title: str, path: Path) -> Path:
+             colours: Sequence[str], ylabel: str, title: str, path: Path, keep: float | None = None) -> Path:
+    """Stacked bars, a panel per workload; ``keep``: a height every panel shows uncut (the
+    normalisation baseline's 1.0)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -127,7 +132,7 @@ def _stacked(panels: dict[str, dict[str, list[float]]], systems: Sequence[str], 
     for ax, (w, bars) in zip(axes[0], panels.items(), strict=True):
         names = [s for s in systems if s in bars]
         totals = [sum(bars[s]) for s in names]
-        top = _axis_top(totals)
+        top = _axis_top(totals, keep)
         for x, s in enumerate(names):
             bottom = 0.0
             for value, colour in zip(bars[s], colours, strict=True):
@@ -151,10 +156,11 @@ def _stacked(panels: dict[str, dict[str, list[float]]], systems: Sequence[str], 
     return path
 
 
-def _axis_top(totals: Sequence[float]) -> float:
-    """The y-axis top: above every bar, unless a bar towers over the panel's median (then cut)."""
+def _axis_top(totals: Sequence[float], keep: float | None = None) -> float:
+    """The y-axis top: above every bar, unless a bar towers over the panel's median (then cut);
+    never below ``keep`` (the baseline bar of a normalised figure is always shown whole)."""
     if not totals:
         return 1.0
     med = statistics.median(totals)
-    kept = [t for t in totals if t <= CUT_FACTOR * med] or totals
+    kept = [t for t in totals if t <= CUT_FACTOR * med or (keep is not None and t <= keep * (1 + 1e-9))] or totals
     return 1.1 * max(kept) if max(kept) > 0 else 1.0

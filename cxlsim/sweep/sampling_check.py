@@ -51,11 +51,14 @@ def check_one(job: tuple[str, str, str, float, dict | None]) -> dict[str, Any]:
     ref_s = time.perf_counter() - t
     a, r = auto.batch_times_ns / 1e6, ref.batch_times_ns / 1e6
     a_mean, r_mean = float(a.mean()), float(r.mean())
-    a_hw, r_hw = ci95_half_width(a) or 0.0, ci95_half_width(r) or 0.0
+    # both intervals as the runs state them: for consecutive batches of the workload's correlation
+    a_hw = ci95_half_width(a, auto.sampling_rule.batch_correlation) or 0.0
+    r_hw = ci95_half_width(r, ref.sampling_rule.batch_correlation) or 0.0
     gap = abs(a_mean - r_mean)
     tol = TOLERANCE * r_mean
     return {"system": system, "workload": workload, "platform": platform, "ci_target_fraction": ci,
             "warmup_batches": auto.config.warmup_batches, "batches": auto.config.batches,
+            "batch_correlation": auto.sampling_rule.batch_correlation,
             "auto_mean_ms": a_mean, "auto_ci95_ms": a_hw, "reference_mean_ms": r_mean, "reference_ci95_ms": r_hw,
             "difference_fraction": (a_mean - r_mean) / r_mean,
             "in_reference_ci": gap <= r_hw + tol, "reference_in_auto_ci": gap <= a_hw + tol,

@@ -158,6 +158,14 @@ class RunResult:
         r = self.executor.records
         return r[("begin", n)].start_ns, r[("begin", n + 1)].start_ns
 
+    @property
+    def sampling_rule(self) -> Sampling:
+        """How the batch counts were picked (a run's own rule; else the config's fixed counts), with
+        the workload's batch-time correlation (:mod:`cxlsim.systems.sampling`)."""
+        cfg = self.config
+        return self.sampling or Sampling(cfg.batches, cfg.warmup_batches,
+                                         batch_correlation=self.workload.batch_correlation)
+
     def to_dict(self) -> dict[str, Any]:
         """The ``cxlsim run --json`` document (stable keys, README); ``extra``'s keys are the
         model's own and come last (``symmetry``; tpu-ps: ``tpu_ps``, and ``devices`` as its chips
@@ -175,8 +183,7 @@ class RunResult:
             "platform": cfg.platform,
             "batches": int(self.batch_times_ns.size),
             "batch_time_ms": bt,
-            **sampling_summary(self.batch_times_ns, self.sampling or Sampling(cfg.batches, cfg.warmup_batches),
-                               cfg.warmup_batches),
+            **sampling_summary(self.batch_times_ns, self.sampling_rule, cfg.warmup_batches),
             "breakdown_ms": self.breakdown_ms,
             "raw_stall_ms": float(self.raw_stall_ns.mean() / 1e6),
             "mlp_log_gap_batches": int(self.mlp_log_gap_batches),

@@ -141,11 +141,11 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
     (timing only: ``energy`` stays ``None``; :func:`cxlsim.api.simulate` prices it).
     ``batches``/``warmup``: counts or ``"auto"`` (module docstring), ``ci`` auto's target."""
     cfg = configure(system, workload, batches, seed, warmup, sets, ci)
-    rule = cfg.sampling
     overrides = {**cfg.workload_overrides, **(workload_sets or {})}
     # where a workload error points: the system's workload_overrides, or the caller's workload_sets
     origin = ("--set", "") if workload_sets else (cfg.workload_overrides_where, "workload_overrides.")
     wl = load_workload(cfg.workload, overrides, *origin)  # per GPU (data-parallel: the batch size is each GPU's)
+    rule = replace(cfg.sampling, batch_correlation=wl.batch_correlation)
     model = SIMULATION_MODELS[cfg.model]
     reduction, gpus = model.reduce(cfg, wl)
     # the input streams hold every GPU's samples (a reduced run: its group's): a global batch of gpus × batch_size

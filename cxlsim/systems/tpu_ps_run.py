@@ -201,7 +201,7 @@ def simulate_tpu_ps(cfg: SystemConfig, wl: Workload, streams: StreamSet, group: 
             return unique_ids_per_chip(streams, n, chips)
         return np.tile(np.asarray(unique_ids_per_chip(streams, n, group)), (chips // group, 1)).tolist()
 
-    rule = rule or cfg.sampling
+    rule = rule or replace(cfg.sampling, batch_correlation=wl.batch_correlation)
     times, parts = [], []
 
     def step_at(n: int) -> dict[str, Any]:

@@ -105,6 +105,15 @@ class Workload:
         return comb(self.params.tables + 1, 2) + self.bottom_widths[-1]
 
     @property
+    def batch_correlation(self) -> float:
+        """Lag-1 correlation of consecutive batches' costs that the input stream implies:
+        ``reuse_prev_fraction``. A lookup position keeps the previous batch's row with that
+        probability and draws independently otherwise, so a per-batch sum over positions has
+        lag-``l`` correlation ``reuse_prev_fraction**l`` (:mod:`cxlsim.workloads.generator`);
+        batch-time intervals use it (:mod:`cxlsim.systems.sampling`)."""
+        return float(self.params.reuse_prev_fraction)
+
+    @property
     def lookups_per_batch(self) -> int:
         return self.params.batch_size * self.params.tables * self.params.lookups_per_table
 
