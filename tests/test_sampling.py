@@ -190,7 +190,7 @@ def test_auto_is_the_fixed_run_of_the_counts_it_chose(system):
     assert d["batch_time_ms"] == f["batch_time_ms"]
     assert d["batch_time_ci95_ms"] == pytest.approx(f["batch_time_ci95_ms"])
     assert (d["batches"], d["warmup_batches"]) == (cfg.batches, cfg.warmup_batches)
-    assert d["sampling"]["ci_target_fraction"] == 0.005 and f["sampling"] == {"mode": "fixed", "batch_correlation": 0.76}
+    assert d["sampling"]["ci_target_fraction"] == 0.005 and f["sampling"] == {"mode": "fixed", "batch_correlation": 0.76, "period_batches": 1}
     assert d["sampling"]["batch_correlation"] == 0.76  # rm1's reuse_prev_fraction
     again = simulate(system, workload="rm1", batches=AUTO, seed=1, workload_sets=SMALL, trace=False, ci=0.005)
     np.testing.assert_array_equal(again.batch_times_ns, auto.batch_times_ns)  # deterministic
@@ -246,3 +246,55 @@ def test_the_input_stream_has_the_correlation_the_interval_assumes():
     assert acf[0] == pytest.approx(0.76, abs=0.06) and acf[1] == pytest.approx(0.76 ** 2, abs=0.08), acf
     independent = load_workload("rm1", {"batch_size": 64, "reuse_prev_fraction": 0.0})
     assert independent.batch_correlation == 0.0
+
+
+def test_period_means_correlation_against_the_closed_form():
+    """Means of 2 consecutive AR(1) batches: ρ_1 = φ (1 + φ) / 2 (the cross terms φ, φ², φ², φ³ over
+    the block variance 2 + 2φ)."""
+    phi = 0.76
+    np.testing.assert_allclose(sm.lag_correlations(phi, 6), phi ** np.arange(1, 6))
+    assert sm.lag_correlations(phi, 3, period=2)[0] == pytest.approx(phi * (1 + phi) / 2)
+    assert sm.lag_correlations(0.0, 5, period=4) == pytest.approx(np.zeros(4))
+    assert sm.variance_inflation(5, phi, period=4) < sm.variance_inflation(5, phi)  # period means decorrelate
+
+
+def _periodic(n: int, period: int, seed: int = 0) -> np.ndarray:
+    """Batch times with a checkpoint batch every ``period`` (+40 %) and 0.1 % AR(1) noise."""
+    rng = np.random.default_rng(seed)
+    noise = np.empty(n)
+    noise[0] = rng.normal()
+    for i in range(1, n):
+        noise[i] = 0.76 * noise[i - 1] + rng.normal(0, math.sqrt(1 - 0.76 ** 2))
+    x = 100 * (1 + 0.001 * noise)
+    x[period - 1::period] *= 1.4
+    x[0] *= 1.5  # batch 0: an empty machine
+    return x
+
+
+@pytest.mark.parametrize("period", [2, 3, 4, 8])
+def test_a_periodic_schedule_is_sampled_in_whole_periods(period):
+    x = _periodic(80, period)
+    rule = Sampling(AUTO, AUTO, 0.01, batch_correlation=0.76, period_batches=period)
+    n = next(n for n in range(1, 80) if decide(x[:n], rule).stop)
+    d = decide(x[:n], rule)
+    assert d.batches % period == 0 and rule.min_batches <= d.batches <= rule.max_batches
+    assert rule.max_batches == max(sm.MAX_BATCHES // period, sm.MIN_BATCHES) * period
+    assert n <= rule.max_total - 1
+    tail = x[d.warmup:d.warmup + d.batches]
+    hw = sm.ci95_half_width(tail, 0.76, period)
+    assert hw <= 0.01 * tail.mean()  # the period means agree to the noise: the target is met
+    # batch by batch the same times swing by the checkpoint: an interval of several per cent
+    assert sm.ci95_half_width(tail, 0.76) > 5 * hw
+    s = sm.summary(tail, rule, d.warmup)
+    assert s["batch_time_ci95_ms"] == pytest.approx(hw / 1e6)
+
+
+def test_cnr_samples_in_its_checkpoint_interval():
+    from cxlsim.workloads.catalog import load_workload
+
+    wl = load_workload("rm1")
+    assert sm.rule_for(configure("cxl-cnr", batches=AUTO), wl).period_batches == 4
+    assert sm.rule_for(configure("cxl-cnr", batches=AUTO, sets=[("pipeline.cnr_interval_batches", 3)]),
+                       wl).period_batches == 3
+    assert sm.rule_for(configure("cxl", batches=AUTO), wl).period_batches == 1
+    assert sm.rule_for(configure("tpu-ps", batches=AUTO), wl).period_batches == 1  # no pipeline

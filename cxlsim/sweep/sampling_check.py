@@ -9,6 +9,9 @@ default, :mod:`cxlsim.systems.sampling`) and the reference, 20 measured batches 
 (every configuration's fixed counts), and reports the counts auto chose, both means with their
 95 % intervals, and three checks:
 
+Both intervals are the ones the runs state (:mod:`cxlsim.systems.sampling`: for the workload's
+correlated batches, over whole periods of a periodic schedule).
+
 - ``in_reference_ci``: the auto mean lies inside the 20-batch mean's 95 % interval (with a
   1e-9 relative tolerance: systems whose batches all take the same time have a zero-width one);
 - ``reference_in_auto_ci``: the 20-batch mean lies inside the interval auto states;
@@ -51,14 +54,16 @@ def check_one(job: tuple[str, str, str, float, dict | None]) -> dict[str, Any]:
     ref_s = time.perf_counter() - t
     a, r = auto.batch_times_ns / 1e6, ref.batch_times_ns / 1e6
     a_mean, r_mean = float(a.mean()), float(r.mean())
-    # both intervals as the runs state them: for consecutive batches of the workload's correlation
-    a_hw = ci95_half_width(a, auto.sampling_rule.batch_correlation) or 0.0
-    r_hw = ci95_half_width(r, ref.sampling_rule.batch_correlation) or 0.0
+    # both intervals as the runs state them: for consecutive batches of the workload's correlation,
+    # over whole periods of the system's schedule
+    a_hw, r_hw = (ci95_half_width(x, res.sampling_rule.batch_correlation, res.sampling_rule.period_batches) or 0.0
+                  for x, res in ((a, auto), (r, ref)))
     gap = abs(a_mean - r_mean)
     tol = TOLERANCE * r_mean
     return {"system": system, "workload": workload, "platform": platform, "ci_target_fraction": ci,
             "warmup_batches": auto.config.warmup_batches, "batches": auto.config.batches,
             "batch_correlation": auto.sampling_rule.batch_correlation,
+            "period_batches": auto.sampling_rule.period_batches,
             "auto_mean_ms": a_mean, "auto_ci95_ms": a_hw, "reference_mean_ms": r_mean, "reference_ci95_ms": r_hw,
             "difference_fraction": (a_mean - r_mean) / r_mean,
             "in_reference_ci": gap <= r_hw + tol, "reference_in_auto_ci": gap <= a_hw + tol,

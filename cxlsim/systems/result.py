@@ -30,7 +30,7 @@ from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.critical_path import CATEGORIES
 from cxlsim.systems.graph import DeviceGraph
 from cxlsim.systems.provision import provisioned_modules
-from cxlsim.systems.sampling import Sampling
+from cxlsim.systems.sampling import Sampling, rule_for
 from cxlsim.systems.sampling import summary as sampling_summary
 from cxlsim.workloads.catalog import Workload
 
@@ -162,9 +162,7 @@ class RunResult:
     def sampling_rule(self) -> Sampling:
         """How the batch counts were picked (a run's own rule; else the config's fixed counts), with
         the workload's batch-time correlation (:mod:`cxlsim.systems.sampling`)."""
-        cfg = self.config
-        return self.sampling or Sampling(cfg.batches, cfg.warmup_batches,
-                                         batch_correlation=self.workload.batch_correlation)
+        return self.sampling or rule_for(self.config, self.workload)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``cxlsim run --json`` document (stable keys, README); ``extra``'s keys are the

@@ -37,7 +37,7 @@ from cxlsim.systems.graph import DeviceGraph, build_devices
 from cxlsim.systems.machine import TrainingMachine
 from cxlsim.systems.provision import check_provision
 from cxlsim.systems.result import RunResult
-from cxlsim.systems.sampling import AUTO, Sampling, decide, parse_ci
+from cxlsim.systems.sampling import AUTO, Sampling, decide, parse_ci, rule_for
 from cxlsim.systems.streams import StreamSet, stream_set
 from cxlsim.systems.symmetry import Reduction, plan, representative_streams
 from cxlsim.systems.topology import Fabric, Placement
@@ -145,7 +145,7 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
     # where a workload error points: the system's workload_overrides, or the caller's workload_sets
     origin = ("--set", "") if workload_sets else (cfg.workload_overrides_where, "workload_overrides.")
     wl = load_workload(cfg.workload, overrides, *origin)  # per GPU (data-parallel: the batch size is each GPU's)
-    rule = replace(cfg.sampling, batch_correlation=wl.batch_correlation)
+    rule = rule_for(cfg, wl)
     model = SIMULATION_MODELS[cfg.model]
     reduction, gpus = model.reduce(cfg, wl)
     # the input streams hold every GPU's samples (a reduced run: its group's): a global batch of gpus × batch_size

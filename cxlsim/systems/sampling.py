@@ -24,11 +24,22 @@ the expectation of their sample variance (Law, *Simulation Modeling and Analysis
 product is unbiased (:func:`variance_inflation`; 1 for φ = 0, the textbook interval). Without it
 the 95 % interval of a 20-batch mean covered the long-run mean in only 41–76 % of windows.
 
+A system whose schedule repeats every ``P`` batches (a checkpoint every ``P``: the persistence
+scheme's :meth:`~cxlsim.axes.persistence.Persistence.period_batches`) is sampled in whole periods
+(the batch-means method with the period as the batch, Law §9.5.3): its observations are the means
+of ``P`` consecutive batches, the measured count a whole number of periods (at least
+:data:`MIN_BATCHES` periods, at most :data:`MAX_BATCHES` batches or :data:`MIN_BATCHES` periods if
+more), and the correlation of consecutive period means follows from φ (:func:`lag_correlations`).
+Batch-by-batch, such a series swings by the checkpoint's whole cost and neither interval above
+would describe its mean.
+
 ``warmup_batches: auto`` decides the warm-up the same way, from the batch times themselves: the
 truncation point ``d`` that minimises the marginal standard error (MSER, White 1997; White, Cobb &
 Spratt 2000)::
 
     MSER(d) = Σ_{i=d}^{n−1} (x_i − x̄_d)² / (n − d)²        (x̄_d: the mean of x_d … x_{n−1})
+
+(over period means, from ``d`` on, for a periodic schedule)
 
 over ``AUTO_WARMUP_MIN ≤ d ≤ min(AUTO_WARMUP_MAX, n // 2)`` (the half-sample bound is the rule's
 usual guard: near the end of a sequence its statistic rests on too few points). Hoad, Robinson &
@@ -56,12 +67,13 @@ Named choices (docs/validation.md, "Sampling with stated confidence"):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from cxlsim.errors import InputError
+from cxlsim.systems import axes
 
 AUTO = "auto"
 DEFAULT_CI_FRACTION = 0.01
@@ -94,10 +106,24 @@ def t975(df: int) -> float:
     return z + g1 / df + g2 / df ** 2 + g3 / df ** 3
 
 
-def variance_inflation(m: int, phi: float) -> float:
-    """``c (m − 1) / (m − c)`` (module docstring): the factor by which ``s² / m`` of ``m``
-    consecutive observations of a stationary series with lag-``l`` correlation ``phi**l``
-    understates the variance of their mean, in expectation. 1 for ``phi`` = 0; finite for
+def lag_correlations(phi: float, m: int, period: int = 1) -> np.ndarray:
+    """Correlations ``ρ_1 … ρ_{m−1}`` of consecutive observations when batch times have lag-``l``
+    correlation ``phi**l``: the batches themselves (``period`` 1: ``phi**l``), or the means of
+    ``period`` consecutive batches (``ρ_l = Σ_{i,j<P} phi**|lP + j − i| / Σ_{i,j<P} phi**|j − i|``)."""
+    lags = np.arange(1, m, dtype=float)
+    if period == 1:
+        return phi ** lags
+    i = np.arange(period, dtype=float)
+    gap = i[None, :] - i[:, None]  # j − i
+    base = float(np.sum(phi ** np.abs(gap)))
+    return np.array([float(np.sum(phi ** np.abs(lag * period + gap))) / base for lag in lags])
+
+
+def variance_inflation(m: int, phi: float, period: int = 1) -> float:
+    """``c (m − 1) / (m − c)`` with ``c = 1 + 2 Σ_{l<m} (1 − l/m) ρ_l`` (module docstring): the
+    factor by which ``s² / m`` of ``m`` consecutive observations (batches, or means of ``period``
+    batches) understates the variance of their mean, in expectation, when batch times have lag-``l``
+    correlation ``phi**l`` (:func:`lag_correlations`). 1 for ``phi`` = 0; finite for
     ``0 ≤ phi < 1`` and ``m ≥ 2`` (then ``c < m``); infinite for ``phi`` = 1 (every batch repeats
     the previous one's lookups: the batches are one sample, whatever their number)."""
     if not 0 <= phi <= 1:
@@ -107,29 +133,38 @@ def variance_inflation(m: int, phi: float) -> float:
     if phi == 1:
         return math.inf
     lags = np.arange(1, m, dtype=float)
-    c = 1.0 + 2.0 * float(np.sum((1.0 - lags / m) * phi ** lags))
+    c = 1.0 + 2.0 * float(np.sum((1.0 - lags / m) * lag_correlations(phi, m, period)))
     return c * (m - 1) / (m - c)
 
 
-def ci95_half_width(x: np.ndarray, correlation: float = 0.0) -> float | None:
-    """Half-width of the 95 % confidence interval of the mean of ``x`` (None for fewer than 2),
-    for consecutive batches with lag-1 correlation ``correlation`` (module docstring; 0: the
-    textbook interval of independent observations; None, no interval, for a correlation of 1)."""
-    m = int(np.size(x))
+def period_means(x: np.ndarray, period: int) -> np.ndarray:
+    """Means of the whole periods of ``x`` from its start (a trailing partial period left out)."""
+    x = np.asarray(x, dtype=float)
+    whole = x.size // period * period
+    return x[:whole] if period == 1 else x[:whole].reshape(-1, period).mean(axis=1)
+
+
+def ci95_half_width(x: np.ndarray, correlation: float = 0.0, period: int = 1) -> float | None:
+    """Half-width of the 95 % confidence interval of the mean of ``x`` for consecutive batches with
+    lag-1 correlation ``correlation`` (module docstring; 0: the textbook interval of independent
+    observations), over whole periods of ``period`` batches. None (no interval) with fewer than two
+    observations, or for a correlation of 1."""
+    obs = period_means(x, period)
+    m = int(obs.size)
     if m < 2 or correlation >= 1:
         return None
-    return float(t975(m - 1) * np.std(x, ddof=1) * math.sqrt(variance_inflation(m, correlation) / m))
+    return float(t975(m - 1) * np.std(obs, ddof=1) * math.sqrt(variance_inflation(m, correlation, period) / m))
 
 
-def mser_truncation(x: np.ndarray, lo: int, hi: int) -> int:
-    """The MSER truncation point of ``x`` in ``[lo, hi]`` (module docstring; ties: the smallest)."""
-    n = x.size
+def mser_truncation(x: np.ndarray, lo: int, hi: int, period: int = 1) -> int:
+    """The MSER truncation point of ``x`` in ``[lo, hi]`` (module docstring; ties: the smallest),
+    over the means of whole periods of ``period`` batches from each candidate on."""
     best, best_d = math.inf, lo
     for d in range(lo, hi + 1):
-        tail = x[d:]
+        tail = period_means(x[d:], period)
         if tail.size < 2:
             break
-        stat = float(np.sum((tail - tail.mean()) ** 2)) / (n - d) ** 2
+        stat = float(np.sum((tail - tail.mean()) ** 2)) / tail.size ** 2
         if stat < best:
             best, best_d = stat, d
     return best_d
@@ -141,13 +176,14 @@ class Sampling:
 
     ``batches`` / ``warmup`` are whole numbers or :data:`AUTO`; ``ci_fraction`` is the target
     relative half-width of ``auto`` (used only then); ``batch_correlation`` the lag-1 correlation
-    of consecutive batch times the interval assumes (module docstring; a run takes it from its
-    workload, :attr:`cxlsim.workloads.catalog.Workload.batch_correlation`)."""
+    of consecutive batch times the interval assumes and ``period_batches`` the schedule's period
+    (module docstring; a run takes them from its workload and persistence scheme, :func:`rule_for`)."""
 
     batches: int | str
     warmup: int | str
     ci_fraction: float = DEFAULT_CI_FRACTION
     batch_correlation: float = 0.0
+    period_batches: int = 1
 
     def __post_init__(self) -> None:
         if self.warmup == AUTO and self.batches != AUTO:
@@ -157,10 +193,24 @@ class Sampling:
             raise InputError(f"the confidence-interval target must be in (0, 100 %), got {self.ci_fraction!r}")
         if not 0 <= self.batch_correlation <= 1:
             raise InputError(f"the batch-time correlation must be in [0, 1], got {self.batch_correlation!r}")
+        if not (isinstance(self.period_batches, int) and self.period_batches >= 1):
+            raise InputError(f"the schedule's period must be a whole number of batches >= 1, got {self.period_batches!r}")
 
     @property
     def auto(self) -> bool:
         return self.batches == AUTO
+
+    @property
+    def min_batches(self) -> int:
+        """Measured batches ``auto`` needs at least: :data:`MIN_BATCHES` periods."""
+        return MIN_BATCHES * self.period_batches
+
+    @property
+    def max_batches(self) -> int:
+        """Measured batches ``auto`` takes at most: :data:`MAX_BATCHES` in whole periods, at least
+        :data:`MIN_BATCHES` periods."""
+        p = self.period_batches
+        return max(MAX_BATCHES // p, MIN_BATCHES) * p
 
     @property
     def max_total(self) -> int:
@@ -168,15 +218,15 @@ class Sampling:
         if not self.auto:
             return int(self.warmup) + int(self.batches) + 1
         warm = AUTO_WARMUP_MAX if self.warmup == AUTO else int(self.warmup)
-        return warm + MAX_BATCHES + 1
+        return warm + self.max_batches + 1
 
     def describe(self) -> dict[str, Any]:
         """The rule as result files record it."""
         if not self.auto:
-            return {"mode": "fixed", "batch_correlation": self.batch_correlation}
+            return {"mode": "fixed", "batch_correlation": self.batch_correlation, "period_batches": self.period_batches}
         return {"mode": "auto", "ci_target_fraction": self.ci_fraction, "confidence": CONFIDENCE,
-                "batch_correlation": self.batch_correlation,
-                "min_batches": MIN_BATCHES, "max_batches": MAX_BATCHES,
+                "batch_correlation": self.batch_correlation, "period_batches": self.period_batches,
+                "min_batches": self.min_batches, "max_batches": self.max_batches,
                 "warmup": "MSER" if self.warmup == AUTO else "fixed",
                 "warmup_min": AUTO_WARMUP_MIN if self.warmup == AUTO else int(self.warmup),
                 "warmup_max": AUTO_WARMUP_MAX if self.warmup == AUTO else int(self.warmup)}
@@ -200,25 +250,26 @@ def decide(times_ns: np.ndarray, rule: Sampling) -> Decision:
     if not rule.auto:
         w, b = int(rule.warmup), int(rule.batches)
         return Decision(w, b, n >= w + b)
+    p = rule.period_batches
     if rule.warmup == AUTO:
         lo = AUTO_WARMUP_MIN
-        d = mser_truncation(x, lo, min(AUTO_WARMUP_MAX, n // 2)) if n > lo else lo
+        d = mser_truncation(x, lo, min(AUTO_WARMUP_MAX, n // 2), p) if n > lo else lo
     else:
         d = int(rule.warmup)
-    d = max(d, n - MAX_BATCHES)  # the latest MAX_BATCHES at most
-    m = n - d
-    if m < MIN_BATCHES:
-        return Decision(d, max(m, 0), False)
-    tail = x[d:]
-    hw = ci95_half_width(tail, rule.batch_correlation)
+    d = max(d, n - rule.max_batches)  # the latest max_batches at most
+    m = max(n - d, 0) // p * p  # whole periods
+    if m < rule.min_batches:
+        return Decision(d, m, False)
+    tail = x[d:d + m]
+    hw = ci95_half_width(tail, rule.batch_correlation, p)
     met = hw is not None and hw <= rule.ci_fraction * float(tail.mean())
-    return Decision(d, m, met or m >= MAX_BATCHES or n >= rule.max_total - 1)
+    return Decision(d, m, met or m >= rule.max_batches or n >= rule.max_total - 1)
 
 
 def summary(times_ns: np.ndarray, rule: Sampling, warmup: int) -> dict[str, Any]:
     """What a result reports about its sampling: the counts, the interval and the rule."""
     x = np.asarray(times_ns, dtype=float)
-    hw = ci95_half_width(x, rule.batch_correlation)
+    hw = ci95_half_width(x, rule.batch_correlation, rule.period_batches)
     mean = float(x.mean()) if x.size else float("nan")
     return {"batches_mode": AUTO if rule.auto else "fixed", "warmup_batches": int(warmup),
             "batch_time_ci95_ms": None if hw is None else hw / 1e6,
@@ -236,3 +287,12 @@ def parse_ci(value: Any, where: str = "--ci") -> float:
     if not 0 < frac < 1 or not math.isfinite(frac):
         raise InputError(f"{where}: the relative half-width must be above 0 % and below 100 %, got {value!r}")
     return frac
+
+
+def rule_for(cfg: Any, workload: Any) -> Sampling:
+    """``cfg``'s batch counts (:attr:`~cxlsim.systems.config.SystemConfig.sampling`) with what the
+    system and its workload imply for the interval: the workload's batch-time correlation
+    (:attr:`~cxlsim.workloads.catalog.Workload.batch_correlation`) and the persistence scheme's
+    period (:meth:`~cxlsim.axes.persistence.Persistence.period_batches`; 1 without a pipeline)."""
+    period = 1 if cfg.pipeline is None else int(axes.of(cfg.pipeline, "persistence").period_batches(cfg.pipeline))
+    return replace(cfg.sampling, batch_correlation=workload.batch_correlation, period_batches=period)

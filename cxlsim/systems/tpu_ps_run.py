@@ -44,7 +44,7 @@ from cxlsim.systems.activity import BatchActivity
 from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.graph import build_devices
 from cxlsim.systems.result import RunResult
-from cxlsim.systems.sampling import Sampling, decide
+from cxlsim.systems.sampling import Sampling, decide, rule_for
 from cxlsim.systems.streams import StreamSet
 from cxlsim.systems.symmetry import chips_group
 from cxlsim.systems.tpu_ps import declare_unused, tpu_ps_step
@@ -201,7 +201,7 @@ def simulate_tpu_ps(cfg: SystemConfig, wl: Workload, streams: StreamSet, group: 
             return unique_ids_per_chip(streams, n, chips)
         return np.tile(np.asarray(unique_ids_per_chip(streams, n, group)), (chips // group, 1)).tolist()
 
-    rule = rule or replace(cfg.sampling, batch_correlation=wl.batch_correlation)
+    rule = rule or rule_for(cfg, wl)
     times, parts = [], []
 
     def step_at(n: int) -> dict[str, Any]:

@@ -7,7 +7,7 @@ Configuration (class level, from the pipeline ``ParamSet`` ``p``):
   :meth:`roles` (roles it needs beyond the agent's and the MLP pull's); `check_pipeline` (refuse or
   skip pipeline settings, naming ``where``); :meth:`checkpoint_B` (bytes of its checkpoint area on
   a workload, provisioned on :meth:`checkpoint_role`); :meth:`spreads_mlp_log` (its MLP log spans
-  batches).
+  batches); :meth:`period_batches` (its schedule's period in batches, the sampling unit).
 Dataflow (class level, a :class:`~cxlsim.systems.dataflow.Graph` ``g``): :attr:`STEPS` (its step
   names → category); dependencies it adds to the shared steps: :meth:`begin_deps` (what batch n's
   begin waits for), :meth:`slot_deps` (device m's index slot of batch n), :meth:`read_after`
@@ -67,6 +67,13 @@ class Persistence:
         """Is its MLP log copied in windows over several batches (the crash timeline then takes
         each device's copied fractions and the MLP log gap from the run)? None by default."""
         return False
+
+    @classmethod
+    def period_batches(cls, p) -> int:
+        """Batches after which its schedule repeats (a checkpoint every k batches: k). Batches
+        inside a period differ by design, so a run's interval is taken over whole periods
+        (:mod:`cxlsim.systems.sampling`). 1 by default: every batch does the same work."""
+        return 1
 
     @classmethod
     def checkpoint_B(cls, workload, p) -> float:

@@ -128,6 +128,11 @@ class CheckNRun(Persistence):
             p.skip(key, "cnr persistence writes incremental checkpoints, no per-batch log")
 
     @classmethod
+    def period_batches(cls, p) -> int:
+        """A checkpoint every k batches: k − 1 batches without one, then one with it."""
+        return int(p.cnr_interval_batches)
+
+    @classmethod
     def checkpoint_B(cls, workload, p) -> float:
         """Two increment slots (k batches' rows, every lookup a distinct row) and the MLP."""
         w = workload.params
