@@ -298,3 +298,14 @@ def test_cnr_samples_in_its_checkpoint_interval():
                        wl).period_batches == 3
     assert sm.rule_for(configure("cxl", batches=AUTO), wl).period_batches == 1
     assert sm.rule_for(configure("tpu-ps", batches=AUTO), wl).period_batches == 1  # no pipeline
+
+
+def test_the_cli_names_why_there_is_no_interval():
+    from cxlsim.cli.run import ci_text
+
+    periodic = {"mode": "fixed", "batch_correlation": 0.76, "period_batches": 4}
+    assert ci_text({"batch_time_ci95_ms": None, "sampling": periodic}) == "n/a (fewer than 2 whole periods of 4 batches)"
+    assert ci_text({"batch_time_ci95_ms": 0.01, "batch_time_ci95_fraction": 0.002, "sampling": periodic}) \
+        == "± 0.010 ms (± 0.20%) over periods of 4 batches"
+    assert "one sample" in ci_text({"batch_time_ci95_ms": None, "sampling": {"mode": "fixed", "batch_correlation": 1.0}})
+    assert ci_text({"batch_time_ci95_ms": None, "sampling": {"mode": "fixed"}}) == "n/a (one batch)"

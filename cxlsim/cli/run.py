@@ -97,8 +97,16 @@ def render(d: dict) -> str:
 def ci_text(d: dict) -> str:
     """The 95 % interval of a result's mean batch time, and auto's target when it had one."""
     hw, frac = d.get("batch_time_ci95_ms"), d.get("batch_time_ci95_fraction")
-    text = "n/a (one batch)" if hw is None else f"± {hw:.3f} ms (± {100 * frac:.2f}%)"
     s = d.get("sampling") or {}
+    period = int(s.get("period_batches", 1))
+    if hw is not None:
+        text = f"± {hw:.3f} ms (± {100 * frac:.2f}%)" + (f" over periods of {period} batches" if period > 1 else "")
+    elif s.get("batch_correlation", 0) >= 1:
+        text = "n/a (every batch repeats the previous one's lookups: one sample)"
+    elif period > 1:
+        text = f"n/a (fewer than 2 whole periods of {period} batches)"
+    else:
+        text = "n/a (one batch)"
     if s.get("mode") == "auto":
         text += f"; auto target ± {100 * s['ci_target_fraction']:g}%"
         if frac is not None and frac > s["ci_target_fraction"]:
