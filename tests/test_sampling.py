@@ -309,3 +309,10 @@ def test_the_cli_names_why_there_is_no_interval():
         == "± 0.010 ms (± 0.20%) over periods of 4 batches"
     assert "one sample" in ci_text({"batch_time_ci95_ms": None, "sampling": {"mode": "fixed", "batch_correlation": 1.0}})
     assert ci_text({"batch_time_ci95_ms": None, "sampling": {"mode": "fixed"}}) == "n/a (one batch)"
+
+
+def test_mser_with_a_period_compares_whole_periods_to_the_end():
+    x = _periodic(21, 4)
+    # candidates 1 and 5 leave whole periods to batch 20; 2, 3, 4, 6 would drop a partial one
+    assert sm.mser_truncation(x, 1, 6, period=4) in (1, 5)
+    assert sm.mser_truncation(x[:19], 1, 2, period=8) in (1, 2)  # none whole: every candidate

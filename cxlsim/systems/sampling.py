@@ -158,9 +158,13 @@ def ci95_half_width(x: np.ndarray, correlation: float = 0.0, period: int = 1) ->
 
 def mser_truncation(x: np.ndarray, lo: int, hi: int, period: int = 1) -> int:
     """The MSER truncation point of ``x`` in ``[lo, hi]`` (module docstring; ties: the smallest),
-    over the means of whole periods of ``period`` batches from each candidate on."""
-    best, best_d = math.inf, lo
-    for d in range(lo, hi + 1):
+    over the means of whole periods of ``period`` batches from each candidate on. With a period,
+    the candidates are those that leave whole periods to the end of ``x`` (each statistic then
+    rests on every batch after its candidate; any candidate if none in range does)."""
+    n = x.size
+    candidates = [d for d in range(lo, hi + 1) if (n - d) % period == 0] or list(range(lo, hi + 1))
+    best, best_d = math.inf, candidates[0]
+    for d in candidates:
         tail = period_means(x[d:], period)
         if tail.size < 2:
             break
