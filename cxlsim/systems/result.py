@@ -161,7 +161,7 @@ class RunResult:
     @property
     def sampling_rule(self) -> Sampling:
         """How the batch counts were picked (a run's own rule; else the config's fixed counts), with
-        the workload's batch-time correlation (:mod:`cxlsim.systems.sampling`)."""
+        the workload's batch-time correlation and the schedule's period (:func:`rule_for`)."""
         return self.sampling or rule_for(self.config, self.workload)
 
     def to_dict(self) -> dict[str, Any]:
