@@ -40,6 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         DEFAULT_POINTS,
         DEFAULT_RESUME,
         DEFAULT_SCALE,
+        MAX_DEFAULT_BATCHES,
     )
     from cxlsim.systems.config import list_systems
 
@@ -47,7 +48,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workload", help="workload name (rm1..rm4) or YAML path; default: the system's")
     p.add_argument("--scale", type=number(0, 1, exclusive_minimum=True), default=DEFAULT_SCALE,
                    help=f"fraction of table rows (and MLP parameters) materialised (default {DEFAULT_SCALE:g})")
-    p.add_argument("--batches", type=whole(1), default=DEFAULT_BATCHES, help=f"training batches run (default {DEFAULT_BATCHES})")
+    p.add_argument("--batches", type=whole(1), default=None,
+                   help=f"training batches run (default {DEFAULT_BATCHES}; where the MLP log is spread over batches "
+                        "(cxl), enough for one MLP log to complete and a few batches after it, at most "
+                        f"{MAX_DEFAULT_BATCHES})")
     p.add_argument("--points", type=whole(0), default=DEFAULT_POINTS, help=f"crash points (default {DEFAULT_POINTS})")
     p.add_argument("--seed", type=whole(0, MAX_SEED), help="seed of inputs, gradients, crash instants and torn writes (default: the system's)")
     add_platform_option(p)

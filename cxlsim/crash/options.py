@@ -7,6 +7,11 @@ from __future__ import annotations
 
 DEFAULT_SCALE = 1e-3
 DEFAULT_BATCHES = 6
+#: With a relaxed MLP log (``cxl``), the default runs enough batches for one MLP log to complete,
+#: plus ``MLP_LOG_MARGIN_BATCHES`` after it (crashes after its flag then recover from it), at most
+#: ``MAX_DEFAULT_BATCHES`` (the fault-free reference keeps every batch's state).
+MLP_LOG_MARGIN_BATCHES = 3
+MAX_DEFAULT_BATCHES = 40
 DEFAULT_POINTS = 1000
 DEFAULT_RESUME = 2
 

@@ -13,6 +13,7 @@ one point in detail.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -20,7 +21,12 @@ from typing import Any
 import numpy as np
 
 from cxlsim.crash.checker import Checker, PointResult
-from cxlsim.crash.options import DEFAULT_BATCHES, DEFAULT_SCALE
+from cxlsim.crash.options import (
+    DEFAULT_BATCHES,
+    DEFAULT_SCALE,
+    MAX_DEFAULT_BATCHES,
+    MLP_LOG_MARGIN_BATCHES,
+)
 from cxlsim.crash.points import crash_instants, split_windows
 from cxlsim.crash.protocols import Protocol, build_protocol, check_campaign
 from cxlsim.crash.recovery import RecoveryCost
@@ -64,12 +70,16 @@ class CrashReport:
 
 
 def prepare(system: str | SystemConfig, workload: str | None = None, scale: float = DEFAULT_SCALE,
-            n_batches: int = DEFAULT_BATCHES, seed: int | None = None, bug: str | None = None,
+            n_batches: int | None = None, seed: int | None = None, bug: str | None = None,
             sets: list[tuple[str, Any]] | None = None, timeline: Timeline | None = None) -> CrashRun:
     """Build a campaign for ``system`` (name, path or config) on ``workload`` at ``scale``.
-    ``timeline`` replaces the timing model's step spans (to pin a schedule in tests)."""
+    ``timeline`` replaces the timing model's step spans (to pin a schedule in tests). ``n_batches``
+    None: :data:`DEFAULT_BATCHES`, or, where the MLP log is spread over batches, enough for one to
+    complete (:func:`default_batches`)."""
     if not 0 < scale <= 1:
         raise InputError(f"--scale must be in (0, 1], got {scale}")
+    auto = n_batches is None
+    n_batches = DEFAULT_BATCHES if auto else n_batches
     if n_batches < 1:
         raise InputError(f"--batches must be >= 1, got {n_batches}")
     cfg = system if isinstance(system, SystemConfig) else load_system(system, sets)
@@ -89,6 +99,11 @@ def prepare(system: str | SystemConfig, workload: str | None = None, scale: floa
     wl = global_batch(cfg.workload, {**cfg.workload_overrides, **extra}, wl, cfg.topology.gpus_count)
     t0 = time.perf_counter()
     tl = timeline or from_simulation(cfg, extra, n_batches, cfg.seed)
+    if auto and timeline is None and tl.mlp_fractions(0) is not None:
+        wanted = default_batches(tl.mlp_fractions(0))
+        if wanted > n_batches:
+            n_batches = wanted
+            tl = from_simulation(cfg, extra, n_batches, cfg.seed)
     t1 = time.perf_counter()
     ref = run_reference(wl, cfg.seed, n_batches, mlp_elements(wl, scale, mems), cfg.pipeline.relaxed_lookup)
     t2 = time.perf_counter()
@@ -98,6 +113,23 @@ def prepare(system: str | SystemConfig, workload: str | None = None, scale: floa
     t3 = time.perf_counter()
     return CrashRun(cfg, wl, scale, cfg.seed, bug, tl, ref, proto, checker,
                     {"timing_s": t1 - t0, "reference_s": t2 - t1, "protocol_s": t3 - t2})
+
+
+def default_batches(fractions: list[tuple[float, float]]) -> int:
+    """Batches a campaign needs for one relaxed MLP log to complete and
+    :data:`~cxlsim.crash.options.MLP_LOG_MARGIN_BATCHES` more, from the log's progress per batch
+    over a probe (``(before, after)`` fractions of the log per batch,
+    :func:`~cxlsim.crash.timeline.relaxed_mlp_fractions`): a log completes within the probe, or
+    after ``1 / mean progress`` batches; at least :data:`DEFAULT_BATCHES`, at most
+    :data:`~cxlsim.crash.options.MAX_DEFAULT_BATCHES`."""
+    done_at = next((n for n, (_, after) in enumerate(fractions) if after >= 1.0), None)
+    if done_at is None:
+        progress = [a - b for b, a in fractions]
+        per = sum(progress) / len(progress) if progress else 0.0
+        if per <= 0:
+            return DEFAULT_BATCHES
+        done_at = math.ceil(1.0 / per) - 1
+    return int(min(MAX_DEFAULT_BATCHES, max(DEFAULT_BATCHES, done_at + 1 + MLP_LOG_MARGIN_BATCHES)))
 
 
 def instants(cr: CrashRun, n_points: int) -> np.ndarray:

@@ -121,7 +121,13 @@ SCHEMA = Schema(
         *(Param(f"{call}_instructions", float, doc, minimum=0)
           for call, doc in SOFTWARE_CALLS.items()),
         Param("dram_channels_count", int, "host DDR channels", minimum=1,
-              descriptive="the host's memory channels are the modules of the system's DRAM roles"),
+              descriptive="the host's memory channels bound the modules of the system's DRAM roles "
+                          "(cxlsim.systems.host_agreement refuses a role with more)"),
+        Param("pcie_rate_GTps", float, "signalling rate of the host's PCIe root port (a link trains at the slower end)",
+              default=0.0, minimum=0,
+              descriptive="bounds the pcie role's rate_GTps (cxlsim.systems.host_agreement); 0 = not checked"),
+        Param("pcie_lanes_count", int, "lanes of the host's PCIe root port for the GPU or card", default=0, minimum=0,
+              descriptive="bounds the pcie role's lanes_count (cxlsim.systems.host_agreement); 0 = not checked"),
         Param("tdp_W", float, "package power with all cores busy (TDP)", minimum=0),
         Param("idle_power_W", float, "package power when idle", minimum=0),
         Param("software_memory_GB", float, "host DRAM the OS, framework and input pipeline occupy (energy provisioning)", default=0.0, minimum=0),

@@ -17,7 +17,11 @@ Contract (units: time ns, data B, rate B/ns == GB/s, energy J; the API of
 * ``memcpy_ns(size_B, bounce_through_host=False, host)``: a direct copy is one memcpy call
   (the host's ``memcpy_call_ns()``) + one DMA. A bounce (device → host DRAM, then host DRAM →
   device, as software without peer-to-peer DMA does) is two sequential memcpy calls, plus a CPU
-  copy between staging buffers at ``host_copy_bw_GBps`` when ``bounce_host_copy`` is set.
+  copy between staging buffers at ``host_copy_bw_GBps`` when ``bounce_host_copy`` is set. With
+  ``chunk_B > 0`` (a system's ``pipeline.bounce: chunked``, chunks of the preset's
+  ``bounce_chunk_B``) the legs overlap chunk by chunk, as a two-buffer software pipeline: ``k``
+  equal chunks, each leg a call + a DMA of one chunk, take the first chunk's legs in sequence and
+  then ``k − 1`` times the slowest leg.
   ``memcpy_cost`` adds the bytes moved over the link (per leg) and their energy.
 * ``launch_ns(host)`` and ``sync_ns(host)``: the host's kernel-launch and stream
   synchronisation calls (``host.launch_call_ns()``, ``host.sync_call_ns()``). Every call of the
@@ -31,6 +35,7 @@ Contract (units: time ns, data B, rate B/ns == GB/s, energy J; the API of
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -57,6 +62,8 @@ SCHEMA = Schema(
         Param("dma_latency_ns", float, "latency of one DMA transfer before data streams (descriptor, first read round trip)", minimum=0),
         Param("bounce_host_copy", bool, "a bounce also copies between two host staging buffers on the CPU", default=False),
         Param("host_copy_bw_GBps", float, "CPU memcpy bandwidth between host buffers", minimum=0, exclusive_minimum=True),
+        Param("bounce_chunk_B", int, "staging-buffer chunk of a chunked bounce (pipeline.bounce: chunked): the legs "
+              "overlap chunk by chunk", default=4 * MiB, minimum=4096),
         Param("energy_pJ_per_bit", float, "dynamic energy per transferred bit (both PHYs + controllers)", minimum=0),
         Param("idle_power_W", float, "link power while up and idle", minimum=0),
     ),
@@ -104,23 +111,38 @@ class PcieLink(PoweredModel):
     def legs(self, bounce_through_host: bool) -> int:
         return 2 if bounce_through_host else 1
 
-    def memcpy_ns(self, size_B: float, bounce_through_host: bool = False, host: Any = None) -> float:
+    def memcpy_ns(self, size_B: float, bounce_through_host: bool = False, host: Any = None, chunk_B: float = 0) -> float:
         """A software copy of ``size_B`` bytes: one memcpy call on ``host`` + one DMA, or two plus
-        an optional CPU copy for a bounce through host memory, ns."""
+        an optional CPU copy for a bounce through host memory, in sequence, or, with ``chunk_B >
+        0``, overlapped chunk by chunk (module docstring), ns."""
         one = self.call_ns("memcpy", host) + self.dma_ns(size_B)
         if not bounce_through_host:
             return one
-        host_copy = size_B / self.params["host_copy_bw_GBps"] if self.params["bounce_host_copy"] else 0.0
-        return 2 * one + host_copy
+        copy_bw = self.params["host_copy_bw_GBps"] if self.params["bounce_host_copy"] else 0.0
+        k = math.ceil(size_B / chunk_B) if chunk_B > 0 else 1
+        if k <= 1:
+            return 2 * one + (size_B / copy_bw if copy_bw else 0.0)
+        c = size_B / k
+        leg = self.call_ns("memcpy", host) + self.dma_ns(c)
+        stages = [leg, leg] + ([c / copy_bw] if copy_bw else [])
+        return sum(stages) + (k - 1) * max(stages)
 
     def _bound_dma(self, size_B: float) -> float:
         """Bound of :meth:`dma_ns`: DMA latency + size / raw bandwidth."""
         return self.latency_ns + size_B / self.raw_bw_GBps
 
-    def _bound_memcpy(self, size_B: float, bounce_through_host: bool = False, host: Any = None) -> float:
+    def _bound_memcpy(self, size_B: float, bounce_through_host: bool = False, host: Any = None, chunk_B: float = 0) -> float:
         """Bound of :meth:`memcpy_ns`: per leg, the memcpy call (software the copy cannot avoid) +
-        DMA latency + size / raw bandwidth."""
-        return self.legs(bounce_through_host) * (self.call_ns("memcpy", host) + self._bound_dma(size_B))
+        DMA latency + size / raw bandwidth; a chunked bounce, the same two-leg pipeline over chunks at
+        raw bandwidth."""
+        k = math.ceil(size_B / chunk_B) if bounce_through_host and chunk_B > 0 else 1
+        if k <= 1:
+            return self.legs(bounce_through_host) * (self.call_ns("memcpy", host) + self._bound_dma(size_B))
+        c = size_B / k
+        leg = self.call_ns("memcpy", host) + self._bound_dma(c)
+        p = self.params
+        stages = [leg, leg] + ([c / p["host_copy_bw_GBps"]] if p["bounce_host_copy"] else [])
+        return sum(stages) + (k - 1) * max(stages)
 
     def _bound_factor(self, op: str) -> float:
         """``1 / link_efficiency_fraction`` (dma; memcpy direct), + raw / (2 × host copy bandwidth)

@@ -41,6 +41,7 @@ from cxlsim.devices.interleave import geometry_problem
 from cxlsim.devices.registry import family_kind, load_preset
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.systems import axes
+from cxlsim.systems.host_agreement import check_host_agreement
 from cxlsim.systems.platform import DEFAULT_PLATFORM, load_platform, merge
 from cxlsim.systems.sampling import AUTO, DEFAULT_CI_FRACTION, Sampling, parse_ci
 from cxlsim.systems.tpu_ps import TPU_PS_ROLES, TPU_PS_SCHEMA
@@ -158,9 +159,11 @@ PIPELINE = Schema(
               "soon as the optimizer step has produced them, beside the update; SPEC §3.1, cxl-d); the commit "
               "flag follows both parts", default="after_update", choices=("after_update", "with_optimizer")),
         Param("undo_log_start", str, "undo logging: when the checkpointing logic starts the embedding log: "
-              "'inputs' (its own engine, as soon as the batch's indices are there and the previous update is "
-              "done, sharing the media with the lookup; SPEC §3.2) or 'lookup' (after the lookup, when the "
-              "CXL-MEM is otherwise idle)", default="inputs", choices=("inputs", "lookup")),
+              "'lookup' (after the batch's lookup, when the CXL-MEM goes idle: the paper's Figure 12b, "
+              "'when forward propagation of bottom-MLP is completed at 0.6 ms', 'fully utilizing the idle "
+              "time of CXL-MEM'; SPEC §3.2) or 'inputs' (its own engine, as soon as the batch's indices are "
+              "there and the previous update is done, sharing the media with the lookup)", default="lookup",
+              choices=("lookup", "inputs")),
         Param("log_copy_channels", str, "the checkpointing logic's copies: 'separate' read and write request pools "
               "(AXI4's independent read and write channels: read_outstanding_count reads beside "
               "write_outstanding_count writes) or one 'shared' closed loop of read_outstanding_count requests of "
@@ -169,6 +172,11 @@ PIPELINE = Schema(
               "pass, on the logic's lanes, as it computes each row's change), 'own_engine' (an adder bank "
               "of its own, beside the update) or 'serial' (on the logic's lanes, before the update); "
               "docs/timing-model.md", default="fused", choices=axes.choices("correction")),
+        Param("bounce", str, "software copies that bounce through host memory (device -> pinned host buffer -> "
+              "device, the pcie system's): 'serial' (the first leg's copy returns before the second is issued, "
+              "as a synchronous cudaMemcpy followed by the host's copy to the card does) or 'chunked' (the legs "
+              "overlap chunk by chunk through two staging buffers of the pcie preset's bounce_chunk_B)",
+              default="serial", choices=("serial", "chunked")),
         Param("vector_cache_GB", float, "host-DRAM LRU cache of embedding vectors in front of the table memory", default=0.0, minimum=0),
         Param("lookup_dedup", bool, "read each distinct row once per bag set (true) or once per index (false)", default=False),
         Param("table_region_offset_B", int, "byte address where the data region starts", default=0, minimum=0),
@@ -382,6 +390,7 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
     )
     if model == "dataflow":
         _check_roles(cfg, where, platform.path)
+        check_host_agreement(cfg, f"{where} on platform {platform.name} ({platform.path})")
     else:
         missing = [r for r in TPU_PS_ROLES if r not in devices]
         if missing:

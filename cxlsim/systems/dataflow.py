@@ -31,8 +31,9 @@ Steps of batch n (lane in brackets; the engine lane is ``ndp`` or ``host_cpu``):
 Batch completion (what ``begin`` of n+1 waits for): ``mlp_opt`` of n; ``update`` of n unless the
 lookup is relaxed (the next lookup already ran); ``redo`` of n for redo persistence.
 Undo logging (SPEC §3.2): the checkpointing logic is an engine of its own; with ``undo_log_start:
-inputs`` it starts the embedding log as soon as the batch's indices are there and the previous
-update is done (sharing the media with the lookup), with ``lookup`` once the lookup is done. The
+lookup`` (default) it starts the embedding log once the lookup is done (the CXL-MEM idle), with
+``inputs`` as soon as the batch's indices are there and the previous update is done (sharing the
+media with the lookup). The
 update waits for every device's embedding log only (the paper's embedding logging, step 4); the
 optimizer step waits for the MLP log (it must not overwrite parameters not yet logged); with two
 DMA channels the two logs copy side by side.

@@ -335,8 +335,13 @@ class TrainingMachine:
             for key in rh.unread():
                 rh.skip(key, "a replay host contributes only the host software of the step its GPU's cycles were "
                         "measured with")
+        if self.pcie is None or not (self.engine.bounces or (self.agent is not None and self.agent.bounces)
+                                     or self.system_gpus > 1):
+            self.pipe.skip("bounce", "no software copy of this system bounces through host memory")
         if self.pcie is not None:
             pcie = self.pcie.params
+            if self.pipe.bounce != "chunked":
+                pcie.skip("bounce_chunk_B", "pipeline.bounce is serial: each leg copies whole")
             if not self.engine.bounces:
                 for key in ("bounce_host_copy", "host_copy_bw_GBps"):
                     pcie.skip(key, "no copy of this system bounces through host memory (the host is the embedding engine)")
@@ -394,6 +399,13 @@ class TrainingMachine:
         if self.on_storage(mem):
             out = self.cpu.storage_reads_in_flight()
         return self.serve(mem, t, self.rows_addr(rows), self.row_B, True, out).done_ns
+
+    def copy_ns(self, nbytes: float, bounce: bool) -> float:
+        """A software copy of ``nbytes`` over the ``pcie`` role by this system's host, ns: direct, or
+        bounced through host memory with its legs in sequence or overlapped chunk by chunk
+        (``pipeline.bounce``; :meth:`~cxlsim.devices.pcie.PcieLink.memcpy_ns`)."""
+        chunk_B = self.pcie.params.bounce_chunk_B if bounce and self.pipe.bounce == "chunked" else 0
+        return self.pcie.memcpy_ns(nbytes, bounce, self.cpu, chunk_B)
 
     def count_link(self, path: str, nbytes: float) -> None:
         """Accounting, no timing effect: ``nbytes`` on link ``path`` in the batch being served

@@ -15,6 +15,14 @@ class CkptLogic(CheckpointAgent):
     dma_engine = True
     KEYS = ("log_copy_channels",)
 
+    @property
+    def bounces(self) -> bool:
+        """A software MLP pull to it bounces through host memory when it sits on a PCIe card: the
+        logic is on the same device as the near-data engine, so it bounces when that engine does
+        (``pcie``: GPU → host → card, as ``configs/pcie.yaml`` describes; on a CXL-MEM the MLP is
+        pulled over CXL.cache and no software copy is made)."""
+        return self.m.engine.bounces
+
     @classmethod
     def roles(cls, pipeline) -> list[str]:
         return ["ckpt_logic"]

@@ -31,13 +31,13 @@ class Software(DataMover):
     def _one_ns(self, nbytes: float) -> float:
         mc, host = self.m, self.m.cpu
         bounce = mc.engine.bounces
-        return mc.pcie.sync_ns(host) + mc.pcie.memcpy_ns(nbytes, bounce, host) + mc.pcie.launch_ns(host)
+        return mc.pcie.sync_ns(host) + mc.copy_ns(nbytes, bounce) + mc.pcie.launch_ns(host)
 
     def move(self, nbytes: float, t: float, src, dst) -> OpOutcome:
         mc = self.m
         bounce, host = mc.engine.bounces, mc.cpu
         mc.count_link("pcie", mc.pcie.memcpy_cost(nbytes, bounce, host).size_B)
-        return OpOutcome(t + mc.pcie.sync_ns(host) + mc.pcie.memcpy_ns(nbytes, bounce, host) + mc.pcie.launch_ns(host))
+        return OpOutcome(t + mc.pcie.sync_ns(host) + mc.copy_ns(nbytes, bounce) + mc.pcie.launch_ns(host))
 
     def move_class(self, nbytes: float, src, dst) -> tuple[float, list[tuple[str, float]]]:
         """``groups`` copies per group on the one host every group shares (``groups²`` copies)."""
@@ -48,7 +48,7 @@ class Software(DataMover):
     def ring_step_ns(self, size_B: float) -> float:
         """Each GPU's copy bounces through host memory, the host issuing them one after another."""
         mc, h = self.m, self.m.cpu
-        return mc.system_gpus * (mc.pcie.memcpy_ns(size_B, True, h) + mc.pcie.launch_ns(h)) + mc.pcie.sync_ns(h)
+        return mc.system_gpus * (mc.copy_ns(size_B, True) + mc.pcie.launch_ns(h)) + mc.pcie.sync_ns(h)
 
     def count_ring_edge(self, src, dst, steps: int, shard_B: float) -> None:
         mc = self.m

@@ -14,7 +14,7 @@ class SoftwarePull(MlpPull):
 
     def pull_ns(self, nbytes: float, m: int) -> float:
         mc = self.m
-        return mc.pcie.sync_ns(mc.cpu) + mc.pcie.memcpy_ns(nbytes, mc.agent.bounces, mc.cpu)
+        return mc.pcie.sync_ns(mc.cpu) + mc.copy_ns(nbytes, mc.agent.bounces)
 
     def count(self, side, nbytes: float) -> None:
         mc = self.m

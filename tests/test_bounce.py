@@ -1,0 +1,66 @@
+"""Software copies that cross host memory are charged both legs (issue 32 item 1): the ``pcie``
+system's MLP checkpoint goes GPU -> host -> card, as its pooled vectors and gradients do; and
+``pipeline.bounce: chunked`` overlaps the legs."""
+
+from __future__ import annotations
+
+import pytest
+
+import cxlsim
+from cxlsim.devices import build_device
+from cxlsim.devices.pcie import microbench
+from cxlsim.units import US, MiB
+
+SMALL = {"rows_per_table": 4096, "batch_size": 64, "tables": 4}
+
+
+def machine(system, sets=()):
+    return cxlsim.simulate(system, workload="rm1", batches=1, warmup=0, workload_sets=SMALL, trace=False,
+                           sets=[("platform", "prototype"), *sets]).machine
+
+
+def test_pcie_mlp_pull_is_the_microbenchmarks_bounced_copy():
+    """The pull equals a stream sync plus the link microbenchmark's bounced memcpy (both legs)."""
+    m = machine("pcie")
+    link, host = m.pcie, m.cpu
+    bench = microbench(link, {"host": host})
+    size = 64 * MiB
+    assert m.pull_mlp_ns(size) == pytest.approx(link.sync_ns(host) + bench["memcpy_bounce_us"]["64MiB"] * US)
+    # both legs: twice the direct copy's transfer
+    direct = bench["memcpy_us"]["64MiB"] * US
+    assert m.pull_mlp_ns(size) >= 2 * direct
+
+
+def test_host_checkpoint_pull_crosses_pcie_once():
+    """pmem's host writes its own record: the MLP crosses PCIe once (GPU -> host)."""
+    m = machine("pmem")
+    size = 64 * MiB
+    assert m.pull_mlp_ns(size) == pytest.approx(m.pcie.sync_ns(m.cpu) + m.pcie.memcpy_ns(size, False, m.cpu))
+
+
+def test_every_pcie_copy_to_the_card_bounces():
+    m = machine("pcie")
+    assert m.engine.bounces and m.agent.bounces
+
+
+@pytest.mark.parametrize("size", [4096, 3 * MiB, 64 * MiB + 17])
+def test_chunked_bounce_overlaps_the_legs_and_keeps_its_bound(size):
+    link = build_device("pcie/gen4-x16")
+    host = build_device("cpu/i5-9600k")
+    chunk = 4 * MiB
+    serial = link.memcpy_ns(size, True, host)
+    chunked = link.memcpy_ns(size, True, host, chunk)
+    one_leg = link.memcpy_ns(size, False, host)
+    if size <= chunk:  # one chunk: nothing to overlap
+        assert chunked == pytest.approx(serial)
+    else:  # between one leg and both legs in sequence
+        assert one_leg < chunked < serial
+    bound = link.bound_ns("memcpy", size, True, host, chunk)
+    assert bound <= chunked <= link.bound_factor("memcpy") * bound * (1 + 1e-12)
+
+
+def test_chunked_bounce_reaches_the_pcie_system():
+    serial = machine("pcie")
+    chunked = machine("pcie", [("pipeline.bounce", "chunked")])
+    size = 64 * MiB
+    assert chunked.pull_mlp_ns(size) < serial.pull_mlp_ns(size)
