@@ -8,6 +8,7 @@ energy only, only where a role emulates, and is declared unused elsewhere.
 
 from __future__ import annotations
 
+import json
 import os
 from functools import cache
 
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 
 import cxlsim
+from cxlsim.cli import main
 from cxlsim.config.catalog import resolve_preset
 from cxlsim.devices.registry import family_schema, load_preset
 from cxlsim.energy import energy_detail, energy_per_batch
@@ -187,6 +189,13 @@ def test_emulates_is_inherited_and_a_child_may_name_another(tmp_path, monkeypatc
     assert load_preset("pmem/child").emulates == EMULATED
     (folder / "other.yaml").write_text(PRESET + "emulates: {preset: pmem/paper, source: s}\n")
     assert load_preset("pmem/other").emulates == "pmem/paper"
+
+
+def test_devices_show_names_the_emulated_preset(capsys):
+    assert main(["devices", "show", "pmem/u200-emulated", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["emulates"]["preset"] == EMULATED
+    assert main(["devices", "show", EMULATED, "--json"]) == 0
+    assert "emulates" not in json.loads(capsys.readouterr().out)
 
 
 def test_energy_readings_reach_the_baseline():
