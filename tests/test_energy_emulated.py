@@ -191,6 +191,16 @@ def test_emulates_is_inherited_and_a_child_may_name_another(tmp_path, monkeypatc
     assert load_preset("pmem/other").emulates == "pmem/paper"
 
 
+def test_the_commands_refuse_the_reading_where_nothing_is_emulated(capsys):
+    small = ["--system", "cxl", "--workload", "rm1", "--batches", "1", "--warmup", "0",
+             "--set", "workload_overrides.batch_size=32", "--set", "energy.emulated_media=as_built"]
+    for args in (["run", *small], ["energy", *small, "--baseline", "cxl"]):  # physical: nothing emulates
+        assert main(args) == 2
+        assert "emulates" in capsys.readouterr().err
+    assert main(["run", *small, "--platform", "prototype", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["config"]["energy"] == {"emulated_media": "as_built"}
+
+
 def test_devices_show_names_the_emulated_preset(capsys):
     assert main(["devices", "show", "pmem/u200-emulated", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["emulates"]["preset"] == EMULATED
