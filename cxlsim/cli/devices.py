@@ -53,9 +53,14 @@ def _show(args: argparse.Namespace) -> int:
         for k, v in pre.params.items()
     ]
     data = {"preset": pre.name, "family": pre.family, "description": pre.description, "file": pre.path, "params": params}
+    if pre.emulates is not None:  # the device it emulates, priced as it under energy.emulated_media: as_emulated
+        data["emulates"] = {"preset": pre.emulates, "source": pre.emulates_source}
 
     def render(d: dict) -> str:
         head = f"{d['preset']} ({d['family']}): {d['description']}\n  from {d['file']}\n"
+        if "emulates" in d:
+            head += (f"  emulates {d['emulates']['preset']} (its energy under energy.emulated_media: as_emulated): "
+                     f"{d['emulates']['source']}\n")
         return head + format_table(["parameter", "value", "unit", "source"],
                                    [[p["key"], p["value"], p["unit"], p["source"]] for p in d["params"]])
 

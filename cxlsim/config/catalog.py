@@ -7,6 +7,8 @@ A preset file::
     description: one module ...
     source: note for values that carry none of their own   # optional
     inherits: pmem/optane-100     # optional: start from another preset of the same family
+    emulates: {preset: pmem/optane-100, source: "..."}   # optional: the device this apparatus
+                                  # emulates (same family); read only for energy (below)
     params:
       read_latency_random_ns: {value: 305, source: "OptaneStudy ..."}
       write_bw_GBps: {ratio: 0.1, of: "dram/ddr4-2666:write_bw_GBps", source: "paper Table 2"}
@@ -14,6 +16,11 @@ A preset file::
 
 Contract: a resolved preset is a :class:`Preset` whose ``params`` passed its family's schema; every
 value has a non-empty source (its own, the file's, or ``schema default``), or loading fails.
+``emulates`` names the preset of the same family that an emulation apparatus stands in for (the
+prototype's DDR4 controllers that delay responses to emulate PMEM), with a required ``source:``;
+it is inherited through ``inherits:`` and a child may name another. Timing never reads it: the
+energy model prices the role's energy as the emulated device's under ``energy.emulated_media:
+as_emulated`` (:mod:`cxlsim.energy.model`); :attr:`Preset.emulates` is its name.
 Search path (:func:`catalog_roots`, the one place that knows where catalogs are): the shipped
 catalog first, then ``<folder>/devices`` for each folder in ``$CXLSIM_PATH`` (``:``-separated; each
 folder may hold ``devices/``, ``workloads/`` and ``configs/``), later roots shadowing earlier ones by
@@ -41,7 +48,8 @@ CATALOG_PACKAGES = {
     "workloads": "cxlsim.catalogs.workloads",
     "configs": "cxlsim.catalogs.configs",
 }
-PRESET_KEYS = {"version", "family", "description", "source", "inherits", "params"}
+PRESET_KEYS = {"version", "family", "description", "source", "inherits", "emulates", "params"}
+EMULATES_KEYS = {"preset", "source"}
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,8 @@ class Preset:
     description: str
     params: ParamSet
     path: str
+    emulates: str | None = None  # the preset this apparatus emulates (module docstring), or None
+    emulates_source: str = ""
 
 
 def shipped_root(kind: str) -> Path:
@@ -155,7 +165,44 @@ def resolve_preset(
         sources[key] = f"override ({overrides_where})"
     params = schema.validate(values, sources, overrides_where if overrides else where, "params.")
     name = f"{family}/{path.stem}" if path.parent.name == family else str(path)
-    return Preset(name, family, str(doc.get("description", "")), params, where)
+    emulates, emulates_source = _emulates(path, doc, ())
+    if emulates is not None and emulates in (name, where):
+        raise ConfigError(where, "emulates.preset", f"{name} cannot emulate itself")
+    return Preset(name, family, str(doc.get("description", "")), params, where, emulates, emulates_source)
+
+
+def _emulates(path: Path, doc: dict[str, Any], stack: tuple[str, ...]) -> tuple[str | None, str]:
+    """The ``emulates:`` entry of a preset document, or the one it inherits (module docstring):
+    ``(preset name, source)`` or ``(None, "")``. The named preset must exist and be of the
+    document's family (cycles of ``inherits`` are refused by :func:`_raw_params`, read first)."""
+    where = str(path)
+    entry = doc.get("emulates")
+    if entry is None:
+        parent = doc.get("inherits")
+        if not isinstance(parent, str) or where in stack:
+            return None, ""
+        ppath = _locate(parent)
+        return _emulates(ppath, read_yaml(ppath), stack + (where,))
+    if not isinstance(entry, dict):
+        raise ConfigError(where, "emulates", "expected {preset: family/name, source: ...}: the device this "
+                          f"apparatus emulates and why, got {entry!r:.40}")
+    for k in entry:
+        if k not in EMULATES_KEYS:
+            raise ConfigError(where, f"emulates.{k}", unknown_key_message(k, EMULATES_KEYS))
+    name, source = entry.get("preset"), entry.get("source")
+    if not isinstance(name, str) or not name:
+        raise ConfigError(where, "emulates.preset", f"expected a preset name family/name, got {name!r}")
+    if not isinstance(source, str) or not source.strip():
+        raise ConfigError(where, "emulates.source", "no source: say why this is the device emulated")
+    try:
+        epath = _locate(name)
+    except ConfigError as exc:
+        raise ConfigError(where, "emulates.preset", f"{name}: {exc.message}") from None
+    edoc = read_yaml(epath)
+    if edoc.get("family") != doc.get("family"):
+        raise ConfigError(where, "emulates.preset", f"{name} is of family {edoc.get('family')!r}, not "
+                          f"{doc.get('family')!r}: an emulation is priced as a device of its own family")
+    return name, source
 
 
 def preset_value(name_or_path: str | Path, key: str, schema_of: SchemaOf) -> Any:

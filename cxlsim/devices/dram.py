@@ -24,5 +24,6 @@ FAMILY = register(DeviceFamily(
     build=media.build("dram"),
     kind="memory",
     energy=media.energy,
+    energy_params=media.ENERGY_PARAMS,
     microbench=media_bench.microbench,
 ))

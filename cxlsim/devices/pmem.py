@@ -25,5 +25,6 @@ FAMILY = register(DeviceFamily(
     build=media.build("pmem"),
     kind="memory",
     energy=media.energy,
+    energy_params=media.ENERGY_PARAMS,
     microbench=media_bench.microbench,
 ))

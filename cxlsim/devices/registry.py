@@ -67,6 +67,10 @@ class DeviceFamily:
     #: Optional: parameters resolved when a preset loads (files a preset names by stem, found in the
     #: catalog roots): ``resolve(params) -> {key: (value, source)}`` for keys the preset left empty.
     resolve: Callable[[ParamSet], Mapping[str, tuple[Any, str]]] | None = None
+    #: The parameters :attr:`energy` reads, and no other: what a preset that ``emulates:`` another
+    #: takes from the emulated preset when priced ``as_emulated`` (:mod:`cxlsim.energy.model`); a
+    #: family without them has no preset that emulates.
+    energy_params: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -150,6 +154,9 @@ def load_preset(name_or_path: str, overrides: Mapping[str, Any] | None = None,
     :attr:`DeviceFamily.resolve` fills what it resolves at load (each value with its source)."""
     preset = resolve_preset(name_or_path, family_schema, overrides, overrides_where)
     family = get_family(preset.family)
+    if preset.emulates is not None and not family.energy_params:
+        raise ConfigError(preset.path, "emulates", f"family {family.name!r} declares no energy parameters "
+                          "(DeviceFamily.energy_params) to price as the emulated device's")
     found = family.resolve(preset.params) if family.resolve is not None else {}
     if not found:
         return preset

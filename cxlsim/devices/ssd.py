@@ -30,5 +30,6 @@ FAMILY = register(DeviceFamily(
     build=media.build("ssd"),
     kind="memory",
     energy=media.energy,
+    energy_params=media.ENERGY_PARAMS,
     microbench=media_bench.microbench,
 ))

@@ -37,17 +37,28 @@ of each path. How many devices a role has is the system's (:data:`cxlsim.systems
 The component a family's energy goes to is its name for memory and compute families, ``cxl_mem_logic``
 for logic, ``links`` for links and switches (:func:`component_of`); a family registered from
 outside cxlsim is priced the same way, under its own name.
+
+**Emulated media** (:func:`priced_pools`, the ``energy.emulated_media`` reading of
+:data:`cxlsim.systems.config.ENERGY`): a memory role whose preset emulates another device
+(``emulates:``, e.g. ``pmem/u200-emulated``: DDR4 behind controllers that delay its responses,
+emulating ``pmem/optane-100``) is priced ``as_emulated`` (the default) as a pool of the emulated
+preset's modules: their energy parameters (the family's
+:attr:`~cxlsim.devices.registry.DeviceFamily.energy_params`) on the traffic the apparatus timed, and
+their background power on the modules the emulated device would provision (the role's configured
+count, or what the data needs at the emulated ``capacity_GB``); ``as_built`` prices the apparatus'
+own modules. Timing is the apparatus' either way.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from cxlsim.devices.base import Usage
-from cxlsim.devices.registry import DeviceFamily, get_family
+from cxlsim.devices.registry import DeviceFamily, build_device, get_family
 from cxlsim.systems import axes
 from cxlsim.systems.activity import CXL_PREFIX, PCIE, BatchActivity, cxl_path_endpoints
-from cxlsim.systems.config import ROLE_SCOPE
+from cxlsim.systems.config import ROLE_SCOPE, emulating_roles
 from cxlsim.systems.graph import DeviceGraph
 from cxlsim.systems.provision import ModulePool
 from cxlsim.systems.topology import Fabric
@@ -102,6 +113,26 @@ def _switches(d: Deployment) -> int:
     return d.fabric.powered_switches() if d.fabric is not None else 0
 
 
+def priced_pools(devices: DeviceGraph, pools: dict[str, ModulePool]) -> dict[str, ModulePool]:
+    """``pools`` as the system's ``energy.emulated_media`` reading prices them (module docstring):
+    under ``as_emulated`` each pool of a role whose preset emulates another holds the emulated
+    preset's model (its energy parameters, its capacity for provisioning), and the role's own energy
+    parameters are declared unused (:meth:`~cxlsim.config.params.ParamSet.skip`: an override of
+    them is refused); under ``as_built`` the pools are the apparatus'. The setting is read only
+    where some role emulates (elsewhere the system declared it unused when it loaded)."""
+    cfg = devices.config
+    out = dict(pools)
+    for role, emulated in emulating_roles(cfg.devices).items():
+        if role not in pools or cfg.energy.emulated_media != "as_emulated":
+            continue
+        params = cfg.devices[role].params
+        for key in get_family(devices.family(role)).energy_params:
+            params.skip(key, f"energy.emulated_media is as_emulated: {role} is priced as {emulated}, the device "
+                        "its preset emulates (energy.emulated_media=as_built prices its own)")
+        out[role] = dataclasses.replace(pools[role], model=build_device(emulated))
+    return out
+
+
 class _Ledger:
     """Energy by component and part, charged through the family hooks."""
 
@@ -121,7 +152,8 @@ class _Ledger:
 
 def batch_energy(act: BatchActivity, devices: DeviceGraph, pools: dict[str, ModulePool],
                  dim: int, d: Deployment = Deployment()) -> dict[str, dict[str, float]]:
-    """Energy of one batch by component and part (module docstring), J."""
+    """Energy of one batch by component and part (module docstring), J. ``pools`` are priced as
+    given: :func:`priced_pools` applies the system's emulated-media reading to them."""
     led = _Ledger(act.groups)
     T = act.wall_ns
     busy = act.compute_busy_ns()

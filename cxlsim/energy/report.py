@@ -17,9 +17,11 @@ Contract:
 
 Overrides given for the system reach the baseline where they make sense: ``seed``, ``batches``,
 ``warmup_batches``, ``platform`` (both run on the same apparatus) and ``workload_overrides.*``
-(both run the same inputs); and ``devices.<role>.params.<key>`` when the baseline's ``<role>`` uses the
-same preset (a physical fact of that device, e.g. the PMEM's background power). Pipeline and
-structural overrides are the system's alone.
+(both run the same inputs), ``energy.*`` (both are priced under the same readings: a baseline
+where nothing is emulated reads none) and ``devices.<role>.params.<key>`` when the baseline's ``<role>``
+uses the same preset (a physical fact of that device, e.g. the PMEM's background power). Pipeline and
+structural overrides are the system's alone. An override of the system that reached neither its
+timing nor its energy is refused (:func:`~cxlsim.systems.reach.check_overrides`).
 """
 
 from __future__ import annotations
@@ -29,15 +31,18 @@ from typing import Any
 
 import numpy as np
 
-from cxlsim.energy.model import PARTS, Deployment, batch_energy
+from cxlsim.energy.model import PARTS, Deployment, batch_energy, priced_pools
 from cxlsim.errors import InputError
 from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.graph import build_devices
 from cxlsim.systems.provision import provision
+from cxlsim.systems.reach import check_overrides
 from cxlsim.systems.run import load_config, simulate
 from cxlsim.systems.topology import Fabric
 
 SHARED_TOP_KEYS = ("seed", "batches", "warmup_batches", "platform")
+#: Sections whose every key applies to the baseline too (module docstring).
+SHARED_SECTIONS = ("workload_overrides", "energy")
 
 
 def _check_same_system(ran: SystemConfig, priced: SystemConfig) -> None:
@@ -67,7 +72,7 @@ def energy_detail(result: Any, config: SystemConfig | None = None) -> dict[str, 
         fabric = (m.system_fabric if config is None or m.system_fabric is None
                   else Fabric.of(devices, m.system_gpus, m.system_mems))
         deployment = Deployment(m.system_gpus, m.system_mems, fabric)
-    pools = provision(devices, wl, deployment.mems)
+    pools = priced_pools(devices, provision(devices, wl, deployment.mems))
     per = [batch_energy(a, devices, pools, wl.params.dim, deployment) for a in result.activity]
     return {c: {part: float(np.mean([b[c][part] for b in per])) for part in PARTS} for c in per[0]}
 
@@ -84,7 +89,7 @@ def baseline_sets(sets: list[tuple[str, Any]], system: SystemConfig, baseline: S
     out = []
     for key, value in sets:
         parts = key.split(".")
-        if (parts[0] in SHARED_TOP_KEYS and len(parts) == 1) or parts[0] == "workload_overrides":
+        if (parts[0] in SHARED_TOP_KEYS and len(parts) == 1) or parts[0] in SHARED_SECTIONS:
             out.append((key, value))
         elif len(parts) == 4 and parts[0] == "devices" and parts[2] == "params":
             role = parts[1]
@@ -104,6 +109,7 @@ def energy_report(system: str, workload: str | None = None, baseline: str = "pme
     cfg = load_config(system, items)
     result = simulate(cfg, workload=workload, batches=batches, warmup=warmup, seed=seed, workload_sets=workload_sets, trace=False)
     energy = energy_per_batch(result)
+    check_overrides(result.config, items, "cxlsim energy")
     base_plain = load_config(baseline)
     if base_plain.name == cfg.name and not items:
         base_energy, base_accelerators = energy, result.accelerators

@@ -18,11 +18,13 @@ File format::
       table_memory: {preset: pmem/paper, count: 4, interleave_B: 4096}
       ...
     pipeline: {tables_on: table_memory, embedding_engine: ndp, ...}   # see PIPELINE
+    energy: {emulated_media: as_emulated}   # readings of the energy model; see ENERGY
 
 Contract: :func:`load_system` validates everything (unknown keys, kinds, ranges, presets) and
 raises :class:`~cxlsim.errors.ConfigError` naming the file and key path; ``--set`` overrides use
 dotted paths into this document (``devices.table_memory.params.write_bw_GBps=2``,
-``pipeline.relaxed_lookup=true``, ``batches=5``). Systems are found by name through
+``pipeline.relaxed_lookup=true``, ``energy.emulated_media=as_built``, ``batches=5``). A platform may give
+``pipeline:`` and ``energy:`` defaults; the system file's own keys win over them. Systems are found by name through
 :func:`~cxlsim.config.catalog.catalog_roots` ``("configs")``: the shipped ``configs/`` (package data)
 then ``$CXLSIM_PATH/configs`` (later folders shadow by name).
 """
@@ -49,7 +51,7 @@ from cxlsim.workloads.catalog import workload_path
 from cxlsim.workloads.schema import WORKLOAD_SCHEMA
 
 TOP_KEYS = {"version", "inherits", "name", "description", "model", "platform", "workload", "seed", "batches",
-            "warmup_batches", "batches_ci_fraction", "devices", "pipeline", "workload_overrides", "tpu_ps", "topology"}
+            "warmup_batches", "batches_ci_fraction", "devices", "pipeline", "workload_overrides", "tpu_ps", "topology", "energy"}
 #: ``model:`` of a system: the shared op-graph dataflow over device models, or the analytic
 #: TPU/parameter-server step model (SPEC §1.4 ``tpu-ps``, :mod:`cxlsim.systems.tpu_ps`).
 MODELS = ("dataflow", "tpu_ps")
@@ -184,6 +186,24 @@ PIPELINE = Schema(
 )
 
 
+#: Readings of the energy model (``energy:`` of a system or platform; :mod:`cxlsim.energy.model`).
+#: They never change timing.
+ENERGY = Schema(
+    "energy",
+    (
+        Param("emulated_media", str, "a memory role whose preset emulates another device (its `emulates:`, "
+              "e.g. the prototype's DDR4 controllers that delay responses to emulate Optane PMEM): "
+              "'as_emulated' prices its static and dynamic energy as the emulated device's (its energy "
+              "parameters, its modules by capacity: the comparison of PMEM designs the paper makes), "
+              "'as_built' as the apparatus' own (the DDR4 it is built of); docs/energy.md",
+              default="as_emulated", choices=("as_built", "as_emulated")),
+    ),
+)
+
+
+def emulating_roles(devices: dict[str, DeviceRole]) -> dict[str, str]:
+    """Role → the preset its device emulates, for the roles whose preset names one (``emulates:``)."""
+    return {role: d.preset.emulates for role, d in devices.items() if d.preset.emulates is not None}
 
 
 def pipeline_schema() -> Schema:
@@ -225,6 +245,7 @@ class SystemConfig:
     document: dict[str, Any] = field(default_factory=dict)
     model: str = "dataflow"
     tpu_ps: ParamSet | None = None  # model tpu_ps: the step model's parameters
+    energy: ParamSet = field(default_factory=lambda: ENERGY.validate({}, {}, "default"))  # ENERGY readings
     topology: ParamSet = field(default_factory=lambda: TOPOLOGY.validate({}, {}, "default"))
     platform: str = DEFAULT_PLATFORM  # the apparatus that filled the roles (configs/platforms/)
     batches_ci_fraction: float = DEFAULT_CI_FRACTION  # batches: auto's target
@@ -260,6 +281,7 @@ class SystemConfig:
             },
             "workload_overrides": dict(self.workload_overrides),
             "topology": self.topology.as_dict(),
+            "energy": self.energy.as_dict(),
         }
         if self.tpu_ps is not None:
             out["tpu_ps"] = self.tpu_ps.as_dict()
@@ -357,6 +379,13 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
         pipeline = schema.validate({**platform.pipeline, **pipeline_doc}, {}, at("pipeline"), "pipeline.")
     topology_doc = _mapping(doc, "topology", at("topology"), "a mapping of parameter: value")
     topology = TOPOLOGY.validate(topology_doc, {}, at("topology"), "topology.")
+    declared = ENERGY.by_name()
+    for key, value in platform.energy.items():  # the platform's energy readings, under the system's own
+        if key not in declared:
+            raise ConfigError(platform.path, f"energy.{key}", unknown_key_message(key, declared))
+        declared[key].coerce(value, platform.path, f"energy.{key}")
+    energy_doc = _mapping(doc, "energy", at("energy"), "a mapping of energy setting: value")
+    energy = ENERGY.validate({**platform.energy, **energy_doc}, {}, at("energy"), "energy.")
     name = str(doc.get("name", path.stem))
     devices = _devices((name, *_ancestors(path, ())), _mapping(doc, "devices", at("devices"), "a mapping role: {preset: ...}"), pipeline,
                        platform, sets, where, where_sets, list(TPU_PS_ROLES) if model == "tpu_ps" else None)
@@ -387,7 +416,11 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
         platform=platform.name,
         topology=topology,
         batches_ci_fraction=ci,
+        energy=energy,
     )
+    if not emulating_roles(devices):
+        energy.skip("emulated_media", "no device of this system emulates another (no role's preset names "
+                    "`emulates:`), so both readings price the same devices")
     if model == "dataflow":
         _check_roles(cfg, where, platform.path)
         check_host_agreement(cfg, f"{where} on platform {platform.name} ({platform.path})")

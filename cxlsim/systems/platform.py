@@ -8,6 +8,8 @@ A run is a **system** (the architecture: ``configs/<name>.yaml``, its pipeline) 
     description: the machine the paper measured
     pipeline:                       # optional: defaults of apparatus-dependent pipeline settings
       grads_handoff: after_interaction   # (a system file or --set pipeline.* still wins)
+    energy:                         # optional: defaults of the energy readings (as pipeline:)
+      emulated_media: as_emulated
     roles:                          # every system: role -> device (as a system's devices: entry)
       gpu: gpu/rtx3090
       table_memory: {preset: pmem/optane-100, count: 4, interleave_B: 4096}
@@ -38,7 +40,7 @@ from cxlsim.errors import ConfigError
 #: The platform of a run that names none: every system on the same real devices, so systems differ
 #: only in architecture (``docs/validation.md`` says why; the paper's apparatus is ``prototype``).
 DEFAULT_PLATFORM = "physical"
-PLATFORM_KEYS = {"version", "name", "description", "source", "roles", "groups", "pipeline"}
+PLATFORM_KEYS = {"version", "name", "description", "source", "roles", "groups", "pipeline", "energy"}
 GROUP_KEYS = {"systems", "why", "roles"}
 FOLDER = "platforms"
 
@@ -51,6 +53,7 @@ class Platform:
     roles: dict[str, Any]  # role -> device entry, every system
     groups: tuple[tuple[frozenset[str], dict[str, Any]], ...]  # (systems, role -> entry)
     pipeline: dict[str, Any] = field(default_factory=dict)  # pipeline defaults (dataflow systems)
+    energy: dict[str, Any] = field(default_factory=dict)  # energy-reading defaults (systems.config.ENERGY)
 
     def role_spec(self, system: str | tuple[str, ...], role: str) -> dict[str, Any] | None:
         """The device entry of ``role`` for ``system`` (its groups', in file order, over the
@@ -132,8 +135,11 @@ def load_platform(name_or_path: str) -> Platform:
     pipeline = doc.get("pipeline") or {}
     if not isinstance(pipeline, dict):
         raise ConfigError(where, "pipeline", "expected a mapping of pipeline setting: value")
+    energy = doc.get("energy") or {}
+    if not isinstance(energy, dict):
+        raise ConfigError(where, "energy", "expected a mapping of energy setting: value")
     name = str(doc.get("name", path.stem))
-    return Platform(name, str(doc.get("description", "")), where, roles, tuple(groups), dict(pipeline))
+    return Platform(name, str(doc.get("description", "")), where, roles, tuple(groups), dict(pipeline), dict(energy))
 
 
 def _roles(doc: Any, where: str, kp: str) -> dict[str, Any]:

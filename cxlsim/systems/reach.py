@@ -7,12 +7,14 @@ reason) or a defect. ``tests/test_reach.py`` runs every shipped system and fails
 
 Contract:
 
-* :func:`unread` ``(cfg)`` → ``{"devices.<role>.params": [name, ...], "pipeline": [...]}`` with only
+* :func:`unread` ``(cfg)`` → ``{"devices.<role>.params": [name, ...], "pipeline": [...]}`` (and
+  ``tpu_ps``, ``topology``, ``energy``) with only
   the non-empty entries: the parameters no model has read so far, except descriptive ones and
   those a model or the system declared not to apply, with a reason
   (:meth:`~cxlsim.config.params.ParamSet.skip`);
 * :func:`check_overrides` ``(cfg, sets)`` raises :class:`~cxlsim.errors.InputError` naming the first
-  ``--set devices.<role>.params.<name>`` or ``--set pipeline.<name>`` whose parameter the run never
+  ``--set devices.<role>.params.<name>``, ``--set pipeline.<name>`` (or ``tpu_ps.``, ``topology.``,
+  ``energy.``) whose parameter the run never
   read: such an override would be accepted and change nothing, so it is refused (exit 2). Call it
   after the run and after whatever the command reports (energy reads the energy parameters: a
   command that prices no energy refuses energy-only overrides). Other keys (``batches``, ``seed``,
@@ -42,6 +44,8 @@ def unread(cfg: SystemConfig) -> dict[str, list[str]]:
         out["tpu_ps"] = cfg.tpu_ps.unread()
     if cfg.topology.unread():
         out["topology"] = cfg.topology.unread()
+    if cfg.energy.unread():
+        out["energy"] = cfg.energy.unread()
     return out
 
 
@@ -56,6 +60,8 @@ def _target(cfg: SystemConfig, key: str):
         return cfg.tpu_ps, parts[1]
     if len(parts) == 2 and parts[0] == "topology":
         return cfg.topology, parts[1]
+    if len(parts) == 2 and parts[0] == "energy":
+        return cfg.energy, parts[1]
     return None
 
 
