@@ -141,22 +141,24 @@ def test_link_energy_per_path_matches_the_fabric_models():
 
 # -- capacity provisioning ----------------------------------------------------------------------
 def test_provisioning_by_capacity():
-    """On the Table 2 devices (16 GB PMEM and DRAM modules)."""
+    """On the Table 2 devices (16 GB PMEM modules; DRAM channels of two 16 GB DIMMs, the
+    i5-9600K's two channels)."""
     rm1 = load_workload("rm1")
     dram = provision(build_devices(load_system("dram", TABLE2)), rm1)
-    need = (model_B(rm1) + 48e9) / 16e9  # tables + MLP + host software on 16 GB DIMMs
-    assert list(dram) == ["table_memory"] and dram["table_memory"].needed == math.ceil(need) == 6
+    need = (model_B(rm1) + 48e9) / 32e9  # tables + MLP + host software on 32 GB channels
+    assert list(dram) == ["table_memory"] and dram["table_memory"].needed == math.ceil(need) == 3
+    assert dram["table_memory"].background_W == 3 * 2.0  # six 16 GB DIMMs' background power, as before
     pmem = provision(build_devices(load_system("pmem", TABLE2)), rm1)
     assert pmem["table_memory"].needed == math.ceil((model_B(rm1) + checkpoint_B(rm1)) / 16e9) == 3
     assert pmem["table_memory"].modules == 4  # the configured count is more
     assert pmem[HOST_MEMORY].modules == 3 and pmem[HOST_MEMORY].family == "dram"
     ssd = provision(build_devices(load_system("ssd", TABLE2)), rm1)
-    assert ssd["table_memory"].modules == 1 and ssd["host_dram"].modules == 4 and HOST_MEMORY not in ssd
+    assert ssd["table_memory"].modules == 1 and ssd["host_dram"].modules == 2 and HOST_MEMORY not in ssd
     # twice the tables: DRAM needs more DIMMs and pays their background power; 800 GB SSD does not
     big = load_workload("rm1", {"rows_per_table": 2 * rm1.params.rows_per_table})
     dram_big = provision(build_devices(load_system("dram", TABLE2)), big)["table_memory"]
-    assert dram_big.modules == math.ceil((model_B(big) + 48e9) / 16e9) == 9
-    assert dram_big.background_W == 9 * 1.0
+    assert dram_big.modules == math.ceil((model_B(big) + 48e9) / 32e9) == 5
+    assert dram_big.background_W == 5 * 2.0
     assert provision(build_devices(load_system("pmem", TABLE2)), big)["table_memory"].modules == 6
     assert provision(build_devices(load_system("ssd", TABLE2)), big)["table_memory"].modules == 1
 
@@ -167,7 +169,7 @@ def test_run_json_has_energy_and_provisioned_modules(capsys):
     d = json.loads(capsys.readouterr().out)
     assert set(d["energy_J_per_batch"]) == {"total", "by_component"}
     assert list(d["energy_J_per_batch"]["by_component"]) == list(COMPONENTS)
-    assert d["config"]["provisioned_modules"] == {"table_memory": 6}
+    assert d["config"]["provisioned_modules"] == {"table_memory": 3}
 
 
 # -- systems ------------------------------------------------------------------------------------
@@ -195,7 +197,7 @@ def test_static_parts_are_power_times_batch_time():
     assert d["pmem"]["static"] == pytest.approx(4 * 3.0 * T)  # 4 PMEM modules
     assert d["dram"]["static"] == pytest.approx(3 * 1.0 * T)  # the host's 48 GB
     assert d["gpu"]["static"] == pytest.approx(30 * T) and d["cpu"]["static"] == pytest.approx(10 * T)
-    assert d["links"]["static"] == pytest.approx(0.5 * T)  # the GPU's PCIe link
+    assert d["links"]["static"] == pytest.approx(0.25 * T)  # the GPU's PCIe link (Gen3 on the i5-9600K)
     assert d["gpu"]["active"] == pytest.approx(320 * act.gpu_kernel_ns * 1e-9)  # kernels on the stream
     assert 0 < act.gpu_kernel_ns <= act.lane_busy_ns["gpu"]
     # the table memory's dynamic energy: its media and interface bytes at the preset's pJ/bit

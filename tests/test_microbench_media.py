@@ -36,7 +36,11 @@ def test_every_memory_preset_has_the_new_keys(preset):
     assert lat[-1] >= lat[0] >= 0.99 * build_device(preset).params.read_latency_random_ns
     assert list(b["loaded_latency_ns"].values()) == lat and list(b["loaded_latency_ns"]) == [
         "10", "25", "50", "70", "80", "90", "95"]
-    if build_device(preset).params.parallel_units_count > 1:
+    # where the controller's requests in flight (Little's law), not the banks, set the peak, evenly
+    # spaced requests never wait (D/D/c): pmem/u200-emulated's 16 requests of 64 B, 3.4 GB/s
+    little = (b.get("little_bound_GBps") or {}).get("read", {}).get("64")
+    controller_bound = little is not None and little <= 1.05 * max(r["bw_GBps"] for r in rows) / 0.95  # the curve ends at 95 % of peak
+    if build_device(preset).params.parallel_units_count > 1 and not controller_bound:
         assert lat[-1] > 1.05 * lat[0]
     assert all(r["bw_GBps"] == pytest.approx(r["offered_GBps"], rel=0.1) for r in rows[:-1])
 
