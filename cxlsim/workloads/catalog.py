@@ -31,7 +31,12 @@ from cxlsim.config.params import ParamSet, unknown_key_message
 from cxlsim.config.yamlio import check_version, read_yaml
 from cxlsim.errors import ConfigError
 from cxlsim.workloads.layout import ELEMENT_B
-from cxlsim.workloads.schema import CRITEO_KAGGLE_ROWS, MLP_PARAM_WIDTHS, WORKLOAD_SCHEMA, parse_widths
+from cxlsim.workloads.schema import (
+    CRITEO_KAGGLE_ROWS,
+    MLP_PARAM_WIDTHS,
+    WORKLOAD_SCHEMA,
+    parse_widths,
+)
 
 FILE_KEYS = {"version", "description", "source", "params"}
 
