@@ -1,6 +1,7 @@
 """Per-batch access analysis: what a batch's sparse indices touch in the data region.
 
-Inputs are plain arrays: a batch's local row indices ``(tables, lookups)`` and each table's first
+Inputs are plain arrays: a batch's local row indices (``(tables, lookups)``, or one table-major array with
+each table's start: :func:`unique_table_rows_into`) and each table's first
 global row id (``row_base``, ascending; see :class:`cxlsim.workloads.layout.TableLayout`). A global
 row ``g`` occupies bytes ``[base_B + g*row_B, base_B + (g+1)*row_B)``; a *line* is the aligned
 ``line_B``-byte block (the PMEM XPLine, 256 B) with id ``address // line_B``; line ``l`` belongs to
