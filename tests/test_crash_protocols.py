@@ -151,6 +151,21 @@ def test_injected_bug_is_caught_and_replays(system, bug):
     assert not again["ok"] and again["point"] == fv["point"] and again["reason"] == fv["reason"]
 
 
+@pytest.mark.parametrize("system,bug", [("cxl", None), ("cxl-d", None), ("cxl-b", "flag-before-data")])
+def test_variable_deduplicated_bags_recover_and_bugs_are_caught(system, bug):
+    """DLRM's bag sizes, de-duplicated: the reference trains variable bags by their offsets (the
+    relaxed correction included), every crash point recovers, and a planted bug is still caught."""
+    sets = TINY + [("workload_overrides.bag_size", "dlrm_uniform"), ("workload_overrides.bag_dedup", True)]
+    cr = prepare(system, "rm1", SCALE, BATCHES, SEED, bug, sets)
+    s = run_points(cr, 80).summary
+    if bug:
+        assert s["violations"] > 0
+        return
+    assert s["violations"] == 0, s["first_violation"]
+    if cr.reference.relaxed_max_abs_err is not None:
+        assert cr.reference.relaxed_max_abs_err < 1e-4
+
+
 def test_delete_on_embedding_flag_needs_undo_logs():
     with pytest.raises(InputError, match="needs undo logs"):
         prepare("cxl-d", "rm1", SCALE, BATCHES, SEED, "delete-on-embedding-flag", TINY)

@@ -20,6 +20,8 @@ from cxlsim.kernels.access import (
     pow2_shift,
     unique_global_rows,
     unique_global_rows_ref,
+    unique_table_rows_into,
+    unique_table_rows_ref,
 )
 from cxlsim.kernels.sampling import draw_table, feistel_permute, power_law_ranks
 from cxlsim.kernels.sorting import radix_sort_perm, unique_counts_sorted
@@ -76,6 +78,29 @@ def test_draw_table_copies_positions_from_previous_batch():
     assert 0.23 < copied < 0.27
     first = draw_table(np.empty(0, np.int64), rng.random(100), 10, 1.1, np.uint64(5), 0.25)
     assert first.min() >= 0 and first.max() < 10
+    # a batch longer than the previous one (variable bags): only the positions it had may copy
+    v = rng.random(20_000)
+    longer = draw_table(prev, v, 1_000_000, 1.1, np.uint64(5), 0.25)
+    assert 0.23 < (longer[:10_000] == 7).mean() < 0.27 and (longer[10_000:] == 7).mean() < 0.01
+    np.testing.assert_array_equal(longer[10_000:], draw_table(np.empty(0, np.int64), v[10_000:], 1_000_000, 1.1,
+                                                               np.uint64(5), 0.25))
+    shorter = draw_table(prev, v[:5_000], 1_000_000, 1.1, np.uint64(5), 0.25)
+    np.testing.assert_array_equal(shorter, draw_table(prev[:5_000], v[:5_000], 1_000_000, 1.1, np.uint64(5), 0.25))
+
+
+def test_unique_table_rows_match_reference_on_ragged_tables():
+    rng = np.random.default_rng(4)
+    lengths = np.array([0, 7, 300, 1, 5000])
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    rows = np.array([9, 50, 100_000, 3, 2**20])
+    idx = np.concatenate([rng.integers(0, r, n) for r, n in zip(rows, lengths, strict=True)]).astype(np.int64)
+    base = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
+    u = np.empty(idx.size, np.int64)
+    c = np.empty(idx.size, np.int64)
+    k = unique_table_rows_into(idx, starts, base, u, c)
+    u2, c2 = unique_table_rows_ref(idx, starts, base)
+    np.testing.assert_array_equal(u[:k], u2)
+    np.testing.assert_array_equal(c[:k], c2)
 
 
 @pytest.mark.slow

@@ -106,7 +106,41 @@ def test_allreduce_runs_when_there_are_several_gpus():
     assert rec[("mlp_opt.1", 1)].start_ns >= ar.end_ns
     # the ring's 2 (G - 1) steps of half the gradients over each GPU's link and back
     m = r.machine
-    assert ar.end_ns - ar.start_ns >= 2 * m.allreduce_step_ns(m.mlp_B / 2)
+    assert ar.end_ns - ar.start_ns >= 2 * m.allreduce_step_ns(m.mlp_grad_B / 2)
+
+
+@pytest.mark.slow
+def test_mlp_param_width_sizes_the_log_and_pull_but_not_the_gradients():
+    """fp16 MLP parameters halve what the checkpoint pulls and logs; the gradients all-reduced stay
+    fp32 (the training itself is fp32: docs/workloads.md)."""
+    def go(width):
+        return cxlsim.simulate("cxl-d", workload="rm1", batches=1, warmup=0, trace=False, sets=[("topology.gpus_count", 2)],
+                               workload_sets={**SMALL, "mlp_param_width": width})
+    a, b = go("fp32"), go("fp16")
+    ma, mb = a.machine, b.machine
+    assert mb.mlp_B * 2 == ma.mlp_B == ma.mlp_params * 4 and mb.mlp_grad_B == ma.mlp_grad_B == ma.mlp_B
+    assert b.activity[0].mlp_log_B * 2 == a.activity[0].mlp_log_B == ma.mlp_B
+    assert mb._allreduce_ns == ma._allreduce_ns > 0  # the ring's own time: the same gradients
+
+
+@pytest.mark.parametrize("reading", [{}, {"bag_size": "dlrm_uniform"}])
+def test_row_sharded_pooled_vectors_are_the_expectation_over_the_bag_sizes(reading):
+    """Row-sharded, a device sends a pooled vector for each table whose bag has a row on it:
+    T (1 - E[(1 - 1/M)^K]) per sample, K the bag's draws (L, or DLRM's uniform sizes)."""
+    r = run("cxl", gpus=1, mems=4, extra=[("topology.tables_policy", "row_sharded")], batches=1, warmup=0)
+    if reading:
+        r = cxlsim.simulate("cxl", workload="rm1", batches=1, warmup=0, trace=False,
+                            workload_sets={**SMALL, **reading},
+                            sets=[("topology.cxl_mems_count", 4), ("topology.tables_policy", "row_sharded")])
+    m = r.machine
+    x = 80
+    q = 0.75
+    if reading:  # K = 1 w.p. 1.5/x, j w.p. 1/x (1 < j < x), x w.p. 0.5/x
+        power = (1.5 * q + sum(q**j for j in range(2, x)) + 0.5 * q**x) / x
+    else:
+        power = q**x
+    assert m._transfer_tables(0) == pytest.approx(20 * (1 - power), rel=1e-12)
+    assert m.pooled_B_of(0) == pytest.approx(m.B * 20 * (1 - power) * m.dim * 4, rel=1e-12)
 
 
 def test_every_device_logs_its_rows_and_a_shard_of_the_mlp():

@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from cxlsim.api import load_workload
 from cxlsim.systems.machine import TrainingMachine
@@ -24,18 +25,26 @@ def test_row_dtype_is_int32_exactly_while_every_id_fits():
     assert count_dtype(2**31) == np.int64
 
 
-def test_compact_streams_equal_the_int64_analysis():
-    wl = load_workload("rm1", SMALL)
+@pytest.mark.parametrize("reading", [{}, {"bag_size": "dlrm_uniform"}, {"bag_dedup": True},
+                                     {"bag_size": "dlrm_uniform", "bag_dedup": True}])
+def test_compact_streams_equal_the_int64_analysis(reading):
+    wl = load_workload("rm1", {**SMALL, **reading})
     s = StreamSet(wl, 3, 3).prepare()
     layout = TableLayout.from_workload(wl)
     prev = None
     for b in batches(wl, seed=3, n=3, dense=False):
         got = s.batch(b.number)
-        acc = analyze_batch(b.indices, layout, prev)
+        if reading:  # ragged tables: the table-major form
+            acc = analyze_batch(b.indices, layout, prev, table_starts=b.table_starts)
+            expect = b.indices + np.repeat(layout.row_base, np.diff(b.table_starts))
+        else:  # rectangular: the (tables, lookups) form gives the same
+            acc = analyze_batch(b.indices.reshape(wl.tables, -1), layout, prev)
+            expect = (b.indices.reshape(wl.tables, -1) + layout.row_base[:, None]).ravel()
         prev = acc
         assert got.lookup_rows.dtype == np.int32 and got.unique_rows.dtype == np.int32
         assert got.counts.dtype == np.int32
-        np.testing.assert_array_equal(got.lookup_rows, (b.indices + layout.row_base[:, None]).ravel())
+        assert got.n_indices == int(b.bag_sizes.sum()) == b.indices.size
+        np.testing.assert_array_equal(got.lookup_rows, expect)
         np.testing.assert_array_equal(got.unique_rows, acc.unique_rows)
         np.testing.assert_array_equal(got.counts, acc.counts)
         np.testing.assert_array_equal(got.shared, acc.shared_prev)
@@ -51,7 +60,7 @@ def test_tables_past_int32_keep_int64_ids():
     assert b.lookup_rows.dtype == np.int64 and b.unique_rows.dtype == np.int64
     assert int(b.lookup_rows.max()) >= 2**31  # the later tables' ids are past int32
     b0 = next(batches(wl, seed=1, n=1, dense=False))
-    np.testing.assert_array_equal(b.lookup_rows, (b0.indices + s.layout.row_base[:, None]).ravel())
+    np.testing.assert_array_equal(b.lookup_rows, (b0.indices.reshape(wl.tables, -1) + s.layout.row_base[:, None]).ravel())
 
 
 def test_row_addresses_are_int64_from_int32_rows():

@@ -91,12 +91,17 @@ def test_tpu_ps_tiles_a_group_of_chips():
     assert red["batch_time_ms"]["mean"] == pytest.approx(full["batch_time_ms"]["mean"], rel=0.02)
 
 
-@pytest.mark.parametrize("workload,gpus,mems", [("rm1", 16, 16), ("rm4", 8, 4)])
-def test_a_device_stream_is_the_full_systems_device_part(workload, gpus, mems):
+@pytest.mark.parametrize("workload,gpus,mems,reading", [
+    ("rm1", 16, 16, {}), ("rm4", 8, 4, {}),
+    ("rm1", 16, 16, {"bag_size": "dlrm_uniform"}),
+    pytest.param("rm1", 16, 16, {"bag_size": "dlrm_uniform", "bag_dedup": True}, marks=pytest.mark.slow),
+])
+def test_a_device_stream_is_the_full_systems_device_part(workload, gpus, mems, reading):
     """DeviceStreams draws, without the full system's streams, what the system's busiest device
-    serves of them: lookups and distinct rows agree within 3 %, rows shared with the previous batch 5 %."""
-    wl = load_workload(workload, {"batch_size": 128})
-    full = StreamSet(load_workload(workload, {"batch_size": 128 * gpus}), 1, 3)
+    serves of them: lookups and distinct rows agree within 3 %, rows shared with the previous batch
+    5 %, under every bag reading."""
+    wl = load_workload(workload, {"batch_size": 128, **reading})
+    full = StreamSet(load_workload(workload, {"batch_size": 128 * gpus, **reading}), 1, 3)
     pl = Placement.of(full.layout, mems, "row_sharded")
     d = busiest_device(heads(wl, full.layout, 1), pl)
     ds = DeviceStreams(wl, gpus, pl, d, 1, 3)

@@ -100,7 +100,7 @@ def test_cli_table_and_overrides(capsys):
 
 
 @pytest.mark.parametrize("argv, needle", [
-    (["workload", "rm1", "--set", "batch_sise=3"], "--set: batch_sise: unknown key; did you mean batch_size?"),
+    (["workload", "rm1", "--set", "batch_sise=3"], "--set: batch_sise: unknown key; did you mean batch_size"),
     (["workload", "rm1", "--set", "reuse_prev_fraction=1.5"], "--set: reuse_prev_fraction: must be <= 1"),
     (["workload", "rm9"], "rm9: no such workload"),
 ])
@@ -123,6 +123,100 @@ def test_user_workload_file_errors_name_file_and_key(tmp_path, capsys):
         load_workload(text)
 
 
+def test_bag_reading_errors_name_file_and_key(tmp_path, capsys):
+    text = tmp_path / "x.yaml"
+    base = open(load_workload("rm1").path).read()
+    text.write_text(base.replace("bag_size: {value: fixed", "bag_size: {value: dlrm"))
+    with pytest.raises(ConfigError, match=f"{text}: params.bag_size: .*dlrm_uniform"):
+        load_workload(text)
+    text.write_text(base.replace("mlp_param_width: {value: fp32", "mlp_param_width: {value: bf16"))
+    with pytest.raises(ConfigError, match=f"{text}: params.mlp_param_width"):
+        load_workload(text)
+    code, _, err = run_cli(capsys, "workload", "rm1", "--set", "bag_dedup=3")
+    assert code == 2 and "bag_dedup: expected true or false" in err
+
+
+def test_cli_reports_the_bag_sizes(capsys):
+    code, out, _ = run_cli(capsys, "workload", "rm1", "--json", "--batches", "2", "--row-scale", "0.001",
+                           "--set", "batch_size=64", "--set", "bag_size=dlrm_uniform")
+    d = json.loads(out)["bags"]
+    assert code == 0 and d["bag_size"] == "dlrm_uniform" and d["bag_dedup"] is False
+    assert d["expected_draws_mean"] == pytest.approx(40 + 1 / 160)
+    assert d["min"] >= 1 and d["max"] <= 80 and abs(d["mean"] - 40) < 3
+    code, out, _ = run_cli(capsys, "workload", "rm1", "--json", "--batches", "1", "--row-scale", "0.001",
+                           "--set", "batch_size=8")
+    d = json.loads(out)["bags"]
+    assert (d["mean"], d["min"], d["max"], d["expected_draws_mean"]) == (80, 80, 80, 80)
+
+
+def _stream(reading, n=4, seed=2, **over):
+    w = load_workload("rm1", {"batch_size": 64, **over, **reading})
+    return w, list(batches(w, seed=seed, n=n, row_scale=0.001, dense=False))
+
+
+def test_dlrm_uniform_bags_follow_the_benchmarks_sizes():
+    w, bs = _stream({"bag_size": "dlrm_uniform"}, n=40)
+    sizes = np.concatenate([b.bag_sizes.ravel() for b in bs])
+    assert sizes.min() >= 1 and sizes.max() <= 80
+    s, p = w.bag_draws_pmf(15625)
+    assert p.sum() == pytest.approx(1.0) and float(s @ p) == pytest.approx(80 / 2 + 1 / 160)
+    freq = np.bincount(sizes, minlength=81)[1:] / sizes.size  # 51,200 bags
+    assert freq[0] == pytest.approx(1.5 / 80, abs=0.003) and freq[-1] == pytest.approx(0.5 / 80, abs=0.002)
+    assert np.abs(freq[1:-1] - 1 / 80).max() < 0.004
+    for b in bs:  # offsets describe the bags: every table's add up to its lookups
+        assert (b.offsets[:, -1] == np.diff(b.table_starts)).all() and b.indices.size == b.table_starts[-1]
+    # a table smaller than L bounds its bags by its rows (min(rows, L))
+    small, bs = _stream({"bag_size": "dlrm_uniform"}, n=2, rows_per_table=5000)
+    assert max(int(b.bag_sizes.max()) for b in bs) <= 5  # 5000 rows at row_scale 0.001: 5 rows
+    assert small.mean_bag_draws(0.001) == pytest.approx(5 / 2 + 1 / 10)
+
+
+def test_dedup_keeps_each_bags_distinct_rows_and_the_batchs_rows():
+    for size in ("fixed", "dlrm_uniform"):
+        _, plain = _stream({"bag_size": size})
+        _, dedup = _stream({"bag_size": size, "bag_dedup": True})
+        for a, b in zip(plain, dedup, strict=True):
+            for t in range(a.tables):
+                for s in range(a.batch_size):
+                    np.testing.assert_array_equal(b.bag(t, s), np.unique(a.bag(t, s)))
+        assert sum(b.indices.size for b in dedup) < sum(a.indices.size for a in plain)
+
+
+def test_fixed_bags_draw_the_stream_the_dedup_and_size_readings_select_from():
+    # fixed without dedup is the original stream; the dedup reading looks up each bag's distinct rows
+    # of the very same draws, batch after batch (the reuse copies the draws, not what was kept)
+    _, plain = _stream({})
+    _, dedup = _stream({"bag_dedup": True})
+    for a, b in zip(plain, dedup, strict=True):
+        np.testing.assert_array_equal(np.unique(a.indices), np.unique(b.indices))
+
+
+@pytest.mark.parametrize("reading", [{"bag_size": "dlrm_uniform"}, {"bag_dedup": True}])
+def test_bag_readings_keep_consecutive_reuse(reading):
+    w, bs = _stream(reading, n=3, seed=5)
+    layout = TableLayout.from_workload(w, 0.001)
+    prev = None
+    for b in bs:
+        prev = analyze_batch(b.indices, layout, prev, table_starts=b.table_starts)
+    _, base = _stream({}, n=3, seed=5)
+    prev0 = None
+    for b in base:
+        prev0 = analyze_batch(b.indices.reshape(w.tables, -1), layout, prev0)
+    assert prev.reuse_prev_fraction == pytest.approx(prev0.reuse_prev_fraction, abs=0.05)
+
+
+def test_mean_table_power_is_the_expectation_over_the_bag_sizes():
+    q = 0.75
+    fixed = load_workload("rm1")
+    assert fixed.mean_table_power(q) == pytest.approx(q ** 80, rel=1e-12)
+    w = load_workload("rm1", {"bag_size": "dlrm_uniform"})
+    r = (np.arange(2_000_000) + 0.5) / 2_000_000  # midpoint rule over r in [0, 1)
+    k = np.round(np.maximum(1.0, r * 80))
+    assert w.mean_table_power(q) == pytest.approx(float(np.mean(q ** k)), rel=1e-5)
+    four = load_workload("rm4", {"bag_size": "dlrm_uniform"})
+    assert four.mean_table_power(q) == pytest.approx(q)  # L = 1: one draw, whatever the rows
+
+
 def test_generator_is_reproducible_streaming_and_scalable():
     w = load_workload("rm1", {"batch_size": 64})
     a = [b.indices for b in batches(w, seed=5, n=3, row_scale=0.001)]
@@ -132,15 +226,16 @@ def test_generator_is_reproducible_streaming_and_scalable():
         np.testing.assert_array_equal(x, y)
     assert not np.array_equal(a[0], c)
     rows = w.rows_per_table_scaled(0.001)
-    assert rows[0] == 15625 and a[0].max() < 15625 and a[0].shape == (20, 64 * 80)
+    assert rows[0] == 15625 and a[0].max() < 15625 and a[0].shape == (20 * 64 * 80,)
     batch = next(iter(batches(w, seed=5, n=1)))
     assert batch.dense.shape == (64, 13) and batch.dense.dtype == np.float32
-    np.testing.assert_array_equal(batch.bag(2, 3), batch.indices[2, batch.offsets[3]:batch.offsets[4]])
+    np.testing.assert_array_equal(batch.bag(2, 3), batch.indices[2 * 64 * 80 + 3 * 80:2 * 64 * 80 + 4 * 80])
+    assert (batch.bag_sizes == 80).all()
     # reuse and skew survive scaling (the shape of the distribution is kept)
     layout = TableLayout.from_workload(w, 0.01)
     prev = None
     for batch in batches(w, seed=5, n=3, row_scale=0.01):
-        prev = analyze_batch(batch.indices, layout, prev)
+        prev = analyze_batch(batch.indices, layout, prev, table_starts=batch.table_starts)
     assert 0.7 < prev.reuse_prev_fraction < 0.95
 
 
@@ -156,7 +251,7 @@ layout = TableLayout.from_workload(w)
 before = hwm_KiB()
 prev = None
 for b in batches(w, seed=0, n=20):
-    prev = analyze_batch(b.indices, layout, prev, controllers=4, interleave_B=4096)
+    prev = analyze_batch(b.indices, layout, prev, controllers=4, interleave_B=4096, table_starts=b.table_starts)
 print(before, hwm_KiB())
 """
 

@@ -6,8 +6,11 @@
   cxlsim workload rm1 --set batch_size=256 --set reuse_prev_fraction=0.5
   cxlsim workload --config my-model.yaml
 
-Per batch: `indices` (lookups, all tables), `unique_rows` (distinct (table, row) pairs) and
-`reuse_prev_fraction` (share of those pairs the previous batch also touched; 0.0 for the first).
+Per batch: `indices` (lookups, all tables), `unique_rows` (distinct (table, row) pairs),
+`reuse_prev_fraction` (share of those pairs the previous batch also touched; 0.0 for the first) and
+the lookups per bag (`bag_mean`, `bag_min`, `bag_max`); `bags` gives them over all the batches
+generated, beside the reading (`bag_size`, `bag_dedup`) and the mean draws per bag it implies
+before de-duplication (`expected_draws_mean`; docs/workloads.md).
 The generator knob of the same name (under "generator") is the fraction of lookup positions copied
 from the previous batch.
 """
@@ -64,10 +67,18 @@ def describe(w, n_batches: int, seed: int, row_scale: float = 1.0) -> dict[str, 
     layout = TableLayout.from_workload(w, row_scale)
     per_batch = []
     prev = None
+    bag_total = bag_count = 0
+    bag_min, bag_max = None, None
     for batch in batches(w, seed, n_batches, row_scale, dense=False):
-        prev = analyze_batch(batch.indices, layout, prev)
+        prev = analyze_batch(batch.indices, layout, prev, table_starts=batch.table_starts)
+        sizes = batch.bag_sizes
+        lo, hi = int(sizes.min()), int(sizes.max())
+        bag_total, bag_count = bag_total + int(sizes.sum()), bag_count + sizes.size
+        bag_min = lo if bag_min is None else min(bag_min, lo)
+        bag_max = hi if bag_max is None else max(bag_max, hi)
         per_batch.append({"indices": prev.n_indices, "unique_rows": prev.n_unique,
-                          "reuse_prev_fraction": round(prev.reuse_prev_fraction, 6)})
+                          "reuse_prev_fraction": round(prev.reuse_prev_fraction, 6),
+                          "bag_mean": round(float(sizes.mean()), 6), "bag_min": lo, "bag_max": hi})
     return {
         "workload": w.name,
         "batch_size": p.batch_size,
@@ -86,6 +97,10 @@ def describe(w, n_batches: int, seed: int, row_scale: float = 1.0) -> dict[str, 
         "generator": {"seed": seed, "row_scale": row_scale, "popularity_exponent": p.popularity_exponent,
                       "reuse_prev_fraction": p.reuse_prev_fraction},
         "file": w.path,
+        "bags": {"bag_size": p.bag_size, "bag_dedup": p.bag_dedup,
+                 "expected_draws_mean": round(w.mean_bag_draws(row_scale), 6),
+                 "mean": round(bag_total / bag_count, 6) if bag_count else None, "min": bag_min, "max": bag_max},
+        "mlp_param_width": p.mlp_param_width,
     }
 
 
@@ -106,8 +121,12 @@ def render(d: dict[str, Any]) -> str:
         ["interaction_width", d["interaction_width"]],
         ["popularity_exponent", g["popularity_exponent"]],
         ["reuse knob (positions copied)", g["reuse_prev_fraction"]],
+        ["bag_size", f"{d['bags']['bag_size']}, dedup {str(d['bags']['bag_dedup']).lower()} "
+                     f"(draws per bag, expected: {d['bags']['expected_draws_mean']:g})"],
+        ["mlp_param_width", d["mlp_param_width"]],
     ], title=f"{d['workload']}: {d['description']}")
-    batches = format_table(["batch", "indices", "unique_rows", "reuse_prev_fraction"], [
-        [i, b["indices"], b["unique_rows"], round(b["reuse_prev_fraction"], 4)] for i, b in enumerate(d["per_batch"])
+    batches = format_table(["batch", "indices", "unique_rows", "reuse_prev_fraction", "bag mean", "bag min", "bag max"], [
+        [i, b["indices"], b["unique_rows"], round(b["reuse_prev_fraction"], 4), round(b["bag_mean"], 3), b["bag_min"],
+         b["bag_max"]] for i, b in enumerate(d["per_batch"])
     ], title=f"\ninput batches (seed {g['seed']}, row_scale {g['row_scale']}):")
     return head + "\n" + batches

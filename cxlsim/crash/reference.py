@@ -77,7 +77,7 @@ def train_step(table: np.ndarray, mlp: np.ndarray, batch: Batch, layout: TableLa
     for t in range(p_tables):
         lo = int(layout.row_base[t])
         w = table[lo:lo + int(layout.rows[t])]
-        local, deltas = embedding_sgd_update(w, batch.indices[t], batch.offsets, grads[t], lr)
+        local, deltas = embedding_sgd_update(w, batch.table(t), batch.offsets[t], grads[t], lr)
         per_table.append((local, deltas))
         rows.append(local + lo)
     g = sources.mlp_grads(seed, batch.number, mlp.size)
@@ -172,8 +172,9 @@ def _relaxed_error(b: Batch, layout: TableLayout, before_prev: np.ndarray, after
     err = 0.0
     for t in range(b.tables):
         lo, hi = int(layout.row_base[t]), int(layout.row_base[t] + layout.rows[t])
-        relaxed = embedding_bag_sum(before_prev[lo:hi], b.indices[t], b.offsets)
-        corrected = relaxed_correction(relaxed, b.indices[t], b.offsets, prev[t][0], prev[t][1])
-        dependent = embedding_bag_sum(after_prev[lo:hi], b.indices[t], b.offsets)
+        idx, off = b.table(t), b.offsets[t]
+        relaxed = embedding_bag_sum(before_prev[lo:hi], idx, off)
+        corrected = relaxed_correction(relaxed, idx, off, prev[t][0], prev[t][1])
+        dependent = embedding_bag_sum(after_prev[lo:hi], idx, off)
         err = max(err, float(np.max(np.abs(corrected - dependent))) if corrected.size else 0.0)
     return err

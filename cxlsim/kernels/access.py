@@ -1,6 +1,7 @@
 """Per-batch access analysis: what a batch's sparse indices touch in the data region.
 
-Inputs are plain arrays: a batch's local row indices ``(tables, lookups)`` and each table's first
+Inputs are plain arrays: a batch's local row indices (``(tables, lookups)``, or one table-major array with
+each table's start: :func:`unique_table_rows_into`) and each table's first
 global row id (``row_base``, ascending; see :class:`cxlsim.workloads.layout.TableLayout`). A global
 row ``g`` occupies bytes ``[base_B + g*row_B, base_B + (g+1)*row_B)``; a *line* is the aligned
 ``line_B``-byte block (the PMEM XPLine, 256 B) with id ``address // line_B``; line ``l`` belongs to
@@ -111,12 +112,17 @@ def distinct_counts_split(
 
 
 @njit(cache=True)
-def unique_global_rows_into(
-    indices: np.ndarray, row_base: np.ndarray, rows_out: np.ndarray, counts_out: np.ndarray
+def unique_table_rows_into(
+    indices: np.ndarray, starts: np.ndarray, row_base: np.ndarray, rows_out: np.ndarray, counts_out: np.ndarray
 ) -> int:
-    """:func:`unique_global_rows` into caller-allocated outputs (``indices.size`` each); returns
+    """Ascending distinct global rows of a batch held table-major in one array (table ``t``'s
+    lookups are ``indices[starts[t]:starts[t + 1]]``, tables of any lengths: bags of variable
+    size) and their multiplicity, into caller-allocated outputs (``indices.size`` each); returns
     how many rows were written."""
-    tables, m = indices.shape
+    tables = starts.size - 1
+    m = 0
+    for t in range(tables):
+        m = max(m, starts[t + 1] - starts[t])
     start = np.empty(MAX_BUCKETS_PER_KEY * m + 2, np.int64)
     cursor = np.empty_like(start)
     low = np.empty(m, np.uint16)
@@ -124,7 +130,9 @@ def unique_global_rows_into(
     bitmap = np.zeros(BUCKET_KEYS // WORD_BITS, np.int64)
     k = 0
     for t in range(tables):
-        keys = indices[t]
+        keys = indices[starts[t] : starts[t + 1]]
+        if keys.size == 0:
+            continue
         high_bits = bucket_bits(keys)
         if high_bits >= 0:
             n = distinct_counts_split(keys, high_bits, start, cursor, low, counter, bitmap, rows_out[k:], counts_out[k:])
@@ -138,6 +146,18 @@ def unique_global_rows_into(
             rows_out[i] += base
         k += n
     return k
+
+
+@njit(cache=True)
+def unique_global_rows_into(
+    indices: np.ndarray, row_base: np.ndarray, rows_out: np.ndarray, counts_out: np.ndarray
+) -> int:
+    """:func:`unique_global_rows` into caller-allocated outputs (``indices.size`` each); returns
+    how many rows were written (:func:`unique_table_rows_into` over equal-length tables)."""
+    tables, m = indices.shape
+    starts = np.arange(tables + 1) * m
+    return unique_table_rows_into(np.ascontiguousarray(indices).reshape(indices.size), starts, row_base,
+                                  rows_out, counts_out)
 
 
 @njit(cache=True)
@@ -302,6 +322,13 @@ def controller_histograms(
 def unique_global_rows_ref(indices: np.ndarray, row_base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Numpy reference of :func:`unique_global_rows`."""
     g = (indices + row_base[:, None]).ravel()
+    u, c = np.unique(g, return_counts=True)
+    return u.astype(np.int64), c.astype(np.int64)
+
+
+def unique_table_rows_ref(indices: np.ndarray, starts: np.ndarray, row_base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Numpy reference of :func:`unique_table_rows_into` (its outputs trimmed)."""
+    g = indices + np.repeat(row_base, np.diff(starts))
     u, c = np.unique(g, return_counts=True)
     return u.astype(np.int64), c.astype(np.int64)
 

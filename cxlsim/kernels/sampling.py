@@ -94,23 +94,25 @@ def draw_table(
 ) -> np.ndarray:
     """One table's row indices for one batch.
 
-    Position ``i`` copies ``prev[i]`` when ``v[i] < copy_fraction`` (``prev`` empty: never);
-    otherwise it draws a fresh row from the rescaled uniform ``(v[i] - c) / (1 - c)``.
+    Position ``i`` with a previous row (``i < prev.size``) copies ``prev[i]`` when ``v[i] <
+    copy_fraction = c``, else draws a fresh row from the rescaled uniform ``(v[i] - c) / (1 - c)``;
+    a position without one (``prev`` empty, or shorter than this batch: variable bags) draws from
+    ``v[i]``.
     """
     m = v.size
     out = np.empty(m, np.int64)
-    has_prev = prev.size == m and copy_fraction > 0.0
-    c = copy_fraction if has_prev else 0.0
+    k = min(prev.size, m) if copy_fraction > 0.0 else 0
+    c = copy_fraction
     scale = 1.0 / (1.0 - c) if c < 1.0 else 0.0
     fresh_pos = np.empty(m, np.int64)
     fresh_u = np.empty(m, np.float64)
     nf = 0
     for i in range(m):
-        if has_prev and v[i] < c:
+        if i < k and v[i] < c:
             out[i] = prev[i]
         else:
             fresh_pos[nf] = i
-            fresh_u[nf] = (v[i] - c) * scale
+            fresh_u[nf] = (v[i] - c) * scale if i < k else v[i]
             nf += 1
     rows = feistel_permute(power_law_ranks(fresh_u[:nf], n, exponent), n, key)
     for j in range(nf):

@@ -21,6 +21,12 @@ with ``G``:
   exact (binomial); only the tail's draws cost work, about ``(1 − F(K))`` of the fresh draws.
 * Lookups keep the system's order (table-major, then sample-major positions), so the engine sees
   the device's accesses in the order full detail gives it.
+* Bag readings (``bag_size: dlrm_uniform``, ``bag_dedup``; :mod:`cxlsim.workloads.generator`): the
+  batch's ``G · batch_size`` bag sizes are drawn per table (the one cost here that grows with
+  ``G``, under these readings only), so the positions number ``N_n``, their sum, and change from
+  batch to batch: held positions past ``N_n`` are gone, positions past ``N_{n−1}`` draw fresh, and
+  with ``bag_dedup`` the device's rows of a bag are its distinct ones, ascending (the positions stay
+  as drawn, as the generator's do).
 
 :func:`busiest_device` picks the system device with the most expected lookups (the one a lock-step
 batch waits for): head masses exact, each tail's mass counted in proportion to the device's tail
@@ -39,7 +45,7 @@ from cxlsim.rng import keyed_stream
 from cxlsim.systems.streams import BatchStreams
 from cxlsim.systems.topology import Placement
 from cxlsim.workloads.catalog import Workload
-from cxlsim.workloads.generator import table_keys
+from cxlsim.workloads.generator import dedup_bags, dlrm_bag_sizes, table_keys
 from cxlsim.workloads.layout import TableLayout
 
 #: Ranks enumerated exactly per table (the head); the rest are drawn by rejection.
@@ -115,12 +121,27 @@ def busiest_device(heads: list[_Head], placement: Placement) -> int:
     return int(np.argmax(load))
 
 
+class _Bags:
+    """The bag reading of a device's streams: ``samples`` bags per table and batch, each drawing
+    ``lookups`` positions (``fixed``) or :func:`~cxlsim.workloads.generator.dlrm_bag_sizes`'s."""
+
+    def __init__(self, samples: int, lookups: int, dlrm: bool, dedup: bool) -> None:
+        self.samples, self.lookups, self.dlrm, self.dedup = samples, lookups, dlrm, dedup
+
+    def sizes(self, rng: np.random.Generator, rows: int) -> np.ndarray:
+        if self.dlrm:
+            return dlrm_bag_sizes(rng.random(self.samples), rows, self.lookups)
+        return np.full(self.samples, self.lookups, np.int64)
+
+
 class _TableStream:
     """One table's lookups on one device, batch after batch (module docstring)."""
 
-    def __init__(self, h: _Head, lo: int, hi: int, positions: int, reuse: float) -> None:
+    def __init__(self, h: _Head, lo: int, hi: int, positions: int, reuse: float, bags: _Bags | None = None) -> None:
         self.n, self.lo, self.hi, self.N = h.n, lo, hi, positions
         self.exponent, self.key, self.reuse = h.exponent, h.key, reuse
+        self.bags = bags
+        self.N_prev = 0  # positions of the previous batch (bag readings)
         self.pos = np.empty(0, np.int64)  # positions on the device, ascending
         self.rows = np.empty(0, np.int64)
         if hi > lo:
@@ -147,10 +168,12 @@ class _TableStream:
         rows = np.concatenate(out)
         return rows[rng.permutation(rows.size)]
 
-    def _free_positions(self, rng: np.random.Generator, count: int, taken: np.ndarray) -> np.ndarray:
-        """``count`` distinct positions drawn uniformly outside ``taken`` (ascending): distinct
-        ranks among the ``N − |taken|`` free positions, each mapped to its free position."""
-        free = self.N - taken.size
+    def _free_positions(self, rng: np.random.Generator, count: int, taken: np.ndarray,
+                        total: int | None = None) -> np.ndarray:
+        """``count`` distinct positions drawn uniformly outside ``taken`` (ascending) in
+        ``[0, total)`` (default ``N``): distinct ranks among the ``total − |taken|`` free
+        positions, each mapped to its free position."""
+        free = (self.N if total is None else total) - taken.size
         got = np.empty(0, np.int64)
         while got.size < count:
             need = count - got.size
@@ -163,6 +186,8 @@ class _TableStream:
 
     def next(self, rng: np.random.Generator, first: bool) -> np.ndarray:
         """The next batch's rows on the device, in position order."""
+        if self.bags is not None:
+            return self._next_bags(rng, first)
         if self.hi <= self.lo:
             return self.rows
         c = 0.0 if first else self.reuse
@@ -186,6 +211,40 @@ class _TableStream:
         order = np.argsort(pos, kind="stable")
         self.pos, self.rows = pos[order], rows[order]
         return self.rows
+
+    def _next_bags(self, rng: np.random.Generator, first: bool) -> np.ndarray:
+        """:meth:`next` under a bag reading (module docstring): this batch's ``N`` is its bags'
+        sum; only positions the previous batch had may copy."""
+        sizes = self.bags.sizes(rng, self.n)
+        if self.hi <= self.lo:
+            return self.rows
+        N, c = int(sizes.sum()), 0.0 if first else self.reuse
+        K = 0 if first else min(self.N_prev, N)  # positions that may copy
+        alive = self.pos < K
+        pos, rows = self.pos[alive], self.rows[alive]
+        if pos.size:
+            redraw = rng.random(pos.size) >= c
+            fresh = self._fresh_each(rng, int(redraw.sum()))
+            stay = fresh >= 0
+            rows = rows.copy()
+            idx = np.flatnonzero(redraw)
+            rows[idx[stay]] = fresh[stay]
+            keep = ~redraw
+            keep[idx[stay]] = True
+            pos, rows = pos[keep], rows[keep]
+        inner = self._fresh(rng, int(rng.binomial(K - int(alive.sum()), 1.0 - c)) if K else 0)
+        inner_pos = self._free_positions(rng, inner.size, self.pos[alive], K)
+        outer = self._fresh(rng, N - K)
+        outer_pos = K + self._free_positions(rng, outer.size, np.empty(0, np.int64), N - K)
+        pos = np.concatenate([pos, inner_pos, outer_pos])
+        rows = np.concatenate([rows, inner, outer])
+        order = np.argsort(pos, kind="stable")
+        self.pos, self.rows, self.N_prev = pos[order], rows[order], N
+        if not self.bags.dedup:
+            return self.rows
+        bag = np.searchsorted(np.cumsum(sizes), self.pos, side="right")
+        held = np.bincount(bag, minlength=sizes.size)
+        return dedup_bags(self.rows, held)[0]
 
     def _fresh_each(self, rng: np.random.Generator, draws: int) -> np.ndarray:
         """Per draw: its row if it lands on the device, else −1 (exchangeable draws)."""
@@ -215,7 +274,9 @@ class DeviceStreams:
         hs = table_heads if table_heads is not None else heads(workload, layout, seed)
         positions = gpus * p.batch_size * p.lookups_per_table
         rng = keyed_stream(seed, STREAM_DEVICE, device)
-        tables = [_TableStream(hs[t], lo, hi, positions, float(p.reuse_prev_fraction))
+        bags = None if p.bag_size == "fixed" and not p.bag_dedup else _Bags(
+            gpus * p.batch_size, p.lookups_per_table, p.bag_size == "dlrm_uniform", bool(p.bag_dedup))
+        tables = [_TableStream(hs[t], lo, hi, positions, float(p.reuse_prev_fraction), bags)
                   for t, (lo, hi) in enumerate(_ranges(layout, placement, device))]
         self._batches: list[BatchStreams] = []
         prev_unique = np.empty(0, np.int64)

@@ -205,7 +205,8 @@ class TrainingMachine:
         self.row_B = w.row_B
         mp = w.mlp_params
         self.mlp_params = mp["bottom"] + mp["top"]
-        self.mlp_B = self.mlp_params * FP32_B
+        self.mlp_B = self.mlp_params * w.mlp_param_B  # as the checkpoint pulls and logs them (mlp_param_width)
+        self.mlp_grad_B = self.mlp_params * FP32_B  # the gradients all-reduced: training is fp32 (docs/workloads.md)
         self.pooled_B = self.B * self.T * self.dim * FP32_B
 
         self.gpu = devices["gpu"]
@@ -601,14 +602,18 @@ class TrainingMachine:
     def _transfer_tables(self, m: int) -> float:
         """Pooled vectors per sample device ``m`` sends each GPU (in the full system, when reduced):
         one per table it holds whole; row-sharded, one per table whose bag has a row on it, in
-        expectation ``T (1 − (1 − 1/M)^L)`` for bags of ``L`` lookups (rows are scattered over the
-        devices by the inputs' bijection; named approximation: lookups independent and uniform
-        over the devices; a bag with no row on a device gives no partial sum to send)."""
+        expectation ``T (1 − E[(1 − 1/M)^K])`` over the bag's draws ``K`` (``(1 − 1/M)^L`` for fixed
+        bags of ``L``; :meth:`~cxlsim.workloads.catalog.Workload.bag_draws_pmf`), rows scattered
+        over the devices by the inputs' bijection; named approximation: draws independent and
+        uniform over the devices; a bag with no row on a device gives no partial sum to send. A
+        bag's de-duplication drops only rows it already has, so it leaves the event unchanged."""
         tables = self.reduction.tables_per_mem if self.reduction else self.sides[m].tables_count
         M = self.system_mems
         if self.placement is None and self.reduction is None or self.cfg.topology.tables_policy != "row_sharded" or M == 1:
             return float(tables)
-        return tables * (1.0 - (1.0 - 1.0 / M) ** self.workload.params.lookups_per_table)
+        if self.workload.params.bag_size == "fixed":
+            return tables * (1.0 - (1.0 - 1.0 / M) ** self.workload.params.lookups_per_table)
+        return tables * (1.0 - self.workload.mean_table_power(1.0 - 1.0 / M))
 
     def _move(self, nbytes: float, t: float, src, dst) -> OpOutcome:
         if self.reduction is not None:
@@ -669,7 +674,7 @@ class TrainingMachine:
         (reduce-scatter, then all-gather), each step's additions streamed by the receiving GPU. A
         reduced run charges the ledger the ring edges leaving its GPUs."""
         G = self.system_gpus
-        shard_B = self.mlp_B / G
+        shard_B = self.mlp_grad_B / G
         steps = 2 * (G - 1)
         add_ns = 3 * shard_B / (self.gpu.params.mem_bw_GBps * self.gpu.params.mem_bw_efficiency_fraction)
         edges = group_ring_edges(self.reduction) if self.reduction else self.ring()

@@ -5,7 +5,7 @@ Contract: :func:`provision` ``(devices, workload)`` maps every memory role of a 
 of that role's model, whose ``modules`` is the larger of the configured count (the timing model's
 interleaving) and the count its data needs at the model's ``capacity_GB``. What each role holds:
 
-* the role holding the tables: all embedding tables at full size plus the MLP parameters (fp32),
+* the role holding the tables: all embedding tables at full size plus the MLP parameters (``mlp_param_width``),
   plus the checkpoint area when the checkpoint lives there;
 * a separate checkpoint role: the checkpoint area (the persistence scheme's
   ``checkpoint_role`` and ``checkpoint_B``, :mod:`cxlsim.systems.axes`);
@@ -14,7 +14,7 @@ interleaving) and the count its data needs at the model's ``capacity_GB``. What 
   implicit ``host_memory`` pool of the graph's host-memory module (every host has DRAM even where a
   config names none).
 
-The redo and undo schemes' checkpoint area (:func:`checkpoint_B`) is two batches' worth of logged rows (every lookup a distinct row: the undo log's
+The redo and undo schemes' checkpoint area (:func:`checkpoint_B`) is two batches' worth of logged rows (every lookup a distinct row, every bag its most: the undo log's
 two slots, or a redo record kept until the next is complete) plus one copy of the MLP parameters.
 Capacities are decimal (1 GB = 1e9 B), as module capacities are quoted.
 """
@@ -28,7 +28,7 @@ from typing import Any
 from cxlsim.config.bounds import MAX_MODULES_PER_ROLE, check_bound
 from cxlsim.systems import axes
 from cxlsim.systems.graph import DeviceGraph
-from cxlsim.units import FP32_B, GB
+from cxlsim.units import GB
 from cxlsim.workloads.catalog import Workload
 
 #: Name of the implicit host-DRAM pool of systems whose config has no DRAM role.
@@ -67,17 +67,18 @@ class ModulePool:
 
 
 def model_B(workload: Workload) -> float:
-    """Bytes of the whole model: embedding tables at full size plus MLP parameters (fp32)."""
+    """Bytes of the whole model: embedding tables at full size plus MLP parameters (at
+    ``mlp_param_width``)."""
     mlp = workload.mlp_params
-    return float(workload.embedding_bytes + (mlp["bottom"] + mlp["top"]) * FP32_B)
+    return float(workload.embedding_bytes + (mlp["bottom"] + mlp["top"]) * workload.mlp_param_B)
 
 
 def checkpoint_B(workload: Workload) -> float:
     """Bytes of the checkpoint area (module docstring)."""
     w = workload.params
     mlp = workload.mlp_params
-    rows_B = w.batch_size * w.tables * w.lookups_per_table * workload.row_B
-    return float(2 * rows_B + (mlp["bottom"] + mlp["top"]) * FP32_B)
+    rows_B = w.batch_size * w.tables * w.lookups_per_table * workload.row_B  # bags of at most L
+    return float(2 * rows_B + (mlp["bottom"] + mlp["top"]) * workload.mlp_param_B)
 
 
 def per_device_roles(devices: DeviceGraph) -> set[str]:

@@ -88,12 +88,13 @@ class StreamSet:
         want = self.n if n is None else min(n, self.n)
         while len(self._batches) < want:
             b = next(self._source)
-            rows = np.empty(b.indices.shape, self.row_dtype)
-            np.add(b.indices, self.layout.row_base[:, None], out=rows, casting="unsafe")  # ids fit: row_dtype
-            acc = analyze_batch(b.indices, self.layout, self._prev)
+            rows = np.empty(b.indices.size, self.row_dtype)
+            for t, (lo, hi) in enumerate(zip(b.table_starts[:-1].tolist(), b.table_starts[1:].tolist(), strict=True)):
+                np.add(b.indices[lo:hi], self.layout.row_base[t], out=rows[lo:hi], casting="unsafe")  # ids fit
+            acc = analyze_batch(b.indices, self.layout, self._prev, table_starts=b.table_starts)
             cdt = count_dtype(b.indices.size)
             # compact copies: the analysis's outputs are views of lookup-sized int64 buffers
-            self._batches.append(BatchStreams(b.number, rows.ravel(), acc.unique_rows.astype(self.row_dtype),
+            self._batches.append(BatchStreams(b.number, rows, acc.unique_rows.astype(self.row_dtype),
                                               acc.counts.astype(cdt), int(acc.shared_prev.sum()),
                                               int(acc.counts[acc.shared_prev].sum()), acc.shared_prev))
             self._prev = acc

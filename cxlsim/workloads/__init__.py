@@ -7,7 +7,8 @@ Python API::
     layout = TableLayout.from_workload(w)
     prev = None
     for batch in batches(w, seed=1, n=20):
-        prev = analyze_batch(batch.indices, layout, prev, line_B=256, controllers=4, interleave_B=4096)
+        prev = analyze_batch(batch.indices, layout, prev, line_B=256, controllers=4, interleave_B=4096,
+                             table_starts=batch.table_starts)
 """
 
 from cxlsim.workloads.analysis import XPLINE_B, BatchAccess, analyze_batch

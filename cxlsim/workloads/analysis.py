@@ -1,7 +1,8 @@
 """Per-batch access analysis for the timing model: a thin wrapper over
 :mod:`cxlsim.kernels.access` that carries the previous batch's state.
 
-Contract: :func:`analyze_batch` takes a batch's ``(tables, lookups)`` local row indices, a
+Contract: :func:`analyze_batch` takes a batch's local row indices (``(tables, lookups)``, or one
+table-major array with ``table_starts`` for tables of any lengths: variable bags), a
 :class:`~cxlsim.workloads.layout.TableLayout`, the memory geometry (``line_B``, ``controllers``,
 ``interleave_B``) and the previous batch's :class:`BatchAccess` (or None), and returns this batch's
 :class:`BatchAccess`. Ids are global row ids (layout order) and absolute line ids
@@ -26,7 +27,7 @@ from cxlsim.kernels.access import (
     max_lines,
     member_sorted,
     member_sorted_into,
-    unique_global_rows_into,
+    unique_table_rows_into,
 )
 from cxlsim.workloads.layout import TableLayout
 
@@ -124,16 +125,23 @@ def analyze_batch(
     line_B: int = XPLINE_B,
     controllers: int = 1,
     interleave_B: int = XPLINE_B,
+    table_starts: np.ndarray | None = None,
 ) -> BatchAccess:
     """Analyse one batch (see the module contract). ``interleave_B`` must be a multiple of
     ``line_B`` so that each line maps to one controller."""
     if interleave_B % line_B:
         raise ValueError(f"interleave_B={interleave_B} is not a multiple of line_B={line_B}")
-    if indices.ndim != 2 or indices.shape[0] != layout.tables:
-        raise ValueError(f"indices must be (tables={layout.tables}, lookups), got {indices.shape}")
+    if table_starts is None:
+        if indices.ndim != 2 or indices.shape[0] != layout.tables:
+            raise ValueError(f"indices must be (tables={layout.tables}, lookups), got {indices.shape}")
+        table_starts = np.arange(layout.tables + 1, dtype=np.int64) * indices.shape[1]
+        indices = indices.reshape(-1)
+    elif indices.ndim != 1 or table_starts.size != layout.tables + 1 or table_starts[-1] != indices.size:
+        raise ValueError(f"indices must be one array of {layout.tables} tables' lookups with table_starts "
+                         f"(tables + 1) ending at its size; got {indices.shape} and {table_starts.size} starts")
     uniq = np.empty(indices.size, np.int64)  # numpy-allocated, as in LineView
     counts = np.empty(indices.size, np.int64)
-    n = unique_global_rows_into(indices, layout.row_base, uniq, counts)
+    n = unique_table_rows_into(indices, table_starts, layout.row_base, uniq, counts)
     uniq, counts = uniq[:n], counts[:n]
     shared = np.empty(n, np.bool_)
     if prev is not None:

@@ -23,13 +23,20 @@ from math import comb
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from cxlsim.config.bounds import MAX_RUN_LOOKUPS, MAX_TABLES, check_bound
 from cxlsim.config.catalog import catalog_file, catalog_roots
 from cxlsim.config.params import ParamSet, unknown_key_message
 from cxlsim.config.yamlio import check_version, read_yaml
 from cxlsim.errors import ConfigError
 from cxlsim.workloads.layout import ELEMENT_B
-from cxlsim.workloads.schema import CRITEO_KAGGLE_ROWS, WORKLOAD_SCHEMA, parse_widths
+from cxlsim.workloads.schema import (
+    CRITEO_KAGGLE_ROWS,
+    MLP_PARAM_WIDTHS,
+    WORKLOAD_SCHEMA,
+    parse_widths,
+)
 
 FILE_KEYS = {"version", "description", "source", "params"}
 
@@ -115,7 +122,41 @@ class Workload:
 
     @property
     def lookups_per_batch(self) -> int:
+        """The most lookups a batch makes (every bag ``lookups_per_table``): a bound for sizing."""
         return self.params.batch_size * self.params.tables * self.params.lookups_per_table
+
+    @property
+    def mlp_param_B(self) -> int:
+        """Bytes per MLP parameter as the checkpoint pulls and logs them (``mlp_param_width``)."""
+        return MLP_PARAM_WIDTHS[self.params.mlp_param_width]
+
+    def bag_draws_pmf(self, rows: int) -> tuple[np.ndarray, np.ndarray]:
+        """Distribution of the draws a bag of a ``rows``-row table makes, before any de-duplication:
+        ``(sizes, probabilities)``. ``fixed``: ``L`` always. ``dlrm_uniform``
+        (:func:`~cxlsim.workloads.generator.dlrm_bag_sizes`, ``x = min(rows, L)``): ``round(max(1,
+        r x))`` is 1 for ``r x < 1.5``, ``j`` for ``r x`` in ``[j − ½, j + ½)`` (``2 ≤ j < x``) and
+        ``x`` for ``[x − ½, x)``: probabilities ``1.5/x``, ``1/x`` and ``0.5/x`` (``x = 1``: 1 always);
+        the mean is ``x/2 + 1/(2x)``."""
+        L = self.params.lookups_per_table
+        if self.params.bag_size == "fixed":
+            return np.array([L], np.int64), np.array([1.0])
+        x = min(int(rows), L)
+        if x == 1:
+            return np.array([1], np.int64), np.array([1.0])
+        probs = np.full(x, 1.0 / x)
+        probs[0], probs[-1] = 1.5 / x, 0.5 / x
+        return np.arange(1, x + 1, dtype=np.int64), probs
+
+    def mean_bag_draws(self, row_scale: float = 1.0) -> float:
+        """Mean draws per bag over the tables (before de-duplication; :meth:`bag_draws_pmf`)."""
+        means = [float(s @ p) for s, p in map(self.bag_draws_pmf, self.rows_per_table_scaled(row_scale))]
+        return sum(means) / len(means)
+
+    def mean_table_power(self, q: float) -> float:
+        """``E[q^K]`` for a bag's draws ``K`` (:meth:`bag_draws_pmf`), averaged over the tables: the
+        probability that a bag misses a set each draw misses with probability ``q``."""
+        vals = [float(p @ q ** s.astype(np.float64)) for s, p in map(self.bag_draws_pmf, self.rows_per_table)]
+        return sum(vals) / len(vals)
 
 
 def workload_path(name: str) -> Path:

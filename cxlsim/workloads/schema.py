@@ -18,6 +18,13 @@ CRITEO_KAGGLE_ROWS: tuple[int, ...] = (
 )
 
 ROWS_PROFILES = ("uniform", "criteo-kaggle")
+#: How many lookups a bag (one sample's lookups in one table) makes (docs/workloads.md, "Readings the
+#: paper leaves open"): ``fixed``, every bag ``lookups_per_table``; ``dlrm_uniform``, the open-source
+#: DLRM benchmark's generator without ``--num-indices-per-lookup-fixed``: ``round(max(1, r·min(rows, L)))``
+#: with ``r`` uniform in [0, 1) (shared/reference/cxl-measurements.md §8).
+BAG_SIZES = ("fixed", "dlrm_uniform")
+#: Bytes per MLP parameter for each ``mlp_param_width``.
+MLP_PARAM_WIDTHS = {"fp32": 4, "fp16": 2}
 
 
 def parse_widths(text: str) -> tuple[int, ...] | None:
@@ -59,7 +66,8 @@ WORKLOAD_SCHEMA = Schema(
     (
         Param("batch_size", int, "samples per training batch", minimum=1),
         Param("tables", int, "embedding tables", minimum=1),
-        Param("lookups_per_table", int, "lookups per table per sample (fixed bag length)", minimum=1),
+        Param("lookups_per_table", int, "lookups per table per sample: every bag's (bag_size: fixed) or the most "
+              "a bag draws (bag_size: dlrm_uniform, DLRM's --num-indices-per-lookup)", minimum=1),
         Param("dim", int, "embedding dimension (fp32 elements per row)", minimum=1),
         Param("dense_features", int, "dense features per sample (bottom-MLP input)", minimum=1),
         Param("bottom_mlp", str, "bottom MLP layer widths, input first (Table 3 notation)"),
@@ -77,6 +85,14 @@ WORKLOAD_SCHEMA = Schema(
         Param("reuse_prev_fraction", float,
               "generator knob: fraction of lookup positions copied from the previous batch",
               default=0.0, minimum=0, maximum=1),
+        Param("bag_size", str, "lookups a bag draws: fixed (lookups_per_table each) or dlrm_uniform "
+              "(round(max(1, r min(rows, lookups_per_table))), r uniform in [0, 1): the DLRM benchmark's default)",
+              default="fixed", choices=BAG_SIZES),
+        Param("bag_dedup", bool, "a bag keeps only its distinct rows, ascending (the DLRM benchmark's np.unique)",
+              default=False),
+        Param("mlp_param_width", str, "width of the MLP parameters as the checkpoint pulls and logs them "
+              "(MLP log, redo record, checkpoint area); gradients and pooled vectors stay fp32",
+              default="fp32", choices=tuple(MLP_PARAM_WIDTHS)),
         Param("learning_rate", float, "SGD learning rate of the embedding update", default=0.1,
               minimum=0, exclusive_minimum=True),
     ),

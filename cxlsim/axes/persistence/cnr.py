@@ -134,11 +134,13 @@ class CheckNRun(Persistence):
 
     @classmethod
     def checkpoint_B(cls, workload, p) -> float:
-        """Two increment slots (k batches' rows, every lookup a distinct row) and the MLP."""
+        """Two increment slots (k batches' rows, every lookup a distinct row, bags of at most
+        ``lookups_per_table``) and the MLP."""
         w = workload.params
         rows = p.cnr_interval_batches * w.batch_size * w.tables * w.lookups_per_table
         mlp = workload.mlp_params
-        return float(2 * rows * quant_row_B(workload.row_B, p.cnr_quant_bits) + (mlp["bottom"] + mlp["top"]) * FP32_B)
+        return float(2 * rows * quant_row_B(workload.row_B, p.cnr_quant_bits)
+                     + (mlp["bottom"] + mlp["top"]) * workload.mlp_param_B)
 
     # -- dataflow -------------------------------------------------------------------------------
     @classmethod
