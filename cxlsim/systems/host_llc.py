@@ -15,8 +15,10 @@ of ``cache_line_B``: every shipped workload), a row's ``k = row_B / cache_line_B
 sibling sets at the same place (as consecutive lines go to consecutive sets of a slice, the set
 index being the address bits above the line offset), and the host always touches a row whole: the
 ``k`` sibling sets then see the same sequence of rows and hold the same rows in the same order, so
-the cache is kept once per row (keys: row ids; ``lines / k`` entries of ``ways``), with the same
-hits and evictions as a line-keyed cache with that placement at ``1/k`` of the kernel's work. A row
+the cache is kept once per row (keys: row ids; ``sets / k`` sets of ``ways`` rows), with the same
+hits and evictions as a line-keyed cache with that placement at ``1/k`` of the kernel's work (a
+cache of fewer sets than ``k``, or not a multiple of ``k``, holds a row's lines in one set:
+``ways / k`` rows a set). A row
 hits or misses whole, and its dirty lines are evicted together (one request of ``row_B``). Rows
 that share or straddle lines (``row_B`` not a multiple of the line) are kept per line (keys: line
 ids from the data region's first line, hashed onto sets); a row with a missing line is read from
@@ -63,12 +65,19 @@ class HostLlc:
         ways = int(p.llc_ways_count)
         #: rows of whole lines from a line boundary: a row's lines sit in sibling sets (module docstring),
         #: so the cache is kept per row, ``lines_per_row`` lines an entry
-        self.whole_lines = self.row_B % self.line_B == 0 and self.base_B % self.line_B == 0
-        self.lines_per_row = self.row_B // self.line_B if self.whole_lines else 0
+        k = self.row_B // self.line_B
+        line_sets = max(1, cpu.llc_lines // ways)
+        if line_sets % max(1, k) == 0:  # a row's k lines in k sibling sets
+            row_sets, row_ways = line_sets // max(1, k), ways
+        else:  # fewer sets than lines a row: a row's lines in one set, ways / k rows of them
+            row_sets, row_ways = line_sets, ways // max(1, k)
+        self.whole_lines = (self.row_B % self.line_B == 0 and self.base_B % self.line_B == 0 and row_ways > 0
+                            and (line_sets % k == 0 or ways % k == 0))
+        self.lines_per_row = k if self.whole_lines else 0
         self.base_line = self.base_B // self.line_B
         if self.whole_lines:
             last = (int(data_end_B) - self.base_B) // self.row_B - 1
-            entries = (cpu.llc_lines // ways // self.lines_per_row) * ways
+            entries, ways = row_sets * row_ways, row_ways
         else:
             last = (int(data_end_B) - 1) // self.line_B - self.base_line
             entries = cpu.llc_lines
