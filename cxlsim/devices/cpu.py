@@ -23,6 +23,11 @@ that many rows only when a row is one line; overlapped with its compute:
   (Little's law on the line-fill buffers), bandwidth = the media bytes that must be read /
   (read bandwidth × modules); ``bound_factor`` states the gap (random vs sequential latency, bank
   conflicts, the writes' media work in an update);
+* the last-level cache in front of the tables (``llc_capacity_B``, 0: none; ``llc_ways_count``,
+  lines of ``cache_line_B``): :attr:`CpuModel.llc_lines` and :meth:`CpuModel.llc_hit_ns`
+  ``(lines)`` (lines that hit, as a stream with :attr:`outstanding_count` in flight: max(Little's law
+  at ``llc_hit_latency_ns``, the bytes at ``llc_hit_bw_GBps``)); the cache's state and what goes
+  through it are the machine's (:mod:`cxlsim.systems.host_llc`);
 * host software costs follow from **instruction counts at the host's clock**: a call of kind
   ``k`` (:data:`SOFTWARE_CALLS`) executes ``<k>_instructions`` at ``software_ipc`` instructions
   per cycle, so :meth:`CpuModel.software_ns` ``(k, count=1)`` = ``count × <k>_instructions /
