@@ -151,8 +151,8 @@ def test_pmem_lookup_is_no_slower_with_the_llc_and_the_checkpoint_rereads_hit(mo
     seen = []
     orig = HostLlc.access
 
-    def spy(self, addr_B, write):
-        acc = orig(self, addr_B, write)
+    def spy(self, addr_B, write, rows=None):
+        acc = orig(self, addr_B, write, rows)
         seen.append((np.array(addr_B), write, acc))
         return acc
 

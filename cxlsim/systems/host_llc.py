@@ -95,14 +95,16 @@ class HostLlc:
         keys = np.repeat(first - starts, count) + np.arange(int(count.sum()))
         return keys - self.base_line, starts
 
-    def access(self, addr_B: np.ndarray, write: bool) -> LlcAccess:
-        """Touch the rows at ``addr_B`` (module docstring)."""
+    def access(self, addr_B: np.ndarray, write: bool, rows: np.ndarray | None = None) -> LlcAccess:
+        """Touch the rows at ``addr_B`` (module docstring); ``rows``: their row numbers, when the
+        caller has them (``addr_B = data_base_B + rows × row_B``), saves recomputing them."""
         addr_B = np.asarray(addr_B, np.int64)
         if addr_B.size == 0:
             empty = np.zeros(0, np.int64)
             return LlcAccess(np.zeros(0, bool), 0, 0, 0, empty, empty)
         if self.whole_lines:
-            hit, evicted = cache_access((addr_B - self.base_B) // self.row_B, write, *self.state)
+            keys = (addr_B - self.base_B) // self.row_B if rows is None else rows
+            hit, evicted = cache_access(keys, write, *self.state)
             k = self.lines_per_row
             hits = int(np.count_nonzero(hit)) * k
             wb_addr = self.base_B + evicted * self.row_B

@@ -538,7 +538,7 @@ class TrainingMachine:
         Charges the lines and hits to the batch's ledger (``lookup``: also as the lookup's)."""
         if self.llc is None:
             return rows, None, 0.0
-        acc = self.llc.access(self.rows_addr(rows), write)
+        acc = self.llc.access(self.rows_addr(rows), write, rows)
         led = self._ledger
         led.llc_lines += acc.lines
         led.llc_hits += acc.hit_lines
