@@ -47,7 +47,7 @@ def test_rows_of_whole_lines_equal_a_line_keyed_cache_with_sibling_sets(sets, wa
     for rows, write in calls:
         r = np.asarray(rows, np.int64)
         acc = llc.access(4096 + r * row_B, write)
-        for j, ref in enumerate(siblings):
+        for ref in siblings:
             hit, ev = cache_access_ref(r, write, *ref)  # the j-th lines, keyed by their row, in sibling sets
             np.testing.assert_array_equal(acc.row_hit, hit)
             np.testing.assert_array_equal(acc.wb_addr_B, 4096 + ev * row_B)
@@ -202,3 +202,13 @@ def test_the_vector_cache_sits_below_the_llc():
     led = r.machine.ledgers[1]
     assert 0 < led.llc_lookup_hits < led.llc_lookup_lines
     assert led.cache_lookups == (led.llc_lookup_lines - led.llc_lookup_hits) // 2  # 128 B rows: 2 lines each
+
+
+def test_the_llc_writes_back_into_the_vector_cache():
+    """ssd: the update's writes stay in the LLC (no host-DRAM write while everything fits); a tiny LLC
+    evicts them, dirty, into the vector cache: host-DRAM writes."""
+    tiny = [("devices.host_cpu.params.llc_capacity_B", 64 * 64), ("devices.host_cpu.params.llc_ways_count", 4)]
+    fits = cxlsim.simulate("ssd", workload="rm1", batches=2, warmup=1, workload_sets=SMALL, trace=False)
+    small = cxlsim.simulate("ssd", workload="rm1", batches=2, warmup=1, workload_sets=SMALL, trace=False, sets=tiny)
+    assert sum(a.media["host_dram"].media_write_B for a in fits.activity) == 0
+    assert sum(a.media["host_dram"].media_write_B for a in small.activity) > 0
