@@ -34,8 +34,8 @@ def _llc(capacity_lines: int, ways: int, row_B: int = 128, base_B: int = 0) -> H
 _calls = st.lists(st.tuples(st.lists(st.integers(0, 60), max_size=50), st.booleans()), min_size=1, max_size=6)
 
 
-@settings(max_examples=80, deadline=None)
-@given(sets=st.integers(1, 6), ways=st.integers(1, 6), lines_per_row=st.sampled_from([1, 2, 4]), calls=_calls)
+@settings(max_examples=25, deadline=None)
+@given(sets=st.integers(1, 6), ways=st.integers(1, 6), lines_per_row=st.sampled_from([1, 2, 3]), calls=_calls)
 def test_rows_of_whole_lines_equal_a_line_keyed_cache_with_sibling_sets(sets, ways, lines_per_row, calls):
     """The per-row cache is the line-keyed one whose line j of a row goes to sibling set j of the
     row's set: each sibling (a line-keyed reference of the same sets and ways over the rows' j-th
@@ -47,17 +47,18 @@ def test_rows_of_whole_lines_equal_a_line_keyed_cache_with_sibling_sets(sets, wa
     for rows, write in calls:
         r = np.asarray(rows, np.int64)
         acc = llc.access(4096 + r * row_B, write)
+        dense = llc.state[0].dense()
         for ref in siblings:
             hit, ev = cache_access_ref(r, write, *ref)  # the j-th lines, keyed by their row, in sibling sets
             np.testing.assert_array_equal(acc.row_hit, hit)
             np.testing.assert_array_equal(acc.wb_addr_B, 4096 + ev * row_B)
-            np.testing.assert_array_equal(llc.state[0].dense(), ref[0])
+            np.testing.assert_array_equal(dense, ref[0])
         assert acc.lines == r.size * lines_per_row and acc.hit_lines == acc.served_lines
         assert acc.hit_lines == lines_per_row * int(np.count_nonzero(acc.row_hit))
         assert (acc.wb_size_B == row_B).all()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(cap=st.integers(1, 24), ways=st.integers(1, 8), row_B=st.sampled_from([24, 40, 96]), calls=_calls)
 def test_rows_sharing_lines_are_kept_per_line(cap, ways, row_B, calls):
     """Rows that share or straddle lines: every line of every row, in order, through the line-keyed
