@@ -68,8 +68,10 @@ def test_relaxed_mlp_log_copies_only_inside_the_gpu_window():
 def test_result_json_contract():
     d = small("cxl").to_dict()
     for key in ("system", "workload", "batches", "batch_time_ms", "breakdown_ms", "raw_stall_ms",
-                "mlp_log_gap_batches", "throughput_samples_per_s", "config", "seed", "version", "git_revision"):
+                "mlp_log_gap_batches", "throughput_samples_per_s", "host_llc", "config", "seed", "version",
+                "git_revision"):
         assert key in d
+    assert d["host_llc"] is None  # the near-data logic runs the embeddings: no host LLC in front of tables
     assert set(d["batch_time_ms"]) == {"mean", "p50", "p99"}
     assert set(d["breakdown_ms"]) >= {"b_mlp", "t_mlp", "transfer", "embedding", "checkpoint"}
     assert d["config"]["warmup_batches"] == 1

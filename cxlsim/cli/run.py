@@ -73,6 +73,12 @@ def render(d: dict) -> str:
         f"  RAW stall    {d['raw_stall_ms']:.3f} ms per batch (in embedding)",
         f"  MLP log gap  {d['mlp_log_gap_batches']} batches",
     ]
+    llc = d.get("host_llc")
+    if llc and llc.get("hit_fraction") is not None:
+        look = llc.get("lookup_hit_fraction")
+        lines.append(f"  host LLC     {100 * llc['hit_fraction']:.1f}% of lines hit"
+                     + (f" ({100 * look:.1f}% of the lookup's)" if look is not None else "")
+                     + f", {llc['writeback_MB_per_batch']:.2f} MB written back per batch")
     dev = d.get("devices") or {}
     if dev and (dev.get("gpus", 1) > 1 or dev.get("cxl_mems", 1) > 1):
         mems = dev["cxl_mems"]

@@ -23,6 +23,11 @@ that many rows only when a row is one line; overlapped with its compute:
   (Little's law on the line-fill buffers), bandwidth = the media bytes that must be read /
   (read bandwidth × modules); ``bound_factor`` states the gap (random vs sequential latency, bank
   conflicts, the writes' media work in an update);
+* the last-level cache in front of the tables (``llc_capacity_B``, 0: none; ``llc_ways_count``,
+  lines of ``cache_line_B``): :attr:`CpuModel.llc_lines` and :meth:`CpuModel.llc_hit_ns`
+  ``(lines)`` (lines that hit, as a stream with :attr:`outstanding_count` in flight: max(Little's law
+  at ``llc_hit_latency_ns``, the bytes at ``llc_hit_bw_GBps``)); the cache's state and what goes
+  through it are the machine's (:mod:`cxlsim.systems.host_llc`);
 * host software costs follow from **instruction counts at the host's clock**: a call of kind
   ``k`` (:data:`SOFTWARE_CALLS`) executes ``<k>_instructions`` at ``software_ipc`` instructions
   per cycle, so :meth:`CpuModel.software_ns` ``(k, count=1)`` = ``count × <k>_instructions /
@@ -107,6 +112,14 @@ SCHEMA = Schema(
         Param("clock_GHz", float, "sustained core clock", minimum=0, exclusive_minimum=True),
         Param("cache_line_B", int, "cache line size; rows are fetched in whole lines", default=64, minimum=1),
         Param("line_fill_buffers_count", int, "outstanding L1D misses per core (memory-level parallelism)", minimum=1),
+        Param("llc_capacity_B", int, "bytes of the last-level cache in front of the host's table memory (a "
+              "set-associative, true-LRU, write-back write-allocate cache of cache_line_B lines); 0: none",
+              default=0, minimum=0),
+        Param("llc_ways_count", int, "ways of a set of the last-level cache", default=16, minimum=1),
+        Param("llc_hit_latency_ns", float, "load-to-use latency of a line that hits in the last-level cache",
+              default=0.0, minimum=0),
+        Param("llc_hit_bw_GBps", float, "bandwidth of lines served from the last-level cache to the cores, all "
+              "cores together", default=1.0, minimum=0, exclusive_minimum=True),
         Param("streaming_store_lines_count", int, "64 B lines one core keeps in flight with non-temporal (streaming) "
               "stores, each until the memory controller accepts it; 0 = as line_fill_buffers_count", default=0,
               minimum=0),
@@ -139,6 +152,8 @@ SCHEMA = Schema(
     checks=(
         lambda v: ("idle_power_W", "must be <= tdp_W") if v["idle_power_W"] > v["tdp_W"] else None,
         check_product_le(("cores_count", "line_fill_buffers_count"), MAX_OUTSTANDING_REQUESTS, "accesses one requester keeps in flight"),
+        lambda v: (("llc_capacity_B", "must be a whole number of sets (a multiple of cache_line_B x llc_ways_count)")
+                   if v["llc_capacity_B"] % (v["cache_line_B"] * v["llc_ways_count"]) else None),
     ),
 )
 
@@ -182,6 +197,21 @@ class CpuModel(PoweredModel):
         per_core = p.streaming_store_lines_count or p.line_fill_buffers_count
         lines = max(1, math.ceil(size_B / p.cache_line_B))
         return max(1, p.cores_count * per_core // lines)
+
+    @property
+    def llc_lines(self) -> int:
+        """Lines the last-level cache holds (0: no last-level cache in front of the tables)."""
+        return self.params.llc_capacity_B // self.params.cache_line_B
+
+    def llc_hit_ns(self, lines: int) -> float:
+        """Time (ns) the cores take to get ``lines`` lines that hit in the last-level cache, as a
+        stream with :attr:`outstanding_count` in flight: max(Little's law on the line-fill buffers
+        at ``llc_hit_latency_ns``, the bytes at ``llc_hit_bw_GBps``); 0 for none."""
+        p = self.params
+        latency_ns, bw_GBps = p.llc_hit_latency_ns, p.llc_hit_bw_GBps
+        if lines <= 0:
+            return 0.0
+        return max(math.ceil(lines / self.outstanding_count) * latency_ns, lines * p.cache_line_B / bw_GBps)
 
     def row_B(self, dim: int) -> int:
         """Bytes of one fp32 row of ``dim`` elements."""

@@ -5,10 +5,10 @@
 
 The ``prototype`` platform (``configs/platforms/prototype.yaml``) fills what the paper leaves
 unknown about its apparatus with named assumptions (:data:`ASSUMPTIONS`: the RISC-V host's clock,
-IPC and MMIO cost, the U200 links' efficiency and latency, the FPGA logic's outstanding requests,
+IPC and MMIO cost, the i5-9600K's last-level cache in front of tables, the U200 links' efficiency and latency, the FPGA logic's outstanding requests,
 the split of the 512 GB Optane into modules, the emulated PMEM's requests in flight). Each is set to
 half and to twice its preset value (the emulated PMEM's requests in flight also to a quarter: 4,
-the count Table 2's write bandwidth implies), on every role of the prototype whose preset it belongs to (an
+the count Table 2's write bandwidth implies; the host's last-level cache also to 0: off), on every role of the prototype whose preset it belongs to (an
 efficiency is capped at 1), and every system it reaches is simulated again; systems it does not
 reach keep their base runs. For each variant the study reports the paper's conclusions
 (:data:`CONCLUSIONS`) per workload and whether they still hold, plus each CXL system's speed-up
@@ -73,13 +73,15 @@ class Assumption:
     #: the factors it is scaled by (an assumption with a second reading from a source adds the
     #: factor that gives it)
     factors: tuple[float, ...] = FACTORS
+    #: the roles it is set on (empty: every role holding ``preset``)
+    roles: tuple[str, ...] = ()
 
     def sets(self, system: str, factor: float) -> list[tuple[str, Any]]:
         """The overrides that scale it by ``factor`` on ``system`` (none where it does not reach)."""
         cfg = load_system(system, [("platform", study_lists().platforms[0])])
         out: list[tuple[str, Any]] = []
         for role, dev in cfg.devices.items():
-            if dev.preset.name != self.preset:
+            if dev.preset.name != self.preset or (self.roles and role not in self.roles):
                 continue
             if self.count:
                 out.append((f"devices.{role}.count", max(1, round(dev.count * factor))))
@@ -109,6 +111,9 @@ ASSUMPTIONS = (
     Assumption("ckpt_write_outstanding", "ckpt_logic/alveo-u200", "write_outstanding_count",
                "checkpointing logic: outstanding DMA write bursts (32)"),
     Assumption("dcoh_occupancy", "cxl_protocol/fpga", "dcoh_occupancy_ns", "the FPGA DCOH's time per line (4 ns)"),
+    Assumption("host_llc", "cpu/i5-9600k", "llc_capacity_B",
+               "the i5-9600K's L3 given to table lines (9 MiB; ×0: no LLC, every host lookup reaches the media)",
+               factors=(0.0, *FACTORS), roles=("host_cpu",)),
     Assumption("optane_modules", "pmem/optane-100", "count", "the 512 GB Optane split into modules (4)", count=True),
     Assumption("emulated_outstanding", "pmem/u200-emulated", "controller_outstanding_count",
                "the emulating DDR4 controller's requests in flight (16; ×0.25 = 4 is the reading of Table 2: "

@@ -92,6 +92,11 @@ class BatchLedger:
     cache_lookups: int = 0
     cache_hits: int = 0
     cache_writebacks: int = 0
+    llc_lines: int = 0  # lines the host's last-level cache served or missed (every op through it)
+    llc_hits: int = 0
+    llc_lookup_lines: int = 0  # of which the embedding lookup's
+    llc_lookup_hits: int = 0
+    llc_writeback_B: float = 0.0  # bytes of dirty lines it evicted to the memory below
     mlp_log_gap_batches: int = 0
     gpu_kernel_ns: float = 0.0  # kernels and copies on the GPUs' streams
     host_dispatch_ns: float = 0.0  # the dispatching threads' busy time (framework dispatch and calls)
@@ -134,6 +139,13 @@ class BatchActivity:
     #: the energy model reads from the fields above by each family's kind)
     usage: Mapping[str, Usage] = field(default_factory=dict)
     start_ns: float = 0.0  # when the batch began (ns on the run's clock)
+    #: the host's last-level cache (:mod:`cxlsim.systems.host_llc`; all 0 without one): lines
+    #: touched and hit by every op through it, by the embedding lookup, bytes written back below
+    llc_lines: int = 0
+    llc_hits: int = 0
+    llc_lookup_lines: int = 0
+    llc_lookup_hits: int = 0
+    llc_writeback_B: float = 0.0
 
     @classmethod
     def analytic(cls, batch: int, wall_ns: float, usage: Mapping[str, Usage], start_ns: float = 0.0,
@@ -196,5 +208,10 @@ def batch_activity(executor: Executor, ledgers: Mapping[int, BatchLedger], spans
             host_dispatch_ns=led.host_dispatch_ns,
             groups=groups,
             start_ns=t0,
+            llc_lines=led.llc_lines,
+            llc_hits=led.llc_hits,
+            llc_lookup_lines=led.llc_lookup_lines,
+            llc_lookup_hits=led.llc_lookup_hits,
+            llc_writeback_B=led.llc_writeback_B,
         ))
     return out

@@ -58,6 +58,7 @@ from cxlsim.systems.activity import BatchLedger
 from cxlsim.systems.config import DeviceRole
 from cxlsim.systems.dataflow import sfx
 from cxlsim.systems.graph import DeviceGraph
+from cxlsim.systems.host_llc import HostLlc
 from cxlsim.systems.streams import BatchStreams, StreamSet
 from cxlsim.systems.symmetry import Reduction, SystemFabric, group_ring_edges
 from cxlsim.systems.topology import Fabric, Placement
@@ -258,6 +259,10 @@ class TrainingMachine:
         #: the log region: from the next GiB boundary after the data region when it shares the
         #: table memory, else from address 0 of the checkpoint memory
         self.log_base = (data_end // GiB + 1) * GiB if self.ckpt_mem is self.tables else 0
+        #: the host's last-level cache in front of its table memory, where the host runs the embeddings
+        #: and its CPU preset has one (:mod:`cxlsim.systems.host_llc`); None otherwise
+        self.llc = (HostLlc(self.cpu, self.data_base, self.row_B, data_end)
+                    if self.engine.device is self.cpu and self.cpu.llc_lines > 0 else None)
         self.mlp_log = side.mlp_log
         self._views: dict[tuple[int, int], BatchStreams] = {}
         #: what each batch did (:mod:`cxlsim.systems.activity`), filled as its ops run
@@ -318,6 +323,11 @@ class TrainingMachine:
             impl.declare_unused()
         if self.agent is None:
             cpu.skip("streaming_store_lines_count", "no checkpoint records are written here")
+        if self.llc is None:
+            why = ("no last-level cache in front of tables here: the host runs no embedding operator, or its "
+                   "llc_capacity_B is 0")
+            for key in ("llc_capacity_B", "llc_ways_count", "llc_hit_latency_ns", "llc_hit_bw_GBps"):
+                cpu.skip(key, why)
         if self.pcie is None:
             cpu.skip("kernel_launch_instructions", "no software data path here (no pcie role): the GPU's kernels are "
                      "launched inside the framework's operators (op_dispatch_*_instructions)")
@@ -529,32 +539,88 @@ class TrainingMachine:
         b = self.batch(n, m)
         side = self.sides[m]
         rows = b.unique_rows if self.pipe.lookup_dedup else b.lookup_rows
-        out = self.engine.outstanding()
+        compute = self.engine.lookup_compute_ns(b, self._ledger)
+        below, wb, llc_ns = self._through_llc(rows, False, lookup=True)
+        return self._read_below(side, t, below, wb, self.engine.outstanding(),
+                                lambda latest: max(latest + llc_ns, t + compute))
+
+    def _through_llc(self, rows: np.ndarray, write: bool, lookup: bool = False):
+        """The host touches ``rows`` through its last-level cache (:attr:`llc`): ``(rows it must
+        read from the memory below, the write-backs (addresses, sizes) the cache evicted or None,
+        the time the cores take for the rows that hit)``; without a cache every row goes below.
+        Charges the lines and hits to the batch's ledger (``lookup``: also as the lookup's)."""
+        if self.llc is None:
+            return rows, None, 0.0
+        acc = self.llc.access(self.rows_addr(rows), write, rows)
+        led = self._ledger
+        led.llc_lines += acc.lines
+        led.llc_hits += acc.hit_lines
+        led.llc_writeback_B += float(acc.wb_size_B.sum())
+        if lookup:
+            led.llc_lookup_lines += acc.lines
+            led.llc_lookup_hits += acc.hit_lines
+        return rows[~acc.row_hit], (acc.wb_addr_B, acc.wb_size_B), self.cpu.llc_hit_ns(acc.served_lines)
+
+    def _llc_writeback_to_cache(self, t: float, wb, out: int) -> tuple[float, np.ndarray]:
+        """The last-level cache's write-backs into the vector cache (host DRAM) that sits below it:
+        their rows are written (write-allocate, dirty) in the vector cache and their lines in host
+        DRAM. Returns (when acknowledged, the rows the vector cache evicted dirty)."""
+        if wb is None or wb[0].size == 0:
+            return t, np.zeros(0, np.int64)
+        addr, size = wb
+        rows = np.unique((addr - self.data_base) // self.row_B)
+        _, evicted = cache_access(rows, True, *self.cache)
+        return self.serve(self.host_dram, t, addr, size, True, out).done_ns, evicted
+
+    def _write_requests(self, mem: Memory, t: float, addr: np.ndarray, size: np.ndarray, out: int) -> float:
+        """Write requests (the last-level cache's write-backs) to ``mem``; returns when acknowledged."""
+        if addr.size == 0:
+            return t
+        if self.on_storage(mem):
+            out = self.cpu.storage_reads_in_flight()
+        return self.serve(mem, t, addr, size, True, out).done_ns
+
+    def _read_below(self, side: MemSide, t: float, rows: np.ndarray, wb, out: int, finish,
+                    segmented: bool = True, count_raw: bool = True):
+        """The host reads ``rows`` from the memory below its last-level cache and writes back ``wb``
+        (None: none): the vector cache (its hits from host DRAM, its misses from the tables, its
+        dirty evictions written back to them) where there is one, else the tables, in segments
+        (:meth:`in_segments`; not ``segmented``: one stream, its end returned as a number), the
+        write-backs spread over the segments. ``finish(latest)`` gives the op's end."""
         led = self._ledger
         if self.cache is not None:
             hit, evicted = cache_access(rows, False, *self.cache)
             r_hit = self.serve(self.host_dram, t, self.rows_addr(rows[hit]), self.row_B, False, out)
             r_miss, miss_end = self._host_read(side.tables, t, rows[~hit], out)
-            end = max(t, r_hit.done_ns, miss_end, self._write_back(side.tables, t, evicted, out))
-            led.cache_lookups += int(hit.size)
-            led.cache_hits += int(np.count_nonzero(hit))
+            wb_end, wb_evicted = self._llc_writeback_to_cache(t, wb, out)
+            evicted = np.concatenate([evicted, wb_evicted])
+            end = max(t, r_hit.done_ns, miss_end, wb_end, self._write_back(side.tables, t, evicted, out))
+            if count_raw:
+                led.cache_lookups += int(hit.size)
+                led.cache_hits += int(np.count_nonzero(hit))
+                led.raw_stall_ns += float(r_miss.raw_stall_ns)
+                led.raw_stall_count += int(r_miss.raw_stall_count)
             led.cache_writebacks += int(evicted.size)
-            led.raw_stall_ns += float(r_miss.raw_stall_ns)
-            led.raw_stall_count += int(r_miss.raw_stall_count)
-            media_end = end
-        else:
-            media_end = None
-        compute = self.engine.lookup_compute_ns(b, led)
-        if media_end is not None:
-            return OpOutcome(max(media_end, t + compute))
+            end = finish(end)
+            return end if not segmented else OpOutcome(end)
+        n_wb = 0 if wb is None else wb[0].size
 
         def serve(start: float, i: int, j: int) -> float:
-            res, end = self._host_read(side.tables, start, rows[i:j], out)
-            self._ledger.raw_stall_ns += float(res.raw_stall_ns)
-            self._ledger.raw_stall_count += int(res.raw_stall_count)
+            end = start
+            if j > i:
+                res, end = self._host_read(side.tables, start, rows[i:j], out)
+                if count_raw:
+                    self._ledger.raw_stall_ns += float(res.raw_stall_ns)
+                    self._ledger.raw_stall_count += int(res.raw_stall_count)
+            if n_wb:  # this segment's share of the write-backs
+                k0 = i * n_wb // rows.size if rows.size else 0
+                k1 = n_wb if j >= rows.size else j * n_wb // rows.size
+                end = max(end, self._write_requests(side.tables, start, wb[0][k0:k1], wb[1][k0:k1], out))
             return end
 
-        return self.in_segments(t, rows.size, self.row_B, serve, lambda latest: max(latest, t + compute))
+        if not segmented:
+            return finish(serve(t, 0, rows.size))
+        return self.in_segments(t, rows.size, self.row_B, serve, finish)
 
     def update_rows(self, n: int, m: int = 0) -> np.ndarray:
         """The distinct rows batch ``n``'s update writes on device ``m``, in the order the engine
@@ -569,29 +635,52 @@ class TrainingMachine:
         side = self.sides[m]
         rows = self.update_rows(n, m)
         out = self.engine.outstanding()
+        compute = self.engine.update_compute_ns(b, self._ledger) + self._fused_correction_ns(n, ex, m)
+        # read each distinct row, add its accumulated gradient, write it back: through a last-level
+        # cache, the rows that miss are read (write-allocate) and the writes stay in it, dirty, until
+        # evicted (the write-backs it evicts now go below); without one, read, write, ... to the memory
+        below, wb, llc_ns = self._through_llc(rows, True)
+        rmw = self.llc is None
         evicted_end = t
         if self.cache is not None:
-            hit, evicted = cache_access(rows, True, *self.cache)
+            hit, evicted = cache_access(below, True, *self.cache)
             mem = self.host_dram
-            evicted_end = self._write_back(side.tables, t, evicted, out)
+            wb_end, wb_evicted = self._llc_writeback_to_cache(t, wb, out)
+            evicted = np.concatenate([evicted, wb_evicted])
+            evicted_end = max(wb_end, self._write_back(side.tables, t, evicted, out))
             self._ledger.cache_writebacks += int(evicted.size)
+            wb = None
         else:
             mem = side.tables
-        addr = self.rows_addr(rows)
-        compute = self.engine.update_compute_ns(b, self._ledger) + self._fused_correction_ns(n, ex, m)
-        # read each distinct row, add its accumulated gradient, write it back (read, write, ...)
+        addr = self.rows_addr(below)
+        n_wb = 0 if wb is None else wb[0].size
+
+        def stream(a: np.ndarray):
+            if rmw:
+                return interleave(a, a), interleave(np.zeros(a.size, bool), np.ones(a.size, bool))
+            return a, False
+
         if self.on_storage(mem):  # the reads fault the pages in; the writes dirty them
-            wr = interleave(np.zeros(addr.size, bool), np.ones(addr.size, bool))
-            res = self.serve(mem, t, interleave(addr, addr), self.row_B, wr, self.cpu.storage_reads_in_flight())
-            return OpOutcome(max(t, res.done_ns + self.cpu.fault_ns(rows.size), evicted_end, t + compute))
+            a, wr = stream(addr)
+            res = self.serve(mem, t, a, self.row_B, wr, self.cpu.storage_reads_in_flight()) if a.size else None
+            done = res.done_ns + self.cpu.fault_ns(below.size) if res is not None else t
+            if n_wb:
+                done = max(done, self._write_requests(mem, t, wb[0], wb[1], out))
+            return OpOutcome(max(t, done + llc_ns, evicted_end, t + compute))
 
         def serve(start: float, i: int, j: int) -> float:
-            a = addr[i:j]
-            return self.serve(mem, start, interleave(a, a), self.row_B,
-                              interleave(np.zeros(a.size, bool), np.ones(a.size, bool)), out).done_ns
+            end = start
+            if j > i:
+                a, wr = stream(addr[i:j])
+                end = self.serve(mem, start, a, self.row_B, wr, out).done_ns
+            if n_wb:  # this segment's share of the write-backs
+                k0 = i * n_wb // addr.size if addr.size else 0
+                k1 = n_wb if j >= addr.size else j * n_wb // addr.size
+                end = max(end, self._write_requests(mem, start, wb[0][k0:k1], wb[1][k0:k1], out))
+            return end
 
-        return self.in_segments(t, addr.size, 2 * self.row_B, serve,
-                                lambda latest: max(latest, evicted_end, t + compute))
+        return self.in_segments(t, addr.size, 2 * self.row_B if rmw else self.row_B, serve,
+                                lambda latest: max(latest + llc_ns, evicted_end, t + compute))
 
     # -- data movement -------------------------------------------------------------------------
     def pooled_B_of(self, m: int) -> float:
@@ -744,8 +833,11 @@ class TrainingMachine:
         nbytes = rows.size * self.row_B
         k = int(math.ceil(nbytes / burst_B))
         dst = dst_base + np.arange(k, dtype=np.int64) * burst_B
-        if not read_source:
-            return self.serve(side.ckpt_mem, t, dst, burst_B, True, outstanding).done_ns
+        if not read_source:  # the host holds the rows it just updated: in its last-level cache, if it has one
+            end = self.serve(side.ckpt_mem, t, dst, burst_B, True, outstanding).done_ns
+            if self.llc is not None:
+                end = max(end, self.reread_rows(side, t, rows))
+            return end
         src = self.rows_addr(rows)
         if side.ckpt_mem is not side.tables:  # two streams: with (reads, writes), each takes its own pool
             r = self.serve(side.tables, t, src, self.row_B, False, outstanding)
@@ -753,6 +845,14 @@ class TrainingMachine:
             return max(r.done_ns, w.done_ns)
         addr, size, wr = log_copy_stream(src, dst_base, self.row_B, burst_B)
         return self.serve(side.tables, t, addr, size, wr, outstanding).done_ns
+
+    def reread_rows(self, side: MemSide, t: float, rows: np.ndarray) -> float:
+        """The host reads rows it just updated (a checkpoint agent on the host copying them into a
+        record): through its last-level cache, the lines still there at its cost, the others from the
+        memory below (:meth:`_read_below`). Returns when the last is read."""
+        below, wb, llc_ns = self._through_llc(rows, False)
+        return self._read_below(side, t, below, wb, self.engine.outstanding(), lambda latest: latest + llc_ns,
+                                segmented=False, count_raw=False)
 
     def pull_mlp_ns(self, nbytes: float, m: int = 0) -> float:
         """Time to bring ``nbytes`` of MLP parameters from the GPU to device ``m``'s checkpointing

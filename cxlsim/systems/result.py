@@ -139,6 +139,24 @@ class RunResult:
         return dict(sorted(((k, v / wall) for k, v in busy.items()), key=lambda kv: -kv[1]))
 
     @property
+    def host_llc(self) -> dict[str, float] | None:
+        """The host's last-level cache over the measured batches (None where the run has none:
+        the host runs no embedding operator, or its CPU preset's ``llc_capacity_B`` is 0):
+        ``hit_fraction`` of the lines every op touched through it (lookup, update, a host
+        checkpoint agent's reads), ``lookup_hit_fraction`` of the embedding lookup's, and the
+        dirty bytes it wrote back to the memory below per batch (``writeback_MB_per_batch``)."""
+        if self.machine is None or getattr(self.machine, "llc", None) is None:
+            return None
+        lines = sum(a.llc_lines for a in self.activity)
+        look = sum(a.llc_lookup_lines for a in self.activity)
+        return {
+            "hit_fraction": float(sum(a.llc_hits for a in self.activity) / lines) if lines else None,
+            "lookup_hit_fraction": float(sum(a.llc_lookup_hits for a in self.activity) / look) if look else None,
+            "writeback_MB_per_batch": float(sum(a.llc_writeback_B for a in self.activity) / 1e6
+                                            / max(1, len(self.activity))),
+        }
+
+    @property
     def media_accesses_per_batch(self) -> float | None:
         """Requests the memory devices' media models served per measured batch, every memory
         together (None where no batch served any: the analytic tpu-ps model)."""
@@ -194,6 +212,7 @@ class RunResult:
             "devices": {"gpus": self.accelerators, "cxl_mems": self.config.topology.cxl_mems_count},
             "utilisation": util,
             "media_accesses_per_batch": self.media_accesses_per_batch,
+            "host_llc": self.host_llc,
             "bottleneck": next(({"resource": k, "utilisation": v} for k, v in util.items()), None),
             **self.extra,
             "config": resolved,
