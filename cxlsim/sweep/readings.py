@@ -107,8 +107,10 @@ class Reading:
 
 
 READINGS = (
-    Reading("bag sizes: dlrm_uniform", "bags of max(1, round(r x 80)) distinct rows (the DLRM benchmark's generator) "
-            "instead of 80 rows", lambda c: [], _when(_always, [("workload_overrides.bag_size", "dlrm_uniform")])),
+    Reading("bags: DLRM benchmark", "bags of max(1, round(r x 80)) distinct rows (the DLRM benchmark's generator: "
+            "bag_size dlrm_uniform, bag_dedup) instead of 80 rows",
+            lambda c: [], _when(_always, [("workload_overrides.bag_size", "dlrm_uniform"),
+                                          ("workload_overrides.bag_dedup", True)])),
     Reading("MLP width: fp16", "the MLP parameters logged and checkpointed as fp16 instead of fp32",
             lambda c: [], _when(_persists, [("workload_overrides.mlp_param_width", "fp16")])),
     Reading("emulated energy: as emulated", "the emulated PMEM priced as the Optane it emulates instead of DDR4",
@@ -120,7 +122,7 @@ READINGS = (
     Reading("emulated unit: 64 B", "the emulated PMEM's access unit is the DDR4 controller's 64 B burst "
             "instead of Optane's 256 B XPLine", _when(_emulated, AUDITED_EMULATED_UNIT), lambda c: []),
     Reading("host LLC", "the i5-9600K's 9 MB L3 in front of the host's table memory",
-            _when(_host_engine, [("devices.host_cpu.params.llc_capacity_MiB", 0.0)]), lambda c: []),
+            _when(_host_engine, [("devices.host_cpu.params.llc_capacity_B", 0)]), lambda c: []),
 )
 
 
