@@ -62,7 +62,7 @@ def test_deeply_nested_yaml_is_bad_input(tmp_path, capsys):
     (["devices.ndp.preset=gpu/rtx3090"], "devices.ndp.preset"),
     (["devices.fabric_link.preset=pcie/gen4-x16"], "devices.fabric_link.preset"),
     (["devices.table_memory.interleave_B=100"], "devices.table_memory.interleave_B"),  # not a multiple
-    (["devices.table_memory.params.access_unit_B=300"], "devices.table_memory.interleave_B"),
+    (["devices.table_memory.params.access_unit_B=300"], "--set: devices.table_memory.params.access_unit_B: interleave_B"),
     (["version=2"], "version"),
     (["devices.table_memory.count=1000000000"], "devices.table_memory.count"),        # beyond a bound
     (["devices.table_memory.count=1e9"], "devices.table_memory.count"),
@@ -210,7 +210,7 @@ def _system_file(tmp_path, body: str) -> str:
     ("devices: []", "devices"),
     ("pipeline: 0", "pipeline"),
     ("devices: {table_memory: {params: {wcb_entries: 100000000}}}", "devices.table_memory.params.wcb_entries"),
-    ("devices: {table_memory: {params: {access_unit_B: 3}}}", "devices.table_memory.interleave_B"),
+    ("devices: {table_memory: {params: {access_unit_B: 3}}}", "devices.table_memory.params.access_unit_B: interleave_B"),
     ("devices: {gpu: {params: {mlp_table_name: ../x}}}", "devices.gpu.params.mlp_table_name"),
 ])
 def test_escaped_system_file_values_name_the_file(tmp_path, capsys, body, key):

@@ -144,7 +144,10 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
     overrides = {**cfg.workload_overrides, **(workload_sets or {})}
     # where a workload error points: the system's workload_overrides, or the caller's workload_sets
     origin = ("--set", "") if workload_sets else (cfg.workload_overrides_where, "workload_overrides.")
-    wl = load_workload(cfg.workload, overrides, *origin)  # per GPU (data-parallel: the batch size is each GPU's)
+    try:
+        wl = load_workload(cfg.workload, overrides, *origin)  # per GPU (data-parallel: the batch size is each GPU's)
+    except ConfigError as exc:  # an override's error names the input that gave it
+        raise (exc if workload_sets else cfg.blame(exc)) from None
     rule = rule_for(cfg, wl)
     model = SIMULATION_MODELS[cfg.model]
     reduction, gpus = model.reduce(cfg, wl)
