@@ -160,15 +160,16 @@ def resolve_preset(
     try:
         params = schema.validate(values, sources, where, "params.")
     except ConfigError as exc:
-        raise _blame(exc, schema, own, origin, where) from None
+        raise _blame(exc, schema, own, overrides or {}, origin, where) from None
     name = f"{family}/{path.stem}" if path.parent.name == family else str(path)
     return Preset(name, family, str(doc.get("description", "")), params, where)
 
 
-def _blame(exc: ConfigError, schema: Schema, own: dict[str, Any], origin: dict[str, str], where: str) -> ConfigError:
+def _blame(exc: ConfigError, schema: Schema, own: dict[str, Any], overrides: Mapping[str, Any],
+           origin: dict[str, str], where: str) -> ConfigError:
     """A preset's validation error ``exc`` (raised naming the preset file ``where``) naming the
-    input that holds the fault: an override's value, the file's own (it fails alone), or the
-    override that breaks a check the file's values pass alone (the check's key then leads the message)."""
+    input that holds the fault: an override's value; the file's own, when it fails alone; else the
+    override without which the others pass (the check's key then leads the message)."""
     key = exc.key.removeprefix("params.")
     if exc.where != where or not exc.key.startswith("params.") or not origin:
         return exc
@@ -179,13 +180,15 @@ def _blame(exc: ConfigError, schema: Schema, own: dict[str, Any], origin: dict[s
     except ConfigError as alone:
         if alone.key.removeprefix("params.") not in origin:  # not one an override supplies
             return alone
-    for k, v in origin.items():
+    culprit = list(origin)[-1]  # the last given, if none alone is to blame
+    for k in origin:
         try:
-            schema.validate({**own, k: v}, {}, where, "params.")
+            schema.validate({**own, **{o: v for o, v in overrides.items() if o != k}}, {}, where, "params.")
         except ConfigError:
-            return ConfigError(origin[k], f"params.{k}", f"{key} {exc.message}")
-    k = next(iter(origin))
-    return ConfigError(origin[k], f"params.{k}", f"{key} {exc.message}")
+            continue
+        culprit = k
+        break
+    return ConfigError(origin[culprit], f"params.{culprit}", f"{key} {exc.message}")
 
 
 def preset_value(name_or_path: str | Path, key: str, schema_of: SchemaOf) -> Any:

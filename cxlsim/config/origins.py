@@ -37,6 +37,11 @@ class Origins:
         """Record layer ``rank``'s value ``doc`` at key path ``here`` (key path ``there`` in
         ``where``) and every key under it. ``replace``: the value replaces what lower layers gave
         under ``here`` (a ``--set``); otherwise mappings merge and anything else replaces."""
+        if here and replace:  # a set creates the mappings above it that no layer gave
+            parts = here.split(".")
+            for i in range(1, len(parts)):
+                head = ".".join(parts[:i])
+                self._at.setdefault(head, [(rank, where, head if there == here else there, False)])
         if here:
             self._at.setdefault(here, []).append((rank, where, there, replace or not isinstance(doc, dict)))
         if isinstance(doc, dict):
