@@ -11,7 +11,8 @@ found a device error in a system file blamed on ``--set`` as soon as any ``--set
 ``devices.table_memory.count`` in the system). :meth:`Origins.of` answers for a key path: the
 highest-ranked layer that gave that very key, unless a higher-ranked layer replaced a mapping above
 it (a ``--set`` of a whole mapping, or a value where a mapping was); a key no layer gave (a missing
-one) takes its nearest enclosing key's origin.
+one) takes its nearest enclosing key's origin among the layers that own what is missing there
+(a platform's pipeline defaults do not: the system file is blamed).
 """
 
 from __future__ import annotations
@@ -30,23 +31,26 @@ class Origins:
 
     def __init__(self, default: str):
         self.default = default  # the file a key no layer gave is blamed on
-        # key path -> [(rank, where, there, replaces)], in the order recorded
+        # key path -> [(rank, where, there, replaces, owns)], in the order recorded
         self._at: dict[str, list[tuple[tuple, str, str, bool]]] = {}
 
-    def add(self, doc: Any, rank: tuple, where: str, there: str = "", here: str = "", replace: bool = False) -> None:
+    def add(self, doc: Any, rank: tuple, where: str, there: str = "", here: str = "", replace: bool = False,
+            owns: bool = True) -> None:
         """Record layer ``rank``'s value ``doc`` at key path ``here`` (key path ``there`` in
         ``where``) and every key under it. ``replace``: the value replaces what lower layers gave
-        under ``here`` (a ``--set``); otherwise mappings merge and anything else replaces."""
+        under ``here`` (a ``--set``); otherwise mappings merge and anything else replaces.
+        ``owns``: a key missing under a mapping of this layer is this layer's to give (not so for
+        defaults such as a platform's pipeline settings: the system gives the rest)."""
         if here and replace:  # a set creates the mappings above it that no layer gave
             parts = here.split(".")
             for i in range(1, len(parts)):
                 head = ".".join(parts[:i])
-                self._at.setdefault(head, [(rank, where, head if there == here else there, False)])
+                self._at.setdefault(head, [(rank, where, head if there == here else there, False, owns)])
         if here:
-            self._at.setdefault(here, []).append((rank, where, there, replace or not isinstance(doc, dict)))
+            self._at.setdefault(here, []).append((rank, where, there, replace or not isinstance(doc, dict), owns))
         if isinstance(doc, dict):
             for key, value in doc.items():
-                self.add(value, rank, where, join(there, key), join(here, key))
+                self.add(value, rank, where, join(there, key), join(here, key), owns=owns)
 
     def of(self, key: str) -> tuple[str, str]:
         """``(where, key path there)`` of the value at key path ``key``."""
@@ -56,8 +60,8 @@ class Origins:
             best = None
             for i in range(n, 0, -1):
                 head = ".".join(parts[:i])
-                for rank, where, there, replaces in self._at.get(head, ()):
-                    if (i == n or replaces) and (best is None or rank > best[0]):
+                for rank, where, there, replaces, owns in self._at.get(head, ()):
+                    if (owns or n == len(parts)) and (i == n or replaces) and (best is None or rank > best[0]):
                         best = (rank, where, join(there, ".".join(parts[i:])) if i < len(parts) else there)
             if best is not None:
                 return best[1], best[2]

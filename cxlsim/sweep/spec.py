@@ -64,7 +64,7 @@ from cxlsim.config.yamlio import check_version, read_yaml
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.systems.config import load_system, system_path
 from cxlsim.systems.sampling import AUTO, parse_ci
-from cxlsim.workloads.catalog import workload_path
+from cxlsim.workloads.catalog import load_workload, workload_path
 
 TOP_KEYS = ("version", "name", "description", "base", "axes")
 BASE_KEYS = ("systems", "workloads", "batches", "warmup_batches", "batches_ci_fraction", "seed", "set")
@@ -248,7 +248,8 @@ def build_spec(doc: Mapping[str, Any], where: str, extra_sets: Sequence[tuple[st
     fixed_sets = tuple((k, v) for k, (_, v) in fixed.items())
     origin = _fixed_origins(fixed, where)
     if check:
-        _check_grid(systems or list(swept.get("system", [])), fixed, grid, zipped, only, where)
+        _check_grid(systems or list(swept.get("system", [])), workloads or list(swept.get("workload", [])),
+                    fixed, grid, zipped, only, where)
     index = {k: {_ident(v): i for i, v in reversed(list(enumerate(vs)))} for k, vs in swept.items()}
     points: list[Point] = []
     seen: dict[str, int] = {}
@@ -296,13 +297,15 @@ def _ident(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def _check_grid(systems: Sequence[str], fixed: Mapping[str, tuple[str, Any]], grid: Mapping[str, list[Any]],
-                zipped: Mapping[str, list[Any]], only: Mapping[str, list[str]], where: str) -> None:
-    """Load each system of the sweep with the fixed sets, then with each grid value and each zip
-    step (the zip's keys together), each where its axis applies: an unknown axis key or a value
-    that no point could run is refused now, naming the spec file and the axis (or the base key,
-    or ``--set``) and the value's index, before any point runs. What only a combination of axes
-    makes invalid stays a failed point (a run finds it). Errors of a system's own files name them."""
+def _check_grid(systems: Sequence[str], workloads: Sequence[str], fixed: Mapping[str, tuple[str, Any]],
+                grid: Mapping[str, list[Any]], zipped: Mapping[str, list[Any]], only: Mapping[str, list[str]],
+                where: str) -> None:
+    """Load each system of the sweep (and each workload with its overrides: the sweep's, or the
+    system's own) with the fixed sets, then with each grid value and each zip step (the zip's keys
+    together), each where its axis applies: an unknown axis key or a value that no point could run
+    is refused now, naming the spec file and the axis (or the base key, or ``--set``) and the
+    value's index, before any point runs. What only a combination of axes makes invalid stays a
+    failed point (a run finds it). Errors of a system's own files name them."""
     origin = _fixed_origins(fixed, where)
     base = [(k, v) for k, (_, v) in fixed.items()]
     steps: list[list[tuple[str, Any, str]]] = [[]]  # each: the (key, value, where in the spec) it adds
@@ -318,8 +321,14 @@ def _check_grid(systems: Sequence[str], fixed: Mapping[str, tuple[str, Any]], gr
             if step and not adds:
                 continue
             try:
-                load_system(system, base + [(k, v) for k, v, _ in adds],
-                            {**origin, **{k: (where, kp) for k, _, kp in adds}})
+                cfg = load_system(system, base + [(k, v) for k, v, _ in adds],
+                                  {**origin, **{k: (where, kp) for k, _, kp in adds}})
+                for workload in workloads or [cfg.workload]:
+                    try:
+                        load_workload(workload, cfg.workload_overrides, cfg.workload_overrides_where,
+                                      "workload_overrides.")
+                    except ConfigError as exc:
+                        raise cfg.blame(exc) from None
             except ConfigError as exc:
                 if exc.where not in (where, "--set"):
                     raise  # the system's own file, its platform's or a preset's: it names them

@@ -366,7 +366,7 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None,
             if key not in declared:
                 raise ConfigError(platform.path, f"pipeline.{key}", unknown_key_message(key, declared))
             declared[key].coerce(value, platform.path, f"pipeline.{key}")  # a bad value names the platform file
-        origins.add(platform.pipeline, PLATFORM_PIPELINE_RANK, platform.path, "pipeline", "pipeline")
+        origins.add(platform.pipeline, PLATFORM_PIPELINE_RANK, platform.path, "pipeline", "pipeline", owns=False)
         schema = pipeline_schema()
         try:
             pipeline = schema.validate({**platform.pipeline, **pipeline_doc}, {}, where, "pipeline.")
