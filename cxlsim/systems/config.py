@@ -315,7 +315,14 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None,
         origins.add(value, (SET_RANK, i), *(set_origins or {}).get(key, ("--set", key)), key, replace=True)
     doc = _apply(doc, [(k, v) for k, v in sets if not k.startswith("devices.")], set_origins)
     at = origins.where
-    check_version(doc, at("version"))  # a --set version= is checked like the file's
+
+    def located(check: Any, *args: Any) -> Any:  # check(..., where, ...) naming the file: blamed per key
+        try:
+            return check(*args)
+        except ConfigError as exc:
+            raise origins.blame(exc, where) from None
+
+    located(check_version, doc, where)  # a --set version= is checked like the file's
 
     for key in doc:
         if key not in TOP_KEYS:
@@ -336,7 +343,7 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None,
     model = str(doc.get("model", "dataflow"))
     if model not in MODELS:
         raise ConfigError(*origins.of("model"), f"unknown model {model!r} (models: {', '.join(MODELS)})")
-    pipeline_doc = _mapping(doc, "pipeline", at("pipeline"), "a mapping of parameter: value")
+    pipeline_doc = located(_mapping, doc, "pipeline", where, "a mapping of parameter: value")
     tpu_doc = doc.get("tpu_ps")
     platform_name = doc.get("platform", DEFAULT_PLATFORM)
     try:
@@ -372,23 +379,22 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None,
             pipeline = schema.validate({**platform.pipeline, **pipeline_doc}, {}, where, "pipeline.")
         except ConfigError as exc:
             raise origins.blame(exc, where) from None
-    topology_doc = _mapping(doc, "topology", at("topology"), "a mapping of parameter: value")
+    topology_doc = located(_mapping, doc, "topology", where, "a mapping of parameter: value")
     try:
         topology = TOPOLOGY.validate(topology_doc, {}, where, "topology.")
     except ConfigError as exc:
         raise origins.blame(exc, where) from None
     name = str(doc.get("name", path.stem))
-    devices = _devices((name, *_ancestors(path, ())), _mapping(doc, "devices", at("devices"), "a mapping role: {preset: ...}"),
+    devices = _devices((name, *_ancestors(path, ())), located(_mapping, doc, "devices", where, "a mapping role: {preset: ...}"),
                        pipeline, platform, sets, origins, set_origins, list(TPU_PS_ROLES) if model == "tpu_ps" else None)
-    workload_overrides = _mapping(doc, "workload_overrides", at("workload_overrides"),
-                                  "a mapping of workload parameter: value")
+    workload_overrides = located(_mapping, doc, "workload_overrides", where, "a mapping of workload parameter: value")
     declared = WORKLOAD_SCHEMA.by_name()
     for key, value in workload_overrides.items():  # each value as the workload will read it
         kp = f"workload_overrides.{key}"
         if key not in declared:
             raise ConfigError(*origins.of(kp), unknown_key_message(key, declared))
         declared[key].coerce(value, *origins.of(kp))
-    workload = _workload_name(doc.get("workload", "rm1"), at("workload"))
+    workload = located(_workload_name, doc.get("workload", "rm1"), where)
     cfg = SystemConfig(
         name=name,
         description=str(doc.get("description", "")),
