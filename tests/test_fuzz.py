@@ -131,9 +131,9 @@ def resolves(doc: Any, key: str) -> bool:
     themselves) names a node of ``doc``."""
     node, rest = doc, key
     while rest:
-        if rest.startswith("["):
+        if isinstance(node, list):
             m = re.match(r"\[(\d+)\]\.?", rest)
-            if not m or not isinstance(node, list) or int(m[1]) >= len(node):
+            if not m or int(m[1]) >= len(node):
                 return False
             node, rest = node[int(m[1])], rest[m.end():]
             continue
@@ -216,6 +216,17 @@ def read_system_with_sets(path: Path) -> None:
     build_system(load_system(str(path), INNOCENT_SETS))
 
 
+def with_devices(doc: dict) -> dict:
+    """``doc`` with a table memory entry of its own (most shipped systems take their devices from the
+    platform), so that mutations reach device values held in the file."""
+    doc = copy.deepcopy(doc)
+    if doc.get("model", "dataflow") == "dataflow":
+        devices = doc.setdefault("devices", {})
+        if isinstance(devices, dict) and not isinstance(devices.get("table_memory"), str):
+            devices["table_memory"] = {"count": 2, "interleave_B": 4096, **(devices.get("table_memory") or {})}
+    return doc
+
+
 def read_preset(path: Path) -> None:
     preset = load_preset(str(path))
     get_family(preset.family).build(preset.params)
@@ -253,6 +264,8 @@ READERS = {
 def fuzz(tmp_path: Path, reader: str, examples: int) -> None:
     read, sources = READERS[reader]
     docs = [(p, yaml.safe_load(p.read_text(encoding="utf-8"))) for p in sources]
+    if reader == "system with sets":
+        docs = [(p, with_devices(doc)) for p, doc in docs]
     # a preset may be read by path only from its family's folder (inherits and names resolve there)
     out = tmp_path / "fuzz" / "input.yaml"
     out.parent.mkdir(parents=True, exist_ok=True)
