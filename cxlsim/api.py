@@ -41,12 +41,14 @@ def simulate(
     workload_sets: Mapping[str, Any] | None = None,
     trace: bool = True,
     ci: float | None = None,
+    set_origins: Mapping[str, tuple[str, str]] | None = None,
 ) -> RunResult:
     """Simulate ``system`` on ``workload`` (default: the system's); the result carries its energy.
     ``batches="auto"`` samples until the 95 % interval of the mean batch time is within ``ci``
-    (a fraction, default 1 %) of the mean (:mod:`cxlsim.systems.sampling`)."""
+    (a fraction, default 1 %) of the mean (:mod:`cxlsim.systems.sampling`). ``set_origins``: where
+    each of ``sets`` came from (file or option, key path there), if not ``--set``: errors name it."""
     result = _run.simulate(system, workload=workload, batches=batches, seed=seed, warmup=warmup, sets=sets,
-                           workload_sets=workload_sets, trace=trace, ci=ci)
+                           workload_sets=workload_sets, trace=trace, ci=ci, set_origins=set_origins)
     result.energy = energy_per_batch(result)  # every system: its batches' activity, priced by the device models
     items = list(sets.items()) if isinstance(sets, Mapping) else list(sets or [])
     check_overrides(result.config, items)
@@ -59,9 +61,13 @@ def simulate_from_args(args: argparse.Namespace) -> RunResult:
     if not system:
         raise InputError("name a system with --system (e.g. --system cxl) or give --config FILE")
     sets = parse_set(args.set)
+    origins: dict[str, tuple[str, str]] = {}  # the options that become sets name themselves in errors
     if getattr(args, "platform", None):
         sets.append(("platform", args.platform))
+        origins["platform"] = ("--platform", "")
     if getattr(args, "symmetry", None):
         sets.append(("topology.symmetry", args.symmetry))
+        origins["topology.symmetry"] = ("--symmetry", "")
     return simulate(system, workload=args.workload, batches=args.batches, seed=args.seed,
-                    warmup=getattr(args, "warmup", None), sets=sets, trace=True, ci=getattr(args, "ci", None))
+                    warmup=getattr(args, "warmup", None), sets=sets, trace=True, ci=getattr(args, "ci", None),
+                    set_origins=origins)

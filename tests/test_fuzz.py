@@ -12,7 +12,8 @@ many more (``FUZZ_SLOW_EXAMPLES``).
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -110,16 +111,63 @@ def mutated_bytes(draw, text: bytes) -> bytes:
     return bytes(data)
 
 
-def assert_clean(read: Callable[[Path], Any], path: Path) -> None:
-    """``read(path)`` succeeds or fails as bad input, in one line naming ``path`` (or --set)."""
+def assert_clean(read: Callable[[Path], Any], path: Path, sets: Sequence[tuple[str, Any]] = ()) -> None:
+    """``read(path)`` succeeds or fails as bad input, in one line naming ``path`` (or a --set it
+    was given), blaming the input that holds the offending key (:func:`assert_blame`)."""
     try:
         read(path)
     except InputError as exc:
         message = str(exc)
         assert "\n" not in message.strip(), message
-        assert str(path) in message or message.startswith("--set"), message
+        assert str(path) in message or (message.startswith("--set") and isinstance(exc, ConfigError)), message
+        if isinstance(exc, ConfigError):
+            assert_blame(exc, sets)
         if isinstance(exc, ConfigError) and exc.where == str(path) and not exc.key:
             assert any(w in exc.message for w in ("YAML", "UTF-8", "binary", "empty", "mapping", "read")), message
+
+
+def resolves(doc: Any, key: str) -> bool:
+    """Whether key path ``key`` (``a.b``, ``groups[2].roles``; a sweep's axis keys hold dots
+    themselves) names a node of ``doc``."""
+    node, rest = doc, key
+    while rest:
+        if isinstance(node, list):
+            m = re.match(r"\[(\d+)\]\.?", rest)
+            if not m or int(m[1]) >= len(node):
+                return False
+            node, rest = node[int(m[1])], rest[m.end():]
+            continue
+        if not isinstance(node, dict):
+            return False
+        for k in sorted(node, key=lambda k: -len(str(k))):  # the longest key the path starts with
+            text = str(k)
+            if rest == text or rest.startswith((text + ".", text + "[")):
+                node, rest = node[k], rest[len(text):].removeprefix(".")
+                break
+        else:
+            return False
+    return True
+
+
+def assert_blame(exc: ConfigError, sets: Sequence[tuple[str, Any]] = ()) -> None:
+    """The oracle of a wrong blame (issue 32): an error naming ``--set`` is about a key that was
+    set (or one under or above it); one naming a file names a key that file holds (or the mapping
+    that would hold a missing one)."""
+    if exc.where == "--set":
+        assert any(exc.key == k or exc.key.startswith((k + ".", k + "[")) or k.startswith(exc.key + ".")
+                   for k, _ in sets), f"blamed on a --set not given ({[k for k, _ in sets]}): {exc}"
+        return
+    path = Path(exc.where)
+    assert path.suffix in (".yaml", ".yml") and path.is_file(), f"names no file nor --set: {exc}"
+    if not exc.key:
+        return
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError):
+        return  # its own reader refuses it (the error is about the file)
+    holder = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", exc.key)  # the mapping or list it is in
+    assert resolves(doc, exc.key) or resolves(doc, holder) or "missing" in exc.message, \
+        f"{path} holds no {exc.key}: {exc}"
 
 
 def dump(doc: Any) -> bytes:
@@ -137,7 +185,10 @@ def build_system(cfg: Any) -> None:
         if d.preset.family in MEMORY_FAMILIES:
             devices[role].new_state(d.count, d.interleave_B)
     assert 0 <= cfg.seed <= MAX_SEED, cfg.seed
-    load_workload(cfg.workload, cfg.workload_overrides, cfg.workload_overrides_where, "workload_overrides.")
+    try:  # as a run loads it: an error names the input that gave the override
+        load_workload(cfg.workload, cfg.workload_overrides, cfg.workload_overrides_where, "workload_overrides.")
+    except ConfigError as exc:
+        raise cfg.blame(exc) from None
     if cfg.has("gpu") and (table := cfg.devices["gpu"].params.as_dict()["mlp_table_name"]):
         assert find_table(table, measured=False) or find_table(table, measured=True), table
 
@@ -149,7 +200,31 @@ def read_system(path: Path) -> None:
 def read_platform(path: Path) -> None:
     load_platform(str(path))
     for system in ("cxl", "dram"):
-        build_system(load_system(system, [("platform", str(path))]))
+        build_system(load_system(system, platform_sets(path)))
+
+
+def platform_sets(path: Path) -> list[tuple[str, Any]]:
+    return [("platform", str(path))]
+
+
+#: Sets that change nothing a mutated system file holds wrong (issue 32: any --set or --platform
+#: made a device error of the file be blamed on --set).
+INNOCENT_SETS = [("workload_overrides.batch_size", 8), ("platform", "physical")]
+
+
+def read_system_with_sets(path: Path) -> None:
+    build_system(load_system(str(path), INNOCENT_SETS))
+
+
+def with_devices(doc: dict) -> dict:
+    """``doc`` with a table memory entry of its own (most shipped systems take their devices from the
+    platform), so that mutations reach device values held in the file."""
+    doc = copy.deepcopy(doc)
+    if doc.get("model", "dataflow") == "dataflow":
+        devices = doc.setdefault("devices", {})
+        if isinstance(devices, dict) and not isinstance(devices.get("table_memory"), str):
+            devices["table_memory"] = {"count": 2, "interleave_B": 4096, **(devices.get("table_memory") or {})}
+    return doc
 
 
 def read_preset(path: Path) -> None:
@@ -176,6 +251,7 @@ def read_validation(path: Path) -> None:
 READERS = {
     # name: (reader, shipped files it mutates)
     "system": (read_system, sorted(p for p in CONFIGS.glob("*.yaml"))),
+    "system with sets": (read_system_with_sets, sorted(p for p in CONFIGS.glob("*.yaml"))),
     "platform": (read_platform, sorted((CONFIGS / "platforms").glob("*.yaml"))),
     "preset": (read_preset, sorted(p for p in DEVICES.glob("*/*.yaml"))),
     "workload": (read_workload, sorted(WORKLOADS.glob("*.yaml"))),
@@ -188,6 +264,8 @@ READERS = {
 def fuzz(tmp_path: Path, reader: str, examples: int) -> None:
     read, sources = READERS[reader]
     docs = [(p, yaml.safe_load(p.read_text(encoding="utf-8"))) for p in sources]
+    if reader == "system with sets":
+        docs = [(p, with_devices(doc)) for p, doc in docs]
     # a preset may be read by path only from its family's folder (inherits and names resolve there)
     out = tmp_path / "fuzz" / "input.yaml"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -204,7 +282,8 @@ def fuzz(tmp_path: Path, reader: str, examples: int) -> None:
             target.write_bytes(data.draw(mutated_bytes(src.read_bytes())))
         else:
             target.write_bytes(dump(data.draw(mutated(doc))))
-        assert_clean(read, target)
+        sets = {"platform": platform_sets(target), "system with sets": INNOCENT_SETS}.get(reader, [])
+        assert_clean(read, target, sets)
 
     check()
 
@@ -247,6 +326,8 @@ def fuzz_set(key: str, examples: int) -> None:
             build_system(load_system("cxl", [(key, value)]))
         except InputError as exc:
             assert "\n" not in str(exc) and str(exc).startswith(("--set", str(CONFIGS / "cxl.yaml"))), str(exc)
+            if isinstance(exc, ConfigError):
+                assert_blame(exc, [(key, value)])
 
     check()
 

@@ -62,7 +62,7 @@ def test_deeply_nested_yaml_is_bad_input(tmp_path, capsys):
     (["devices.ndp.preset=gpu/rtx3090"], "devices.ndp.preset"),
     (["devices.fabric_link.preset=pcie/gen4-x16"], "devices.fabric_link.preset"),
     (["devices.table_memory.interleave_B=100"], "devices.table_memory.interleave_B"),  # not a multiple
-    (["devices.table_memory.params.access_unit_B=300"], "devices.table_memory.interleave_B"),
+    (["devices.table_memory.params.access_unit_B=300"], "--set: devices.table_memory.params.access_unit_B: interleave_B"),
     (["version=2"], "version"),
     (["devices.table_memory.count=1000000000"], "devices.table_memory.count"),        # beyond a bound
     (["devices.table_memory.count=1e9"], "devices.table_memory.count"),
@@ -210,7 +210,7 @@ def _system_file(tmp_path, body: str) -> str:
     ("devices: []", "devices"),
     ("pipeline: 0", "pipeline"),
     ("devices: {table_memory: {params: {wcb_entries: 100000000}}}", "devices.table_memory.params.wcb_entries"),
-    ("devices: {table_memory: {params: {access_unit_B: 3}}}", "devices.table_memory.interleave_B"),
+    ("devices: {table_memory: {params: {access_unit_B: 3}}}", "devices.table_memory.params.access_unit_B: interleave_B"),
     ("devices: {gpu: {params: {mlp_table_name: ../x}}}", "devices.gpu.params.mlp_table_name"),
 ])
 def test_escaped_system_file_values_name_the_file(tmp_path, capsys, body, key):
@@ -315,3 +315,96 @@ def test_module_state_entries_count_what_the_state_allocates(preset, overrides):
                if isinstance(v, np.ndarray) and k not in ("keys", "times"))  # the pending table grows with streams
     entries = sum(module_state_entries(model.params.as_dict()).values())
     assert held <= modules * (STATE_ENTRY_B * entries + STATE_FIXED_B)
+
+
+# ------------------------------------- issue 32 (item 12): each error names the input that holds it
+# A configuration is built from layers (platform entries, system files and their parents, --set);
+# the error names the layer that gave the offending value, whatever else was given.
+
+def _shipped_copy(tmp_path, name: str, extra: str = "") -> str:
+    from cxlsim.config.catalog import shipped_root
+
+    path = tmp_path / f"{name.replace('/', '-')}.yaml"
+    path.write_text((shipped_root("configs") / f"{name}.yaml").read_text() + extra)
+    return str(path)
+
+
+@pytest.mark.parametrize("more", [
+    [], ["--set", "workload_overrides.batch_size=8"], ["--platform", "physical"], ["--platform", "prototype"],
+    ["--set", "devices.table_memory.params.write_bw_GBps=2", "--set", "seed=3"],
+])
+def test_a_system_files_device_error_names_the_file_whatever_is_set(tmp_path, capsys, more):
+    path = _shipped_copy(tmp_path, "pmem", "devices:\n  table_memory:\n    count: 0\n")
+    line = one_line_exit_2(capsys, ["run", "--config", path, "--batches", "1", *more],
+                           f"{path}: devices.table_memory.count: must be >= 1")
+    assert "--set" not in line, line
+
+
+def test_a_value_inherited_from_a_parent_file_names_the_parent(tmp_path, capsys):
+    parent = _shipped_copy(tmp_path, "cxl", "devices:\n  table_memory:\n    interleave_B: 32\n")
+    child = tmp_path / "child.yaml"
+    child.write_text(f"version: 1\ninherits: {parent}\nname: child\nseed: 4\n")
+    one_line_exit_2(capsys, ["run", "--config", str(child), "--set", "seed=5"], f"{parent}: devices.table_memory.interleave_B")
+
+
+def test_a_platform_entry_error_names_the_platform_file_and_entry(tmp_path, capsys):
+    platform = tmp_path / "mine.yaml"
+    platform.write_text(_read(_shipped_copy(tmp_path, "platforms/prototype")).replace(
+        "table_memory: {preset: pmem/u200-emulated, count: 4", "table_memory: {preset: pmem/u200-emulated, count: 0"))
+    where = f"{platform}: groups[2].roles.table_memory.count: must be >= 1"
+    for argv in (["--platform", str(platform)], ["--set", f"platform={platform}", "--set", "seed=2"]):
+        one_line_exit_2(capsys, ["run", "--system", "cxl", "--batches", "1", *argv], where)
+    # the same key set on the command line: the --set that gives the value
+    one_line_exit_2(capsys, ["run", "--system", "cxl", "--platform", str(platform), "--set",
+                             "devices.table_memory.count=-1"], "--set: devices.table_memory.count: must be >= 1, got -1")
+
+
+def _read(path: str) -> str:
+    from pathlib import Path
+
+    return Path(path).read_text()
+
+
+def test_the_platform_option_names_itself(capsys):
+    one_line_exit_2(capsys, [*RUN, "--platform", "mars"], "--platform: no such platform 'mars'")
+
+
+@pytest.mark.parametrize("via", ["set", "file"])
+def test_an_error_inside_a_preset_given_by_path_names_that_file_and_key(tmp_path, capsys, via):
+    """As ``cxlsim devices show`` reports it (it was ``--set: devices.table_memory.preset: unknown key``)."""
+    preset = tmp_path / "p.yaml"
+    preset.write_text("version: 1\nfamily: pmem\ninherits: pmem/optane-100\nsource: test\nparams:\n  bogus_ns: 3\n")
+    shown = one_line_exit_2(capsys, ["devices", "show", str(preset)], f"{preset}: params.bogus_ns: unknown key")
+    if via == "set":
+        argv = ["run", "--system", "pmem", "--batches", "1", "--set", f"devices.table_memory.preset={preset}"]
+    else:
+        argv = ["run", "--config", _shipped_copy(tmp_path, "pmem", f"devices:\n  table_memory: {{preset: {preset}}}\n"),
+                "--set", "seed=2"]
+    line = one_line_exit_2(capsys, argv, f"{preset}: params.bogus_ns: unknown key")
+    assert line.split("error: ")[1] == shown.split("error: ")[1]
+
+
+def test_a_preset_that_is_not_there_names_the_key_that_names_it(tmp_path, capsys):
+    one_line_exit_2(capsys, ["run", "--system", "pmem", "--set", f"devices.table_memory.preset={tmp_path}/none.yaml"],
+                    "--set: devices.table_memory.preset: file not found")
+    path = _shipped_copy(tmp_path, "pmem", "devices:\n  table_memory: pmem/optane-1000\n")
+    one_line_exit_2(capsys, ["run", "--config", path, "--platform", "physical"],
+                    f"{path}: devices.table_memory.preset: no such preset")
+
+
+def test_origins_follow_the_layers():
+    """The mechanism: the highest layer that gave a key; a set of a whole mapping replaces what is
+    under it; a key nobody gave takes its nearest enclosing key's origin."""
+    from cxlsim.config.origins import Origins
+
+    o = Origins("sys.yaml")
+    o.add({"devices": {"tm": {"count": 1, "params": {"a": 1}}}}, (1, 0), "sys.yaml")
+    o.add({"preset": "x", "count": 4, "params": {"a": 2, "b": 3}}, (0, 1), "plat.yaml", "roles.tm", "devices.tm")
+    assert o.of("devices.tm.count") == ("sys.yaml", "devices.tm.count")      # the file over the platform
+    assert o.of("devices.tm.params.b") == ("plat.yaml", "roles.tm.params.b")  # merged: the platform's own
+    assert o.of("devices.tm.levels") == ("sys.yaml", "devices.tm.levels")    # missing: the mapping's newest
+    o.add({"count": 0}, (2, 0), "--set", "devices.tm", "devices.tm", replace=True)
+    assert o.of("devices.tm.params.b") == ("--set", "devices.tm.params.b")    # replaced by the set
+    o.add(5, (2, 1), "spec.yaml", "axes.grid.seed[1]", "seed", replace=True)
+    assert o.of("seed") == ("spec.yaml", "axes.grid.seed[1]")
+    assert o.of("pipeline.x") == ("sys.yaml", "pipeline.x")

@@ -128,3 +128,62 @@ def test_damaged_points_log_is_read_around(tmp_path):
     (out / "points.jsonl").write_bytes(b"\xff\xfe garbage\n\x00\x01\n")
     outcome = run_sweep(spec, out, executor="serial", progress=False)
     assert outcome.ran == 1 and not outcome.failed
+
+
+# ---------------------- issue 32 (item 12): a spec's bad axis is refused before any point runs
+def spec_with(tmp_path: Path, grid=None, zipped=None, systems=("dram",), base_set=None) -> Path:
+    doc = yaml.safe_load(write_spec(tmp_path).read_text())
+    doc["base"]["systems"] = list(systems)
+    swept = {**(grid or {}), **(zipped or {})}
+    doc["base"]["set"] = {**{k: v for k, v in TINY.items() if k not in swept}, **(base_set or {})}
+    doc["axes"] = {**({"grid": grid} if grid else {}), **({"zip": zipped} if zipped else {})}
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def refused_before_running(tmp_path, capsys, path: Path, *needles: str, argv=()) -> str:
+    out = tmp_path / "out"
+    rc = main(["sweep", str(path), "--out", str(out), "--executor", "serial", "--no-progress", *argv])
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.strip().splitlines() if ln]
+    assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert not (out / "points.jsonl").exists()  # no point ran
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("axes, needle", [
+    ({"grid": {"devices.table_memory.count": [1, 0]}}, "axes.grid.devices.table_memory.count[1]: must be >= 1, got 0"),
+    ({"grid": {"pipeline.bogus_ns": [1, 2]}}, "axes.grid.pipeline.bogus_ns: unknown key"),
+    ({"grid": {"devices.table_memory.params.write_bw_GBps": [2, -1]}},
+     "axes.grid.devices.table_memory.params.write_bw_GBps[1]: must be > 0"),
+    ({"zipped": {"seed": [1, 2], "topology.gpus_count": [1, 0]}}, "axes.zip.topology.gpus_count[1]: must be >= 1"),
+    ({"grid": {"workload_overrides.tables": [4, 10**9]}}, "axes.grid.workload_overrides.tables[1]"),  # the workload's bound
+    ({"grid": {"platform": ["physical", "mars"]}}, "axes.grid.platform[1]: no such platform"),
+])
+def test_a_bad_axis_names_the_spec_and_axis_before_any_point_runs(tmp_path, capsys, axes, needle):
+    path = spec_with(tmp_path, axes.get("grid"), axes.get("zipped"))
+    line = refused_before_running(tmp_path, capsys, path, f"{path}: {needle}", "(system dram)")
+    assert "--set" not in line, line
+
+
+def test_an_axis_value_bad_on_one_system_names_it(tmp_path, capsys):
+    # relaxed lookup needs the undo log: fine on cxl, refused on dram (limit the axis with systems:)
+    path = spec_with(tmp_path, {"pipeline.relaxed_lookup": [True]}, systems=("cxl", "dram"))
+    refused_before_running(tmp_path, capsys, path, f"{path}: axes.grid.pipeline.relaxed_lookup[0]: relaxations",
+                           "(system dram)")
+    doc = yaml.safe_load(path.read_text())
+    doc["axes"]["grid"]["pipeline.relaxed_lookup"] = {"values": [True], "systems": ["cxl"]}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert [p.system for p in load_spec(path).points] == ["cxl", "dram"]
+
+
+def test_base_and_command_line_sets_name_themselves(tmp_path, capsys):
+    path = spec_with(tmp_path, {"seed": [1, 2]}, base_set={"devices.table_memory.count": 0})
+    refused_before_running(tmp_path, capsys, path, f"{path}: base.set.devices.table_memory.count: must be >= 1")
+    path = spec_with(tmp_path, {"seed": [1, 2]})
+    line = refused_before_running(tmp_path, capsys, path, "--set: devices.table_memory.count: must be >= 1",
+                                  argv=["--set", "devices.table_memory.count=0"])
+    assert str(path) not in line.split(": must")[0], line

@@ -64,17 +64,26 @@ def test_serial_sweep_writes_results_with_provenance(serial_run):
 
 
 def test_failed_point_is_recorded_and_the_sweep_goes_on(tmp_path):
-    # relaxed lookup needs the undo log: invalid on dram, fine on cxl
-    spec = load_spec(write_spec(tmp_path, ["dram", "cxl"], {"pipeline.relaxed_lookup": [True]}))
+    # a batch of more lookups than one run holds: each axis value loads (the spec is accepted), the
+    # combination is found when the point runs; its error names the spec's axes, not --set
+    doc = yaml.safe_load(write_spec(tmp_path, ["dram"], {}).read_text())
+    doc["base"]["set"] = {k: v for k, v in TINY.items() if k not in ("workload_overrides.batch_size",
+                                                                    "workload_overrides.lookups_per_table")}
+    doc["axes"]["grid"] = {"workload_overrides.batch_size": [16, 8_000],
+                           "workload_overrides.lookups_per_table": [8, 8_000]}
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    spec = load_spec(path)
     outcome = run_sweep(spec, tmp_path / "out", executor="serial", progress=False)
-    status = {r["swept"]["system"]: r for r in outcome.records}
-    assert status["cxl"]["status"] == "ok"
-    assert status["dram"]["status"] == "error" and status["dram"]["error_kind"] == "input"
-    assert "pipeline.relaxed_lookup" in status["dram"]["error"]
+    status = {(r["swept"]["workload_overrides.batch_size"], r["swept"]["workload_overrides.lookups_per_table"]): r
+              for r in outcome.records}
+    big = status[(8_000, 8_000)]
+    assert [status[k]["status"] for k in ((16, 8), (16, 8_000), (8_000, 8))] == ["ok"] * 3
+    assert big["status"] == "error" and big["error_kind"] == "input"
+    assert f"{path}: axes.grid.workload_overrides.batch_size[1]" in big["error"] and "--set" not in big["error"]
     with (tmp_path / "out" / "results.csv").open() as fh:
-        by_system = {r["system"]: r for r in csv.DictReader(fh)}
-    assert by_system["dram"]["status"] == "error" and "relaxed_lookup" in by_system["dram"]["error"]
-    assert by_system["dram"]["batch_time_ms"] == "" and float(by_system["cxl"]["batch_time_ms"]) > 0
+        rows = list(csv.DictReader(fh))
+    assert sum(r["status"] == "error" and "batch_size" in r["error"] and r["batch_time_ms"] == "" for r in rows) == 1
     # the CLI writes the same files and exits 2 (only bad-input failures)
     assert main(["sweep", str(spec.source), "--out", str(tmp_path / "cli"), "--executor", "serial",
                  "--no-progress"]) == 2

@@ -139,16 +139,17 @@ def resolve_preset(
     name_or_path: str | Path,
     schema_of: SchemaOf,
     overrides: Mapping[str, Any] | None = None,
-    overrides_where: str = "--set",
+    overrides_where: str | Mapping[str, str] = "--set",
 ) -> Preset:
     """Load, resolve and validate a preset by name (``pmem/paper``) or by file path, against the
     schemas ``schema_of`` gives (the catalog knows files, not families: the device layer passes its
     registry; :func:`cxlsim.devices.load_preset` is the usual entry point).
 
     ``overrides`` maps parameter names to values, applied after inheritance and derivation, with
-    source ``overrides_where``.
+    source ``overrides_where`` (one file or option for all, or each override's). An error in a
+    value names its source: the override's, or this file for the preset's own values.
     """
-    path = _locate(name_or_path)
+    path = locate_preset(name_or_path)
     doc = read_yaml(path)
     where = str(path)
     check_version(doc, where)
@@ -160,10 +161,16 @@ def resolve_preset(
         raise ConfigError(where, "family", "missing; name the device family (e.g. pmem)")
     schema = schema_of(family, where)
     values, sources = _raw_params(path, doc, schema, schema_of, stack=())
+    origin = {k: overrides_where if isinstance(overrides_where, str) else overrides_where.get(k, "--set")
+              for k in overrides or {}}
+    own = dict(values)
     for key, value in (overrides or {}).items():
         values[key] = value
-        sources[key] = f"override ({overrides_where})"
-    params = schema.validate(values, sources, overrides_where if overrides else where, "params.")
+        sources[key] = f"override ({origin[key]})"
+    try:
+        params = schema.validate(values, sources, where, "params.")
+    except ConfigError as exc:
+        raise _blame(exc, schema, own, overrides or {}, origin, where) from None
     name = f"{family}/{path.stem}" if path.parent.name == family else str(path)
     emulates, emulates_source = _emulates(path, doc, ())
     if emulates is not None and emulates in (name, where):
@@ -181,7 +188,7 @@ def _emulates(path: Path, doc: dict[str, Any], stack: tuple[str, ...]) -> tuple[
         parent = doc.get("inherits")
         if not isinstance(parent, str) or where in stack:
             return None, ""
-        ppath = _locate(parent)
+        ppath = locate_preset(parent)
         return _emulates(ppath, read_yaml(ppath), stack + (where,))
     if not isinstance(entry, dict):
         raise ConfigError(where, "emulates", "expected {preset: family/name, source: ...}: the device this "
@@ -195,7 +202,7 @@ def _emulates(path: Path, doc: dict[str, Any], stack: tuple[str, ...]) -> tuple[
     if not isinstance(source, str) or not source.strip():
         raise ConfigError(where, "emulates.source", "no source: say why this is the device emulated")
     try:
-        epath = _locate(name)
+        epath = locate_preset(name)
     except ConfigError as exc:
         raise ConfigError(where, "emulates.preset", f"{name}: {exc.message}") from None
     edoc = read_yaml(epath)
@@ -205,11 +212,37 @@ def _emulates(path: Path, doc: dict[str, Any], stack: tuple[str, ...]) -> tuple[
     return name, source
 
 
+def _blame(exc: ConfigError, schema: Schema, own: dict[str, Any], overrides: Mapping[str, Any],
+           origin: dict[str, str], where: str) -> ConfigError:
+    """A preset's validation error ``exc`` (raised naming the preset file ``where``) naming the
+    input that holds the fault: an override's value; the file's own, when it fails alone; else the
+    override without which the others pass (the check's key then leads the message)."""
+    key = exc.key.removeprefix("params.")
+    if exc.where != where or not exc.key.startswith("params.") or not origin:
+        return exc
+    if key in origin:
+        return ConfigError(origin[key], exc.key, exc.message)
+    try:
+        schema.validate(own, {}, where, "params.")
+    except ConfigError as alone:
+        if alone.key.removeprefix("params.") not in origin:  # not one an override supplies
+            return alone
+    culprit = list(origin)[-1]  # the last given, if none alone is to blame
+    for k in origin:
+        try:
+            schema.validate({**own, **{o: v for o, v in overrides.items() if o != k}}, {}, where, "params.")
+        except ConfigError:
+            continue
+        culprit = k
+        break
+    return ConfigError(origin[culprit], f"params.{culprit}", f"{key} {exc.message}")
+
+
 def preset_value(name_or_path: str | Path, key: str, schema_of: SchemaOf) -> Any:
     """The value preset ``name_or_path`` gives parameter ``key`` (after inheritance and
     derivation, not validated), or None if it gives none: for tools that make what a parameter
     names (a GPU's timing table) before the preset can validate."""
-    path = _locate(name_or_path)
+    path = locate_preset(name_or_path)
     doc = read_yaml(path)
     check_version(doc, str(path))
     schema = schema_of(str(doc.get("family")), str(path))
@@ -217,7 +250,8 @@ def preset_value(name_or_path: str | Path, key: str, schema_of: SchemaOf) -> Any
     return values.get(key)
 
 
-def _locate(name_or_path: str | Path) -> Path:
+def locate_preset(name_or_path: str | Path) -> Path:
+    """The file of preset ``family/name`` or path ``name_or_path``; a ConfigError naming it if none."""
     p = Path(name_or_path)
     if p.suffix in (".yaml", ".yml"):
         if not p.is_file():
@@ -240,7 +274,7 @@ def _raw_params(
         if not isinstance(parent, str) or not parent:
             raise ConfigError(where, "inherits", f"expected a preset name family/name or a YAML path, got {parent!r}")
         try:
-            ppath = _locate(parent)
+            ppath = locate_preset(parent)
         except ConfigError as exc:
             raise ConfigError(where, "inherits", f"{parent}: {exc.message}") from None
         pdoc = read_yaml(ppath)
@@ -297,7 +331,7 @@ def _derived_base(ref: str, where: str, kp: str, schema_of: SchemaOf, stack: tup
         raise ConfigError(where, kp, "expected family/name:key")
     preset, key = ref.split(":", 1)
     try:
-        path = _locate(preset)
+        path = locate_preset(preset)
     except ConfigError as exc:
         raise ConfigError(where, kp, f"{preset}: {exc.message}") from None
     doc = read_yaml(path)

@@ -148,9 +148,9 @@ def family_schema(name: str, where: str) -> Schema:
 
 
 def load_preset(name_or_path: str, overrides: Mapping[str, Any] | None = None,
-                overrides_where: str = "--set") -> Preset:
+                overrides_where: str | Mapping[str, str] = "--set") -> Preset:
     """Load, resolve and validate preset ``family/name`` (or a YAML path) against its family's
-    schema, with parameter ``overrides`` (source ``overrides_where``); then the family's
+    schema, with parameter ``overrides`` (source ``overrides_where``: one for all, or each's); then the family's
     :attr:`DeviceFamily.resolve` fills what it resolves at load (each value with its source)."""
     preset = resolve_preset(name_or_path, family_schema, overrides, overrides_where)
     family = get_family(preset.family)

@@ -33,7 +33,8 @@ def evaluate(point: Point) -> dict[str, Any]:
     }
     t0 = time.perf_counter()
     try:
-        result = simulate(point.system, workload=point.workload, sets=list(point.sets), trace=point.timeline)
+        result = simulate(point.system, workload=point.workload, sets=list(point.sets), trace=point.timeline,
+                          set_origins=point.set_origins)
         record["result"] = to_jsonable(result.to_dict())
         if point.timeline:
             record["timeline"] = _timeline(result)

@@ -76,7 +76,8 @@ def plan(systems: Sequence[str] | None = None, workloads: Sequence[str] | None =
     try:
         spec = build_spec(doc, "reproduce", sets, default_name="reproduce")
     except ConfigError as exc:  # name the flag the user typed, not the spec key built from it
-        flag = {"base.systems": "--systems", "base.workloads": "--workloads"}.get(exc.key.split("[")[0])
+        flag = {"base.systems": "--systems", "base.workloads": "--workloads",
+                "axes.grid.platform": "--platform"}.get(exc.key.split("[")[0])
         if flag is None:
             raise
         raise ConfigError(flag, "", exc.message) from None

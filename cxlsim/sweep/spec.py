@@ -39,9 +39,13 @@ order, of systems, workloads, each grid axis (in file order) and the zip walk.
 
 Contract: :func:`load_spec` rejects unknown keys, wrong types, unknown systems or workloads,
 unequal zip lengths, a key swept twice (or both fixed and swept) and duplicate points with a
-:class:`~cxlsim.errors.ConfigError` naming the file and key path. A point whose configuration turns
-out invalid (e.g. ``pipeline.relaxed_lookup: true`` on ``pmem``) is not a spec error: the sweep
-records it as a failed point.
+:class:`~cxlsim.errors.ConfigError` naming the file and key path. Before any point runs it loads
+each system with the fixed sets and with each axis value (each zip step) where the axis applies: an
+unknown axis key, or a value no point could run (``devices.table_memory.count: [0]``,
+``pipeline.relaxed_lookup: [true]`` on ``pmem``), is refused naming the spec file, the axis and the
+value's index, and the system (issue 32: such errors used to surface per point, at run time, blamed
+on ``--set``). A point that only a combination of axes makes invalid, or that fails at run time, is
+recorded as a failed point and the sweep goes on.
 """
 
 from __future__ import annotations
@@ -58,9 +62,9 @@ from cxlsim.config.bounds import MAX_SEED
 from cxlsim.config.params import Param, unknown_key_message
 from cxlsim.config.yamlio import check_version, read_yaml
 from cxlsim.errors import ConfigError, InputError
-from cxlsim.systems.config import system_path
+from cxlsim.systems.config import load_system, system_path
 from cxlsim.systems.sampling import AUTO, parse_ci
-from cxlsim.workloads.catalog import workload_path
+from cxlsim.workloads.catalog import load_workload, workload_path
 
 TOP_KEYS = ("version", "name", "description", "base", "axes")
 BASE_KEYS = ("systems", "workloads", "batches", "warmup_batches", "batches_ci_fraction", "seed", "set")
@@ -85,6 +89,13 @@ class Point:
     sets: tuple[tuple[str, Any], ...] = ()
     swept: tuple[tuple[str, Any], ...] = ()
     timeline: bool = False
+    #: where each set came from in the spec (key, file or option, key path there): a run's error names
+    #: it, not ``--set`` (not part of what the point simulates: outside :attr:`id`)
+    origins: tuple[tuple[str, str, str], ...] = field(default=(), compare=False)
+
+    @property
+    def set_origins(self) -> dict[str, tuple[str, str]]:
+        return {k: (where, there) for k, where, there in self.origins}
 
     @property
     def id(self) -> str:
@@ -129,8 +140,9 @@ def load_spec(path: str | Path, extra_sets: Sequence[tuple[str, Any]] = ()) -> S
 
 
 def build_spec(doc: Mapping[str, Any], where: str, extra_sets: Sequence[tuple[str, Any]] = (),
-               default_name: str = "sweep") -> SweepSpec:
-    """Validate a spec document (already read) and expand its points."""
+               default_name: str = "sweep", check: bool = True) -> SweepSpec:
+    """Validate a spec document (already read) and expand its points; ``check``: load every
+    system with each axis value before any point runs (:func:`_check_grid`)."""
     _keys(doc, TOP_KEYS, where, "")
     base = doc.get("base")
     if not isinstance(base, Mapping):
@@ -234,6 +246,11 @@ def build_spec(doc: Mapping[str, Any], where: str, extra_sets: Sequence[tuple[st
     axis_names = ["system", "workload"] + [k for k in swept if k not in POINT_KEYS]
 
     fixed_sets = tuple((k, v) for k, (_, v) in fixed.items())
+    origin = _fixed_origins(fixed, where)
+    if check:
+        _check_grid(systems or list(swept.get("system", [])), workloads or list(swept.get("workload", [])),
+                    fixed, grid, zipped, only, where)
+    index = {k: {_ident(v): i for i, v in reversed(list(enumerate(vs)))} for k, vs in swept.items()}
     points: list[Point] = []
     seen: dict[str, int] = {}
     for combo in itertools.product(*dims):
@@ -248,6 +265,9 @@ def build_spec(doc: Mapping[str, Any], where: str, extra_sets: Sequence[tuple[st
             workload=None if values.get("workload") is None else str(values["workload"]),
             sets=sets,
             swept=tuple((k, values.get(k) if applies.get(k, True) else None) for k in axis_names),
+            origins=tuple((k, *origin[k]) for k in fixed)
+            + tuple((k, where, f"{'axes.grid' if k in grid else 'axes.zip'}.{k}[{index[k][_ident(values[k])]}]")
+                    for k in swept if k not in POINT_KEYS and applies[k]),
         )
         if p.id in seen and not all(applies.values()):
             continue  # the same point again: an axis that does not apply to this system
@@ -264,6 +284,58 @@ def build_spec(doc: Mapping[str, Any], where: str, extra_sets: Sequence[tuple[st
         axes=tuple(axis_names),
         points=tuple(points),
     )
+
+
+def _fixed_origins(fixed: Mapping[str, tuple[str, Any]], where: str) -> dict[str, tuple[str, str]]:
+    """Where each fixed set came from: ``--set``, or the spec's base key (a default: ``base.KEY``)."""
+    return {k: ("--set", k) if src == "--set" else (where, src if src.startswith("base.") else f"base.{k}")
+            for k, (src, _) in fixed.items()}
+
+
+def _ident(value: Any) -> str:
+    """A value's identity among an axis's values (they may be unhashable: lists, mappings)."""
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _check_grid(systems: Sequence[str], workloads: Sequence[str], fixed: Mapping[str, tuple[str, Any]],
+                grid: Mapping[str, list[Any]], zipped: Mapping[str, list[Any]], only: Mapping[str, list[str]],
+                where: str) -> None:
+    """Load each system of the sweep (and each workload with its overrides: the sweep's, or the
+    system's own) with the fixed sets, then with each grid value and each zip step (the zip's keys
+    together), each where its axis applies: an unknown axis key or a value that no point could run
+    is refused now, naming the spec file and the axis (or the base key, or ``--set``) and the
+    value's index, before any point runs. What only a combination of axes makes invalid stays a
+    failed point (a run finds it). Errors of a system's own files name them."""
+    origin = _fixed_origins(fixed, where)
+    base = [(k, v) for k, (_, v) in fixed.items()]
+    steps: list[list[tuple[str, Any, str]]] = [[]]  # each: the (key, value, where in the spec) it adds
+    for key, values in grid.items():
+        if key not in POINT_KEYS:
+            steps += [[(key, v, f"axes.grid.{key}[{i}]")] for i, v in enumerate(values)]
+    zip_keys = [k for k in zipped if k not in POINT_KEYS]
+    if zip_keys:
+        steps += [[(k, zipped[k][i], f"axes.zip.{k}[{i}]") for k in zip_keys] for i in range(len(zipped[zip_keys[0]]))]
+    for system in systems:
+        for step in steps:
+            adds = [(k, v, kp) for k, v, kp in step if k not in only or system in only[k]]
+            if step and not adds:
+                continue
+            try:
+                cfg = load_system(system, base + [(k, v) for k, v, _ in adds],
+                                  {**origin, **{k: (where, kp) for k, _, kp in adds}})
+                for workload in workloads or [cfg.workload]:
+                    try:
+                        load_workload(workload, cfg.workload_overrides, cfg.workload_overrides_where,
+                                      "workload_overrides.")
+                    except ConfigError as exc:
+                        raise cfg.blame(exc) from None
+            except ConfigError as exc:
+                if exc.where not in (where, "--set"):
+                    raise  # the system's own file, its platform's or a preset's: it names them
+                key = exc.key
+                if exc.message.startswith("unknown key") and any(key == kp for _, _, kp in adds):
+                    key = key.rsplit("[", 1)[0]  # the axis's key, not one of its values
+                raise ConfigError(exc.where, key, f"{exc.message} (system {system})") from None
 
 
 def _keys(doc: Mapping[str, Any], known: Sequence[str], where: str, prefix: str) -> None:

@@ -31,12 +31,14 @@ then ``$CXLSIM_PATH/configs`` (later folders shadow by name).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cxlsim.config.bounds import MAX_MODULES_PER_ROLE, MAX_SEED
-from cxlsim.config.catalog import Preset, catalog_file, catalog_roots
+from cxlsim.config.catalog import Preset, catalog_file, catalog_roots, locate_preset
+from cxlsim.config.origins import Origins
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
 from cxlsim.devices.interleave import geometry_problem
@@ -249,6 +251,17 @@ class SystemConfig:
     topology: ParamSet = field(default_factory=lambda: TOPOLOGY.validate({}, {}, "default"))
     platform: str = DEFAULT_PLATFORM  # the apparatus that filled the roles (configs/platforms/)
     batches_ci_fraction: float = DEFAULT_CI_FRACTION  # batches: auto's target
+    origins: Origins | None = field(default=None, compare=False, repr=False)  # where each value came from
+
+    def blame(self, exc: ConfigError) -> ConfigError:
+        """``exc``, raised naming this system's file (or the single origin of its workload
+        overrides) for a key of it, re-raised naming the input that gave that key."""
+        if self.origins is None or not exc.key:
+            return exc
+        for placeholder in (self.source, self.workload_overrides_where):
+            if exc.where == placeholder:
+                return self.origins.blame(exc, placeholder)
+        return exc
 
     @property
     def sampling(self) -> Sampling:
@@ -307,32 +320,43 @@ def system_path(name_or_path: str) -> Path:
     return found
 
 
-def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) -> SystemConfig:
+def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None,
+                set_origins: Mapping[str, tuple[str, str]] | None = None) -> SystemConfig:
     """Load ``configs/<name>.yaml`` (or a path) on its platform, apply ``sets`` and validate.
 
     Devices: the platform (``platform:`` of the file or ``--set platform=NAME``, default
     :data:`~cxlsim.systems.platform.DEFAULT_PLATFORM`) fills every role the pipeline needs; the
     file's own ``devices:`` entries are merged over the platform's; ``--set devices.*`` last. A role
     the pipeline does not use is refused (it would be accepted and change nothing).
+
+    Errors name the input that gave the offending value (:mod:`cxlsim.config.origins`): the system
+    file (or the one it inherits the value from) and its key, the platform file and its entry, or
+    the set: ``--set KEY``, or where ``set_origins`` says a set key came from (``(file, key path
+    there)``: a sweep spec's axis).
     """
     path = system_path(name_or_path)
     where = str(path)
-    doc = _read_with_parents(path, ())
+    origins = Origins(where)
+    doc = _read_with_parents(path, (), origins)
     if isinstance(doc.get("devices"), dict):  # `role: family/name` is short for {preset: ...}
         doc["devices"] = {r: {"preset": d} if isinstance(d, str) else d for r, d in doc["devices"].items()}
     sets = list(sets or [])
-    set_keys = {k for k, _ in sets}
-    doc = apply_sets(doc, [(k, v) for k, v in sets if not k.startswith("devices.")]) if sets else doc
-    where_sets = "--set" if sets else where
+    for i, (key, value) in enumerate(sets):
+        origins.add(value, (SET_RANK, i), *(set_origins or {}).get(key, ("--set", key)), key, replace=True)
+    doc = _apply(doc, [(k, v) for k, v in sets if not k.startswith("devices.")], set_origins)
+    at = origins.where
 
-    def at(key: str) -> str:  # where a key (or the mapping it heads, or one it is in) came from
-        return "--set" if any(k == key or k.startswith(key + ".") or key.startswith(k + ".") for k in set_keys) else where
+    def located(check: Any, *args: Any) -> Any:  # check(..., where, ...) naming the file: blamed per key
+        try:
+            return check(*args)
+        except ConfigError as exc:
+            raise origins.blame(exc, where) from None
 
-    check_version(doc, at("version"))  # a --set version= is checked like the file's
+    located(check_version, doc, where)  # a --set version= is checked like the file's
 
     for key in doc:
         if key not in TOP_KEYS:
-            raise ConfigError(at(key), key, unknown_key_message(key, TOP_KEYS))
+            raise ConfigError(*origins.of(str(key)), unknown_key_message(key, TOP_KEYS))
     ints: dict[str, Any] = {}
     for key, default, minimum, maximum in (("seed", 0, 0, MAX_SEED), ("batches", 20, 1, None),
                                            ("warmup_batches", 2, 0, None)):
@@ -340,64 +364,78 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
         if key != "seed" and value == AUTO:
             ints[key] = AUTO
             continue
-        ints[key] = Param(key, int, key, minimum=minimum, maximum=maximum).coerce(value, at(key), key)
-    ci = parse_ci(doc.get("batches_ci_fraction", DEFAULT_CI_FRACTION), f"{at('batches_ci_fraction')}: batches_ci_fraction")
+        ints[key] = Param(key, int, key, minimum=minimum, maximum=maximum).coerce(value, *origins.of(key))
+    ci = parse_ci(doc.get("batches_ci_fraction", DEFAULT_CI_FRACTION), ": ".join(origins.of("batches_ci_fraction")))
     try:
         Sampling(ints["batches"], ints["warmup_batches"], ci)
     except InputError as exc:
-        raise ConfigError(at("warmup_batches"), "warmup_batches", str(exc)) from None
+        raise ConfigError(*origins.of("warmup_batches"), str(exc)) from None
     model = str(doc.get("model", "dataflow"))
     if model not in MODELS:
-        raise ConfigError(at("model"), "model", f"unknown model {model!r} (models: {', '.join(MODELS)})")
-    pipeline_doc = _mapping(doc, "pipeline", at("pipeline"), "a mapping of parameter: value")
+        raise ConfigError(*origins.of("model"), f"unknown model {model!r} (models: {', '.join(MODELS)})")
+    pipeline_doc = located(_mapping, doc, "pipeline", where, "a mapping of parameter: value")
     tpu_doc = doc.get("tpu_ps")
     platform_name = doc.get("platform", DEFAULT_PLATFORM)
     try:
         platform = load_platform(platform_name)
     except ConfigError as exc:
-        raise ConfigError(at("platform"), "platform", exc.message) from None
+        if exc.where != "--platform":  # an error inside the platform's file: it names it
+            raise
+        raise ConfigError(*origins.of("platform"), exc.message) from None
     pipeline, tpu = None, None
     if model == "tpu_ps":
         if pipeline_doc:
-            raise ConfigError(where, "pipeline", "model tpu_ps has no dataflow pipeline (its parameters go under tpu_ps:)")
+            raise ConfigError(*origins.of("pipeline"), "model tpu_ps has no dataflow pipeline (its parameters go under tpu_ps:)")
         if tpu_doc is not None and not isinstance(tpu_doc, dict):
-            raise ConfigError(where, "tpu_ps", "expected a mapping of parameter: value")
+            raise ConfigError(*origins.of("tpu_ps"), "expected a mapping of parameter: value")
         tpu_doc = tpu_doc or {}
         sources = {k: str(v["source"]) for k, v in tpu_doc.items() if isinstance(v, dict) and "source" in v}
-        tpu = TPU_PS_SCHEMA.validate({k: _value(v) for k, v in tpu_doc.items()}, sources, at("tpu_ps"), "tpu_ps.")
+        try:
+            tpu = TPU_PS_SCHEMA.validate({k: _value(v) for k, v in tpu_doc.items()}, sources, where, "tpu_ps.")
+        except ConfigError as exc:
+            raise origins.blame(exc, where) from None
     else:
         if tpu_doc is not None:
-            raise ConfigError(where, "tpu_ps", "tpu_ps: parameters need model: tpu_ps")
+            raise ConfigError(*origins.of("tpu_ps"), "tpu_ps: parameters need model: tpu_ps")
         # the platform's pipeline defaults (apparatus-dependent settings), under the system's own
         declared = pipeline_schema().by_name()
         for key, value in platform.pipeline.items():
             if key not in declared:
                 raise ConfigError(platform.path, f"pipeline.{key}", unknown_key_message(key, declared))
             declared[key].coerce(value, platform.path, f"pipeline.{key}")  # a bad value names the platform file
+        origins.add(platform.pipeline, PLATFORM_PIPELINE_RANK, platform.path, "pipeline", "pipeline", owns=False)
         schema = pipeline_schema()
-        declared = schema.by_name()
-        pipeline = schema.validate({**platform.pipeline, **pipeline_doc}, {}, at("pipeline"), "pipeline.")
-    topology_doc = _mapping(doc, "topology", at("topology"), "a mapping of parameter: value")
-    topology = TOPOLOGY.validate(topology_doc, {}, at("topology"), "topology.")
+        try:
+            pipeline = schema.validate({**platform.pipeline, **pipeline_doc}, {}, where, "pipeline.")
+        except ConfigError as exc:
+            raise origins.blame(exc, where) from None
+    topology_doc = located(_mapping, doc, "topology", where, "a mapping of parameter: value")
+    try:
+        topology = TOPOLOGY.validate(topology_doc, {}, where, "topology.")
+    except ConfigError as exc:
+        raise origins.blame(exc, where) from None
     declared = ENERGY.by_name()
     for key, value in platform.energy.items():  # the platform's energy readings, under the system's own
         if key not in declared:
             raise ConfigError(platform.path, f"energy.{key}", unknown_key_message(key, declared))
         declared[key].coerce(value, platform.path, f"energy.{key}")
-    energy_doc = _mapping(doc, "energy", at("energy"), "a mapping of energy setting: value")
-    energy = ENERGY.validate({**platform.energy, **energy_doc}, {}, at("energy"), "energy.")
+    origins.add(platform.energy, PLATFORM_PIPELINE_RANK, platform.path, "energy", "energy", owns=False)
+    energy_doc = located(_mapping, doc, "energy", where, "a mapping of energy setting: value")
+    try:
+        energy = ENERGY.validate({**platform.energy, **energy_doc}, {}, where, "energy.")
+    except ConfigError as exc:
+        raise origins.blame(exc, where) from None
     name = str(doc.get("name", path.stem))
-    devices = _devices((name, *_ancestors(path, ())), _mapping(doc, "devices", at("devices"), "a mapping role: {preset: ...}"), pipeline,
-                       platform, sets, where, where_sets, list(TPU_PS_ROLES) if model == "tpu_ps" else None)
-    workload_overrides = _mapping(doc, "workload_overrides", at("workload_overrides"),
-                                  "a mapping of workload parameter: value")
+    devices = _devices((name, *_ancestors(path, ())), located(_mapping, doc, "devices", where, "a mapping role: {preset: ...}"),
+                       pipeline, platform, sets, origins, set_origins, list(TPU_PS_ROLES) if model == "tpu_ps" else None)
+    workload_overrides = located(_mapping, doc, "workload_overrides", where, "a mapping of workload parameter: value")
     declared = WORKLOAD_SCHEMA.by_name()
     for key, value in workload_overrides.items():  # each value as the workload will read it
         kp = f"workload_overrides.{key}"
         if key not in declared:
-            raise ConfigError(at(kp), kp, unknown_key_message(key, declared))
-        declared[key].coerce(value, at(kp), kp)
-    workload = _workload_name(doc.get("workload", "rm1"), at("workload"))
+            raise ConfigError(*origins.of(kp), unknown_key_message(key, declared))
+        declared[key].coerce(value, *origins.of(kp))
+    workload = located(_workload_name, doc.get("workload", "rm1"), where)
     cfg = SystemConfig(
         name=name,
         description=str(doc.get("description", "")),
@@ -417,13 +455,17 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
         topology=topology,
         batches_ci_fraction=ci,
         energy=energy,
+        origins=origins,
     )
     if not emulating_roles(devices):
         energy.skip("emulated_media", "no device of this system emulates another (no role's preset names "
                     "`emulates:`), so both readings price the same devices")
     if model == "dataflow":
-        _check_roles(cfg, where, platform.path)
-        check_host_agreement(cfg, f"{where} on platform {platform.name} ({platform.path})")
+        try:
+            _check_roles(cfg, where, platform.path)
+            check_host_agreement(cfg, where)
+        except ConfigError as exc:
+            raise origins.blame(exc, where) from None
     else:
         missing = [r for r in TPU_PS_ROLES if r not in devices]
         if missing:
@@ -432,49 +474,68 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None) ->
     return cfg
 
 
+#: Ranks of the layers a configuration is built from (:class:`~cxlsim.config.origins.Origins`):
+#: the platform's pipeline defaults and role entries, then the system files (the most distant
+#: ancestor first), then the sets in order.
+PLATFORM_PIPELINE_RANK = (0, 0, 0)
+PLATFORM_ROLE_RANK = 0
+FILE_RANK = 1
+SET_RANK = 2
+
+
+def _apply(doc: dict[str, Any], sets: list[tuple[str, Any]],
+           set_origins: Mapping[str, tuple[str, str]] | None) -> dict[str, Any]:
+    """:func:`apply_sets`, an error naming where the set came from (``set_origins``, else --set)."""
+    for key, value in sets:
+        where, there = (set_origins or {}).get(key, ("--set", key))
+        try:
+            doc = apply_sets(doc, [(key, value)])
+        except ConfigError as exc:
+            raise ConfigError(where, there if where != "--set" else exc.key, exc.message) from None
+    return doc
+
+
 def _devices(system: tuple[str, ...], file_devices: Any, pipeline: ParamSet | None, platform: Any,
-             sets: list[tuple[str, Any]], where: str, where_sets: str,
+             sets: list[tuple[str, Any]], origins: Origins, set_origins: Mapping[str, tuple[str, str]] | None,
              model_roles: list[str] | None = None) -> dict[str, DeviceRole]:
     """The system's device roles: the platform's for the roles the pipeline needs (an analytic
     model: ``model_roles``), the file's entries merged over them, then ``--set devices.*`` (see
     :func:`load_system`). ``system``: its name and the names of the systems it inherits from,
-    nearest first (a platform's group that names an ancestor applies to its descendants)."""
+    nearest first (a platform's group that names an ancestor applies to its descendants).
+    ``origins`` gets the platform's entries; an error names where its value came from."""
     if not isinstance(file_devices, dict):
-        raise ConfigError(where, "devices", "expected a mapping role: {preset: ...}")
+        raise ConfigError(*origins.of("devices"), "expected a mapping role: {preset: ...}")
     for role in file_devices:
         if role not in ROLES:
-            raise ConfigError(where, f"devices.{role}", unknown_key_message(role, ROLES) + f" (roles: {', '.join(ROLES)})")
+            raise ConfigError(*origins.of(f"devices.{role}"), unknown_key_message(role, ROLES) + f" (roles: {', '.join(ROLES)})")
     needed = needed_roles(pipeline) if pipeline is not None else list(model_roles or [])
     if pipeline is not None:  # optional roles the platform or the file gives
         needed += [r for r in OPTIONAL_ROLES if r in file_devices or platform.role_spec(system, r) is not None]
     specs: dict[str, Any] = {}
-    origin: dict[str, str] = {}
     platform_params: dict[str, tuple[Any, set[str]]] = {}  # role: (the platform's preset, its params)
     for role in needed:
         spec = platform.role_spec(system, role)
-        origin[role] = platform.path if spec is not None else where
+        for j, (there, entry) in enumerate(platform.role_layers(system, role)):
+            origins.add(entry, (PLATFORM_ROLE_RANK, 1, j), platform.path, there, f"devices.{role}")
         if isinstance(spec, dict) and isinstance(spec.get("params"), dict):
             platform_params[role] = (spec.get("preset"), set(spec["params"]))
         if role in file_devices:
             spec = merge(spec or {}, file_devices[role]) if isinstance(file_devices[role], dict) else file_devices[role]
-            origin[role] = where
         if spec is not None:
             specs[role] = spec
     device_sets = [(k, v) for k, v in sets if k.startswith("devices.")]
     for key, _ in device_sets:
         role = key.split(".")[1]
         if role not in ROLES:
-            raise ConfigError("--set", ".".join(key.split(".")[:2]), unknown_key_message(role, ROLES) + f" (roles: {', '.join(ROLES)})")
+            where, there = (set_origins or {}).get(key, ("--set", ".".join(key.split(".")[:2])))
+            raise ConfigError(where, there, unknown_key_message(role, ROLES) + f" (roles: {', '.join(ROLES)})")
     for role in list(file_devices) + [k.split(".")[1] for k, _ in device_sets]:
         if role not in needed:
-            src = "--set" if role not in file_devices else where
             why = "its pipeline" if pipeline is not None else "its analytic model"
-            raise ConfigError(src, f"devices.{role}", f"{system[0]} does not use a {role} role ({why} needs "
+            raise ConfigError(*origins.of(f"devices.{role}"), f"{system[0]} does not use a {role} role ({why} needs "
                               f"{', '.join(needed) or 'none'}): the entry would change nothing")
     if device_sets:
-        specs = apply_sets({"devices": specs}, device_sets)["devices"]
-        for key, _ in device_sets:
-            origin[key.split(".")[1]] = where_sets
+        specs = _apply({"devices": specs}, device_sets, set_origins)["devices"]
     # a platform's parameters are for its preset: a file or --set naming another preset takes its own
     for role, (preset, keys) in platform_params.items():
         spec = specs.get(role)
@@ -485,7 +546,7 @@ def _devices(system: tuple[str, ...], file_devices: Any, pipeline: ParamSet | No
         if isinstance(entry, dict) and isinstance(entry.get("params"), dict):
             own |= set(entry["params"])
         spec["params"] = {k: v for k, v in spec["params"].items() if k not in keys or k in own}
-    return {role: _device(role, spec, origin[role], where_sets) for role, spec in specs.items()}
+    return {role: _device(role, spec, origins) for role, spec in specs.items()}
 
 
 def _workload_name(value: Any, where: str) -> str:
@@ -530,13 +591,16 @@ def _ancestors(path: Path, stack: tuple[str, ...]) -> tuple[str, ...]:
     return (name, *_ancestors(parent_path, stack + (str(path),)))
 
 
-def _read_with_parents(path: Path, stack: tuple[str, ...]) -> dict[str, Any]:
-    """The document at ``path`` deep-merged over the one it ``inherits:`` (by name or path)."""
+def _read_with_parents(path: Path, stack: tuple[str, ...], origins: Origins | None = None) -> dict[str, Any]:
+    """The document at ``path`` deep-merged over the one it ``inherits:`` (by name or path);
+    ``origins`` records which file gave each key."""
     where = str(path)
     if where in stack:
         raise ConfigError(where, "inherits", "inheritance cycle: " + " -> ".join(stack + (where,)))
     doc = read_yaml(path)
     check_version(doc, where)
+    if origins is not None:
+        origins.add({k: v for k, v in doc.items() if k != "inherits"}, (FILE_RANK, -len(stack)), where)
     parent = doc.pop("inherits", None)
     if parent is None:
         return doc
@@ -546,38 +610,53 @@ def _read_with_parents(path: Path, stack: tuple[str, ...]) -> dict[str, Any]:
         parent_path = system_path(parent)
     except ConfigError as exc:
         raise ConfigError(where, "inherits", exc.message) from None
-    base = _read_with_parents(parent_path, stack + (where,))
+    base = _read_with_parents(parent_path, stack + (where,), origins)
     base.pop("name", None)
     base.pop("description", None)
     return merge(base, doc)
 
 
-def _device(role: str, spec: Any, where: str, where_sets: str) -> DeviceRole:
+def _device(role: str, spec: Any, origins: Origins) -> DeviceRole:
+    """Role ``role``'s device from its merged entry ``spec``; an error names the input that gave
+    the offending value (``origins``)."""
     kp = f"devices.{role}"
+
+    def at(key: str) -> tuple[str, str]:
+        return origins.of(f"{kp}.{key}" if key else kp)
+
     if role not in ROLES:
-        raise ConfigError(where, kp, unknown_key_message(role, ROLES) + f" (roles: {', '.join(ROLES)})")
+        raise ConfigError(*at(""), unknown_key_message(role, ROLES) + f" (roles: {', '.join(ROLES)})")
     if isinstance(spec, str):
         spec = {"preset": spec}
     if not isinstance(spec, dict) or "preset" not in spec:
-        raise ConfigError(where, kp, "expected {preset: family/name, count: N, ...}")
+        raise ConfigError(*at(""), "expected {preset: family/name, count: N, ...}")
     for key in spec:
         if key not in DEVICE_KEYS:
-            raise ConfigError(where, f"{kp}.{key}", unknown_key_message(key, DEVICE_KEYS))
-    overrides = _mapping(spec, "params", where, "a mapping of parameter: value", f"{kp}.")
+            raise ConfigError(*at(str(key)), unknown_key_message(key, DEVICE_KEYS))
+    overrides = spec["params"] if spec.get("params") is not None else {}
+    if not isinstance(overrides, dict):
+        raise ConfigError(*at("params"), f"expected a mapping of parameter: value, got "
+                          f"{type(overrides).__name__} {overrides!r:.40}")
+    name = str(spec["preset"])
     try:
-        preset = load_preset(str(spec["preset"]), overrides, overrides_where=where_sets)
+        locate_preset(name)
+    except ConfigError as exc:  # no such preset: the key that names it
+        raise ConfigError(*at("preset"), exc.message if exc.where == name else f"{exc.where}: {exc.message}") from None
+    # each override's origin: an error in one names it; an error of the preset's own names the preset file
+    override_at = {k: at(f"params.{k}") for k in overrides}
+    try:
+        preset = load_preset(name, overrides, overrides_where={k: w for k, (w, _) in override_at.items()})
     except ConfigError as exc:
-        if exc.where == str(spec["preset"]):  # missing preset: point at the config key
-            raise ConfigError(where, f"{kp}.preset", exc.message) from None
-        if exc.where == where_sets and overrides:  # a bad override: name its full key path
-            raise ConfigError(where_sets, f"{kp}.{exc.key}", exc.message) from None
+        key = exc.key.removeprefix("params.")
+        if exc.key.startswith("params.") and key in override_at and exc.where == override_at[key][0]:
+            raise ConfigError(*override_at[key], exc.message) from None
         raise
     family = preset.family
     memory = family_kind(family) == MEMORY_KIND
     if not role_takes(role, family):
         takes = ", ".join(t.replace("kind:", "any ") + (" family" if t.startswith("kind:") else "")
                           for t in ROLE_FAMILIES[role])
-        raise ConfigError(where, f"{kp}.preset", f"{preset.name} is a {family} device; the {role} role takes "
+        raise ConfigError(*at("preset"), f"{preset.name} is a {family} device; the {role} role takes "
                           f"{takes} ({ROLES[role]})")
     # structural keys take effect only where a model uses them: modules and interleaving for memory
     # roles, switch levels for the switch; anywhere else they would be accepted and change nothing
@@ -585,21 +664,41 @@ def _device(role: str, spec: Any, where: str, where_sets: str) -> DeviceRole:
                                ("interleave_B", memory, "memory modules (roles of a memory-kind family)"),
                                ("levels", role == "switch", "the switch role")):
         if key in spec and not applies:
-            raise ConfigError(where_sets, f"{kp}.{key}",
-                              f"applies only to {what}; the {role} role ({preset.name}) has none")
+            raise ConfigError(*at(key), f"applies only to {what}; the {role} role ({preset.name}) has none")
     count = Param("count", int, "modules", minimum=1, maximum=MAX_MODULES_PER_ROLE).coerce(
-        spec.get("count", 1), where_sets, f"{kp}.count")
-    inter = Param("interleave_B", int, "interleave", minimum=64).coerce(spec.get("interleave_B", 4096), where_sets, f"{kp}.interleave_B")
+        spec.get("count", 1), *at("count"))
+    inter = Param("interleave_B", int, "interleave", minimum=64).coerce(spec.get("interleave_B", 4096), *at("interleave_B"))
     problem = geometry_problem(preset.params.as_dict(), inter) if memory else None
     if problem is not None:  # unrecorded reads (as_dict): a check, not a model's
         key, message = problem
+        culprit = _breaking_override(name, overrides, inter) if key not in overrides else None
+        if culprit is not None:  # the preset's values and the interleave agree; this override does not
+            raise ConfigError(*at(f"params.{culprit}"), f"{key}: {message} ({preset.name})")
         if key == "interleave_B":
-            raise ConfigError(where_sets, f"{kp}.interleave_B", f"{message} ({preset.name})")
+            raise ConfigError(*at("interleave_B"), f"{message} ({preset.name})")
         if key in overrides:
-            raise ConfigError(where_sets, f"{kp}.params.{key}", message)
+            raise ConfigError(*at(f"params.{key}"), message)
         raise ConfigError(preset.path, f"params.{key}", message)
-    levels = Param("levels", int, "switch levels", minimum=0, maximum=MAX_SWITCH_LEVELS).coerce(spec.get("levels", 1), where_sets, f"{kp}.levels")
+    levels = Param("levels", int, "switch levels", minimum=0, maximum=MAX_SWITCH_LEVELS).coerce(spec.get("levels", 1), *at("levels"))
     return DeviceRole(role, preset, count, inter, levels)
+
+
+def _breaking_override(preset: str, overrides: dict[str, Any], interleave: int) -> str | None:
+    """The first of ``overrides`` that alone gives ``preset`` a geometry problem with
+    ``interleave``, when the preset's own values have none (None otherwise): the value to blame."""
+    try:
+        if not overrides or geometry_problem(load_preset(preset).params.as_dict(), interleave) is not None:
+            return None
+    except ConfigError:  # the preset needs its overrides
+        return None
+    for key, value in overrides.items():
+        try:
+            params = load_preset(preset, {key: value}).params
+        except ConfigError:
+            continue
+        if geometry_problem(params.as_dict(), interleave) is not None:
+            return key
+    return None
 
 
 def role_takes(role: str, family: str) -> bool:

@@ -59,12 +59,20 @@ class Platform:
         """The device entry of ``role`` for ``system`` (its groups', in file order, over the
         defaults), or None. ``system``: a name, or a name and the systems it inherits from: a group
         naming any of them applies (a system built on ``cxl-d`` is built like ``cxl-d``)."""
-        names = {system} if isinstance(system, str) else set(system)
-        spec = _entry(self.roles.get(role))
-        for systems, roles in self.groups:
-            if names & systems and role in roles:
-                spec = merge(spec or {}, _entry(roles[role]))
+        spec = None
+        for _, entry in self.role_layers(system, role):
+            spec = merge(spec or {}, entry)
         return spec
+
+    def role_layers(self, system: str | tuple[str, ...], role: str) -> list[tuple[str, dict[str, Any]]]:
+        """The entries :meth:`role_spec` merges, in order, each with its key path in the file
+        (``roles.ROLE``, ``groups[i].roles.ROLE``): an error then names the entry that gave a value."""
+        names = {system} if isinstance(system, str) else set(system)
+        out = [(f"roles.{role}", _entry(self.roles[role]))] if self.roles.get(role) is not None else []
+        for i, (systems, roles) in enumerate(self.groups):
+            if names & systems and role in roles and roles[role] is not None:
+                out.append((f"groups[{i}].roles.{role}", _entry(roles[role])))
+        return out
 
 
 def _entry(spec: Any) -> dict[str, Any] | None:

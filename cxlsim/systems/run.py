@@ -46,21 +46,23 @@ from cxlsim.workloads.catalog import Workload, load_workload
 from cxlsim.workloads.layout import TableLayout
 
 Sets = Mapping[str, Any] | list[tuple[str, Any]] | None
+SetOrigins = Mapping[str, tuple[str, str]] | None  # set key -> (file or option, key path there)
 
 
-def load_config(system: str, sets: Sets = None) -> SystemConfig:
-    """Load ``configs/<system>.yaml`` (or a path) with dotted-key overrides."""
+def load_config(system: str, sets: Sets = None, set_origins: SetOrigins = None) -> SystemConfig:
+    """Load ``configs/<system>.yaml`` (or a path) with dotted-key overrides (``set_origins``:
+    where each came from, if not ``--set``: :func:`~cxlsim.systems.config.load_system`)."""
     items = list(sets.items()) if isinstance(sets, Mapping) else list(sets or [])
-    return load_system(system, items)
+    return load_system(system, items, set_origins)
 
 
 def configure(system: str | SystemConfig, workload: str | None = None, batches: int | str | None = None,
               seed: int | None = None, warmup: int | str | None = None, sets: Sets = None,
-              ci: float | None = None) -> SystemConfig:
+              ci: float | None = None, set_origins: SetOrigins = None) -> SystemConfig:
     """The configuration a run uses: ``system`` (a name, a path or a loaded config) with ``sets``,
     then the explicit arguments (which win over the file and ``sets``). ``batches="auto"`` makes
     the warm-up ``auto`` too unless ``warmup`` is given; ``ci`` (a fraction) is auto's target."""
-    cfg = system if isinstance(system, SystemConfig) else load_config(system, sets)
+    cfg = system if isinstance(system, SystemConfig) else load_config(system, sets, set_origins)
     changes: dict[str, Any] = {}
     if batches is not None:
         if batches != AUTO and batches < 1:
@@ -136,15 +138,19 @@ def dataflow_reduction(cfg: SystemConfig, wl: Workload) -> tuple[Reduction | Non
 def simulate(system: str | SystemConfig, workload: str | None = None, batches: int | str | None = None,
              seed: int | None = None, warmup: int | str | None = None, sets: Sets = None,
              workload_sets: Mapping[str, Any] | None = None, trace: bool = True,
-             ci: float | None = None) -> RunResult:
+             ci: float | None = None, set_origins: SetOrigins = None) -> RunResult:
     """Simulate ``system`` on ``workload`` (default: the system's) and return a :class:`RunResult`
     (timing only: ``energy`` stays ``None``; :func:`cxlsim.api.simulate` prices it).
-    ``batches``/``warmup``: counts or ``"auto"`` (module docstring), ``ci`` auto's target."""
-    cfg = configure(system, workload, batches, seed, warmup, sets, ci)
+    ``batches``/``warmup``: counts or ``"auto"`` (module docstring), ``ci`` auto's target;
+    ``set_origins``: where each of ``sets`` came from, if not ``--set`` (errors name it)."""
+    cfg = configure(system, workload, batches, seed, warmup, sets, ci, set_origins)
     overrides = {**cfg.workload_overrides, **(workload_sets or {})}
     # where a workload error points: the system's workload_overrides, or the caller's workload_sets
     origin = ("--set", "") if workload_sets else (cfg.workload_overrides_where, "workload_overrides.")
-    wl = load_workload(cfg.workload, overrides, *origin)  # per GPU (data-parallel: the batch size is each GPU's)
+    try:
+        wl = load_workload(cfg.workload, overrides, *origin)  # per GPU (data-parallel: the batch size is each GPU's)
+    except ConfigError as exc:  # an override's error names the input that gave it
+        raise (exc if workload_sets else cfg.blame(exc)) from None
     rule = rule_for(cfg, wl)
     model = SIMULATION_MODELS[cfg.model]
     reduction, gpus = model.reduce(cfg, wl)
