@@ -46,6 +46,27 @@ def test_quantiser_stays_within_its_declared_error(bits):
     assert np.abs(back - rows).max() > bound / 4  # the bound is not vacuous
 
 
+
+@pytest.mark.parametrize("bits", [2, 3, 4, 8])
+def test_quantised_rows_take_the_codes_a_record_holds(bits):
+    """``bits`` per element hold 2^bits codes: each row dequantises to at most 2^bits distinct values,
+    on the uniform grid lo + q (hi − lo) / (2^bits − 1), q = 0 … 2^bits − 1, whose ends are the row's
+    own minimum and maximum (asymmetric quantisation keeps both extremes exactly)."""
+    rng = np.random.default_rng(100 + bits)
+    rows = rng.normal(size=(64, 256)).astype(np.float32)
+    rows[0] = np.linspace(-1, 1, 256, dtype=np.float32)  # every level used
+    back, _ = quantise(rows, bits)
+    levels = 2 ** bits
+    x = rows.astype(np.float64)
+    lo, hi = x.min(axis=1), x.max(axis=1)
+    assert max(np.unique(r).size for r in back) <= levels
+    assert np.unique(back[0]).size == levels
+    np.testing.assert_array_equal(back.min(axis=1), rows.min(axis=1))
+    np.testing.assert_array_equal(back.max(axis=1), rows.max(axis=1))
+    code = (back - lo[:, None]) / ((hi - lo) / (levels - 1))[:, None]
+    assert code.min() >= -1e-4 and code.max() <= levels - 1 + 1e-4
+    np.testing.assert_allclose(code, np.round(code), atol=1e-3)
+
 @pytest.mark.slow
 @pytest.mark.parametrize("bits", [0, 8])
 def test_crash_invariant_holds(bits):

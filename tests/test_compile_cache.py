@@ -57,3 +57,65 @@ def test_a_cold_cache_says_so_on_stderr_and_a_warm_one_is_quiet(tmp_path):
     assert warm.stderr == ""
     quiet = run(tmp_path / "other", "writable", NUMBA_CACHE_DIR=str(tmp_path / "cache2"))
     assert quiet.stderr == ""  # not a terminal: no notice
+
+
+# ------------------------------------------------------------------ keyed on the sources a kernel inlines
+CALLEE = '''
+from numba import njit
+
+SCALE = {scale}
+
+
+@njit(cache=True, inline="always")
+def inlined(x):
+    return x + {add}
+
+
+@njit(cache=True)
+def called(x):
+    return x * SCALE
+'''
+
+KERNEL = '''
+import cxlsim.kernels  # noqa: F401  (keys every cached kernel on its sources)
+from numba import njit
+
+from kpkg.callee import SCALE, called, inlined
+
+
+@njit(cache=True)
+def kernel(x):
+    return called(inlined(x)) + SCALE
+'''
+
+RUN = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from kpkg.kernel import kernel
+print(kernel(1), kernel.stats.cache_hits.get(kernel.signatures[0], 0) if kernel.signatures else 0)
+"""
+
+
+def test_editing_a_callee_changes_the_next_runs_result(tmp_path):
+    """A package of two modules: ``kernel`` (cached) inlines one jitted function of ``callee``, calls
+    another and reads its constant. Each edit of ``callee.py`` alone changes the next run's result
+    (numba's own key would reload the stale compilation); an unchanged source loads from the cache."""
+    pkg = tmp_path / "src" / "kpkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "kernel.py").write_text(KERNEL)
+    env = {k: v for k, v in os.environ.items() if k != "CXLSIM_COMPILE_NOTICE"}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+
+    def run(add: int, scale: int) -> tuple[int, int]:
+        (pkg / "callee.py").write_text(CALLEE.format(add=add, scale=scale))
+        out = subprocess.run([sys.executable, "-c", RUN, str(tmp_path / "src")], cwd=ROOT, text=True,
+                             capture_output=True, env=env, check=True)
+        value, hits = out.stdout.split()
+        return int(value), int(hits)
+
+    assert run(1, 3) == ((1 + 1) * 3 + 3, 0)  # compiled
+    assert run(1, 3) == (9, 1)  # loaded from the cache
+    assert run(20, 3) == ((1 + 20) * 3 + 3, 0)  # the inlined callee edited: compiled anew
+    assert run(20, 300) == ((1 + 20) * 300 + 300, 0)  # the constant (and the called function's body)
+    assert run(20, 300)[1] == 1

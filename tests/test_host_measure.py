@@ -83,6 +83,27 @@ def test_fit_recovers_known_costs_exactly_and_under_noise():
         assert noisy.costs_us[call] == pytest.approx(TRUE_US[call], rel=0.25), call
 
 
+
+def test_fit_weighs_rows_by_relative_error():
+    """Each row is one measurement, as good relatively as any other: the fit minimises the rows'
+    relative residuals. One call measured at 1 µs alone and at 200 µs in a row of 100 calls (2 µs
+    each): minimising (x − 1)² + (100 x / 200 − 1)² gives x = 1.2 (absolute residuals, 2.0)."""
+    rows = [Row("one", {"op_dispatch_cpp": 1}, 1.0), Row("hundred", {"op_dispatch_cpp": 100}, 200.0)]
+    assert fit_costs(rows, ["op_dispatch_cpp"]).costs_us["op_dispatch_cpp"] == pytest.approx(1.2, rel=1e-9)
+
+
+def test_fit_is_the_same_whatever_the_size_of_each_row():
+    """A row measured over c times its calls takes c times as long and says the same: every fitted
+    cost is unchanged when each row's counts and time are scaled (here by 1 to 10⁴, on rows with 3 %
+    noise whose times span four orders of magnitude)."""
+    rows = micro_rows(TRUE_US, noise=0.03, seed=5)
+    scales = np.geomspace(1, 1e4, len(rows))[np.random.default_rng(0).permutation(len(rows))]
+    scaled = [Row(r.label, {k: n * c for k, n in r.counts.items()}, r.us * c) for r, c in zip(rows, scales, strict=True)]
+    base, big = fit_costs(rows).costs_us, fit_costs(scaled).costs_us
+    for call in FITTED_CALLS:
+        assert big[call] == pytest.approx(base[call], rel=1e-6), call
+    assert max(abs(base[c] / us - 1) for c, us in TRUE_US.items()) < 0.25  # and the noisy fit is near the truth
+
 def test_fit_refuses_what_it_cannot_identify():
     rows = micro_rows(TRUE_US)
     with pytest.raises(ValueError, match="never counted: \\['python_element'\\]"):

@@ -101,3 +101,35 @@ def test_pipeline_option_shares_one_loop():
         rec = r.executor.records[("emb_log", 1)]
         span[mode] = rec.end_ns - rec.start_ns
     assert span["separate"] < span["shared"]
+
+
+
+def test_a_shared_loop_is_the_read_pool_whatever_the_write_pool(tmp_path):
+    """'shared' is one closed loop of ``read_outstanding_count`` requests, reads and writes together:
+    the log copy follows the read pool and ignores the write pool. Presets (a copy of the engine's
+    with other pools; the write pool cannot be overridden where it is unused) of 32 reads and 4
+    writes, and the reverse: a loop that took the other pool's count would differ by 8×."""
+    import re
+
+    from cxlsim.api import simulate
+    from cxlsim.config.catalog import preset_path
+
+    text = preset_path("ckpt_logic/alveo-u200").read_text()
+
+    def emb_log_ns(reads: int, writes: int) -> tuple[float, object]:
+        preset = tmp_path / f"ckpt-{reads}-{writes}.yaml"
+        preset.write_text(re.sub(r"(read_outstanding_count: \{value: )\d+", rf"\g<1>{reads}",
+                                 re.sub(r"(write_outstanding_count: \{value: )\d+", rf"\g<1>{writes}", text)))
+        r = simulate("cxl-b", "rm1", batches=1, warmup=0, seed=1, trace=False, workload_sets=SMALL,
+                     sets={"platform": "prototype", "pipeline.log_copy_channels": "shared",
+                           "devices.ckpt_logic.preset": str(preset)})
+        assert r.machine.ckpt.outstanding == (reads, writes)
+        rec = r.executor.records[("emb_log", 0)]
+        return rec.end_ns - rec.start_ns, r.machine.ckpt_outstanding()
+
+    few_writes, loop = emb_log_ns(32, 4)
+    assert loop == 32
+    few_reads, loop = emb_log_ns(4, 32)
+    assert loop == 4
+    assert emb_log_ns(32, 32)[0] == few_writes  # the write pool is no limit of the shared loop
+    assert few_reads > 2 * few_writes  # the read pool is

@@ -8,7 +8,8 @@ mechanism by its closed form or its rule, at the smallest level that shows it.
 * (issue 23) a scale-out run charges every GPU's static power, not one GPU's
   (``energy/model.py``: ``gpu.static_energy_J(T)`` for ``gpu.static_energy_J(T, d.gpus)``);
 * (issue 23) the lookup bound of a run counts the global batch of every GPU, not one GPU's
-  (``systems/run.py``: ``gp = wl.params`` for ``gp = global_wl.params``).
+  (``systems/run.py``: ``gp = wl.params`` for ``gp = global_wl.params``);
+* (issue 32) a fused correction is sized by the next batch's lookups of rows this batch updates.
 
 (The fourth surviving mutant, a serial sweep aborting on an internal error in one point, is killed
 by tests/test_hardening_sweep.py; energy per system × RM is pinned by tests/test_energy_goldens.py.)
@@ -169,3 +170,27 @@ def test_run_lookup_bound_counts_the_global_batch(monkeypatch):
     with pytest.raises(ConfigError, match="batches.*2 GPU"):
         simulate("cxl", workload="rm1", batches=batches, warmup=warmup, workload_sets=SMALL, trace=False,
                  sets=[("topology.gpus_count", 2)])
+
+
+# ------------------------------------------------------------------ relaxed lookup: the fused correction (issue 32)
+@pytest.mark.parametrize("mode", ["fused", "serial"])
+def test_the_correction_adds_the_next_batchs_lookups_of_updated_rows(mode):
+    """Batch n+1's relaxed lookup pools its bags before update n writes the table, so every lookup
+    of batch n+1 whose row batch n updates needs that row's change added. ``fused``: update n's
+    pass makes those adds, so batch n's ledger counts them; ``serial``: batch n+1's own correction
+    pass does. Counted here from the row streams themselves."""
+    batches = 4
+    r = simulate("cxl", workload="rm1", batches=batches, warmup=0, seed=3, workload_sets=SMALL, trace=False,
+                 sets=[("pipeline.correction", mode)])
+    streams = r.machine.streams
+
+    def next_lookups_of_updated(n):  # lookups of batch n + 1 whose row batch n touched (and updates)
+        return int(np.isin(streams.batch(n + 1).lookup_rows, streams.batch(n).unique_rows).sum())
+
+    wanted = [next_lookups_of_updated(n) for n in range(batches - 1)]
+    assert all(w > 0 for w in wanted) and len(set(wanted)) > 1
+    got = [r.machine.ledgers[n].logic.corrected_vectors for n in range(batches)]
+    if mode == "fused":
+        assert got[:-1] == wanted  # update n's pass, sized by batch n+1
+    else:
+        assert got[1:] == wanted  # batch n+1's own pass

@@ -104,3 +104,24 @@ def test_undo_logs_are_read_starved_without_read_priority():
     # also idled modules behind a read queued on a write)
     assert spans[True][0] < 0.9 * spans[False][0]
     assert spans[True][1] < spans[False][1]
+
+
+@pytest.mark.parametrize("reference", [False, True])
+@pytest.mark.parametrize("banks", [1, 2])
+def test_one_access_posting_more_than_the_queue_holds_never_overfills_it(banks, reference):
+    """A module's write queue holds ``write_queue_entries`` posted writes. One access posting more
+    (10 units against 4 entries) starts the earliest queued write before each post beyond: after
+    every access the queue holds at most its capacity, each bank's ring holds what the module
+    counts, and every unit still queued is in a ring (so a read of it can force it out)."""
+    cap, units = 4, 10
+    m = _model(True, write_queue_entries=cap, parallel_units_count=banks)
+    st = m.new_state()
+    assert st.pq_g.shape[1:] == (banks, cap)
+    for k in range(3):
+        base = k * units * 256
+        m.serve(AccessStream.of(1e4 * k, [base], units * 256, True), st, 1, reference=reference)
+        assert st.pq_n[0] <= cap, f"module 0's write queue holds {st.pq_n[0]} posted writes, capacity {cap}"
+        assert st.pq_len[0].sum() == st.pq_n[0] and (st.pq_len[0] <= cap).all()
+        queued = sorted(g for b in range(banks) for g, _ in st.posted_writes(0, b))
+        assert queued == [g for g in range(base // 256, base // 256 + units) if st.pending_until_ns(g) == np.inf]
+        assert len(queued) == min(cap, units)

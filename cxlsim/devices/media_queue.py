@@ -158,10 +158,14 @@ def _drain_unit(m, b, g, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r,
 def _post(m, b, g, sl, r, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
     """Queue unit ``g``'s (pending-table slot ``sl``) media write on bank ``b``, ready at ``r`` ns.
     A full queue first drains one write (only when one access posts more writes than the queue
-    holds: the access's acknowledgement already waited for room)."""
+    holds: the access's acknowledgement already waited for room). The queue then has room, or
+    the ring would overwrite its oldest write: that raises, naming the queue, rather than run on
+    with a corrupted queue (a drain looking for the lost write would never end)."""
     cap = pq_g.shape[2]
     if pq_n[m] >= cap:
         _drain_first_call(m, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+    if pq_n[m] >= cap:
+        raise AssertionError("media write queue: a module's posted writes would exceed write_queue_entries")
     k = pq_head[m, b] + pq_len[m, b]
     if k >= cap:
         k -= cap

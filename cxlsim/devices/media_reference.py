@@ -119,6 +119,8 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
     def post(m, b, g, r):
         if queued(m) >= qcap:
             drain_first(m)
+        if queued(m) >= qcap:  # the kernel's ring has no room either: it raises the same
+            raise AssertionError("media write queue: a module's posted writes would exceed write_queue_entries")
         posted[m][b].append([g, r])
         pending[g] = QUEUED
 
