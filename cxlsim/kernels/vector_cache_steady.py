@@ -1,0 +1,418 @@
+"""The vector cache's steady state, built without simulating the batches that reach it.
+
+The input stream (:mod:`cxlsim.workloads.generator`): each of a table's ``m`` lookup positions
+(batch × lookups per table) keeps its previous batch's row with probability ``c``
+(``reuse_prev_fraction``), else draws a fresh one, rank ``k`` with probability ``p(k)`` of the
+bounded power law (:mod:`cxlsim.kernels.sampling`). A position is then a two-state Markov chain for
+each row (holds it / not): stationary it holds the row with probability ``p``, and a position not
+holding it takes it in a batch with probability ``(1 − c) p``. Positions are independent, so a row
+is *not* accessed in any of the last ``τ ≥ 1`` batches with probability
+
+    A(τ) = (1 − p)^m · (1 − (1 − c) p)^(m (τ − 1)),
+
+the survival function of its *age* (batches since its last access; age 1: the previous batch). The
+cache (:mod:`cxlsim.kernels.vector_cache`) is LRU within each hashed set of ``ways`` entries, and
+every row a batch looks up the batch's update then writes (write-allocate), last, in the update's
+order. So at the start of a batch each set holds exactly its ``ways`` most recently accessed rows,
+most recent first: ascending age, and within one batch the row the update visited last first. That
+is the state this module builds, exactly for LRU given the rows' ages; the ages are drawn
+independently from each row's ``A`` (the one approximation: rows' processes are independent, where
+a position holds one row at a time, a correlation of order ``p``). Che's approximation (one
+characteristic time for the whole cache) is not used for the state: each set keeps its own
+youngest rows, so a set's fill is its own. Every resident row is dirty: it was written by the update
+of the batch that last accessed it, after its insertion (``dirty=False`` builds it clean).
+
+Randomness: row ``k`` of table ``t`` takes the uniform ``u`` of a counter-based hash of ``(seed, t,
+k)`` (splitmix64, :func:`cxlsim.kernels.sampling._mix64`), and its age is ``A``'s inverse at ``u``:
+the state is a pure function of the inputs, whatever order the rows are visited in.
+
+Cost: only rows younger than a horizon ``τ_h`` can be resident in practice; ``τ_h`` is where the
+expected number of rows that young is :data:`CANDIDATE_FACTOR` times the capacity (every row if
+fewer), so a set of ``ways`` entries has on average ``CANDIDATE_FACTOR × ways`` candidates and
+fewer than ``ways`` with a small probability (those sets keep empty slots; :func:`steady_state`
+returns the count). A rank is rejected by one hash and a comparison against its block's bound; a
+candidate costs its permutation (:func:`cxlsim.kernels.sampling.feistel_permute`) and an insertion
+into its set (prefetched).
+
+Contract: :func:`steady_state` → a :class:`~cxlsim.kernels.vector_cache.VectorCache` state tuple (as
+:func:`~cxlsim.kernels.vector_cache.new_cache`) and the count of empty slots;
+:func:`steady_state_ref` (plain NumPy, same inputs) gives the dense ``[n_sets, ways]`` array that
+``state[0].dense()`` equals. :func:`horizon` solves ``Σ_rows P(age ≤ τ) = target`` (binned over ranks);
+:func:`che_hit_fraction` is the analytic lookup hit fraction at a characteristic time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from cxlsim.kernels.prefetch import prefetch_write2
+from cxlsim.kernels.sampling import EXPONENT_ONE_TOL, GOLDEN_GAMMA, _mix64, feistel_permute
+from cxlsim.kernels.vector_cache import PREFETCH_AHEAD, VectorCache, _aligned_zeros, _set_of
+
+#: Rows of age up to the horizon are candidates; the horizon holds this many times the capacity in
+#: expectation (a set then has fewer than its ways with probability about P(Poisson(32) < 16) ≈ 1e-3
+#: for 16 ways: those few slots stay empty, where the real cache holds rows older than the horizon).
+CANDIDATE_FACTOR = 2.0
+#: Ranks handled per call of the candidate kernel (bounds the buffers: 12 B a rank).
+RANK_CHUNK = 1 << 20
+#: Ranks of one block share a rejection bound; a block is ``max(1, k0 >> BLOCK_SHIFT)`` ranks from ``k0``
+#: (survival varies by < 2 % of p across a block: a bound that rejects nearly as well as the exact test).
+BLOCK_SHIFT = 6
+#: Ages are uint32; a row that never leaves (or never comes) is given this age.
+AGE_MAX = np.uint32(0xFFFFFFFE)
+#: Bisection steps of :func:`horizon` in log space (18 decades to a ratio of 1 + 3e-9).
+BISECTIONS = 40
+#: Ranks below this are summed one by one in :func:`horizon`, above it in geometric bins of ratio
+#: 1 + 1/RANK_BIN_DIVISOR (the horizon only truncates: its precision moves no resident row).
+EXACT_RANKS = 4096
+RANK_BIN_DIVISOR = 256
+_TWO_M53 = 2.0**-53
+_SHIFT_11 = np.uint64(11)
+
+
+# -- the per-row model ------------------------------------------------------------------------------
+@njit(cache=True)
+def rank_prob(k: int, n: int, exponent: float) -> float:
+    """P(rank ``k``) of the generator's bounded power law over ``n`` ranks (module docstring of
+    :mod:`cxlsim.kernels.sampling`), in a cancellation-free form."""
+    if abs(exponent - 1.0) < EXPONENT_ONE_TOL:
+        return np.log1p(1.0 / (k + 1.0)) / np.log(n + 1.0)
+    a = 1.0 - exponent
+    return (k + 1.0) ** a * -np.expm1(a * np.log1p(1.0 / (k + 1.0))) / -np.expm1(a * np.log(n + 1.0))
+
+
+@njit(cache=True)
+def _survival_log(p: float, m: float, c: float) -> tuple[float, float]:
+    """``(log A(1), β)`` with ``log A(τ) = log A(1) − β (τ − 1)`` for τ ≥ 1."""
+    log_a1 = m * np.log1p(-p) if p < 1.0 else -np.inf
+    q = (1.0 - c) * p
+    beta = -m * np.log1p(-q) if q < 1.0 else np.inf
+    return log_a1, beta
+
+
+@njit(cache=True)
+def _log_survival(log_a1: float, beta: float, tau: float) -> float:
+    if tau <= 0.0:
+        return 0.0
+    if beta == np.inf:
+        return log_a1 if tau <= 1.0 else -np.inf
+    if beta == 0.0:
+        return log_a1
+    return log_a1 - beta * (tau - 1.0)
+
+
+@njit(cache=True)
+def _uniform(h: np.uint64, k: int) -> float:
+    """Uniform in (0, 1] of rank ``k`` under the table's stream ``h``."""
+    x = _mix64(h + np.uint64(k + 1) * GOLDEN_GAMMA)
+    return (np.float64(x >> _SHIFT_11) + 1.0) * _TWO_M53
+
+
+@njit(cache=True)
+def table_stream(seed: int, table: int) -> np.uint64:
+    """The hash stream of ``table`` under ``seed`` (:func:`_uniform`'s ``h``)."""
+    return _mix64(_mix64(np.uint64(seed)) + np.uint64(table + 1) * GOLDEN_GAMMA)
+
+
+@njit(cache=True)
+def _age(log_u: float, log_a1: float, beta: float) -> np.uint32:
+    """The age (batches) whose survival brackets ``u``: 1 if ``u > A(1)``, else ``2 + ⌊(log A(1) − log u) / β⌋``."""
+    if log_u > log_a1:
+        return np.uint32(1)
+    if beta == 0.0:  # the row's positions never redraw: it stays away
+        return AGE_MAX
+    x = (log_a1 - log_u) / beta
+    if not x < 4e9:
+        return AGE_MAX
+    return np.uint32(min(2.0 + np.floor(x), 4294967294.0))
+
+
+# -- the kernel -------------------------------------------------------------------------------------
+@njit(cache=True)
+def _candidates(k0: int, k1: int, n: int, exponent: float, m: float, c: float, tau_h: float, h: np.uint64,
+                ranks: np.ndarray, ages: np.ndarray) -> int:
+    """Ranks in ``[k0, k1)`` no older than the horizon (``u > A(τ_h)``) and their ages; returns the count."""
+    cnt = 0
+    k = k0
+    while k < k1:
+        b_end = min(k1, k + max(1, k >> BLOCK_SHIFT))
+        la1, beta = _survival_log(rank_prob(k, n, exponent), m, c)
+        bound = _log_survival(la1, beta, tau_h) - 1e-9  # the block's hottest rank: the lowest survival
+        for j in range(k, b_end):
+            lu = np.log(_uniform(h, j))
+            if lu <= bound:
+                continue
+            la1j, betaj = _survival_log(rank_prob(j, n, exponent), m, c)
+            if lu <= _log_survival(la1j, betaj, tau_h):
+                continue
+            ranks[cnt] = j
+            ages[cnt] = _age(lu, la1j, betaj)
+            cnt += 1
+        k = b_end
+    return cnt
+
+
+@njit(cache=True)
+def _visit(g: np.int64, forward: bool, row_base: np.ndarray, visit_base: np.ndarray) -> np.int64:
+    """Row ``g``'s position in the update's order (``forward``: ascending global rows)."""
+    if forward:
+        return g
+    lo, hi = 0, row_base.size - 1
+    while lo < hi:  # the last table whose base is <= g
+        mid = (lo + hi + 1) // 2
+        if row_base[mid] <= g:
+            lo = mid
+        else:
+            hi = mid - 1
+    return visit_base[lo] + (g - row_base[lo])
+
+
+@njit(cache=True)
+def _older(age_a: np.uint32, g_a: np.int64, age_b: np.uint32, g_b: np.int64, forward: bool,
+           row_base: np.ndarray, visit_base: np.ndarray) -> bool:
+    """Whether entry a was used less recently than entry b."""
+    if age_a != age_b:
+        return age_a > age_b
+    return _visit(g_a, forward, row_base, visit_base) < _visit(g_b, forward, row_base, visit_base)
+
+
+@njit(cache=True)
+def _insert(rows: np.ndarray, ages: np.ndarray, pool: np.ndarray, age_of: np.ndarray, forward: bool,
+            row_base: np.ndarray, visit_base: np.ndarray) -> None:
+    """Offer each candidate (global row, age) to its set, which keeps its youngest ``ways``
+    (unordered; ``pool`` holds ``g + 1`` while filling, 0 = empty)."""
+    n_sets, ways = pool.shape
+    n = rows.size
+    sets = np.empty(n, np.int64)
+    for i in range(n):
+        sets[i] = _set_of(rows[i], n_sets)
+    for i in range(n):
+        if i + PREFETCH_AHEAD < n:
+            prefetch_write2(pool, sets[i + PREFETCH_AHEAD], 0)
+            prefetch_write2(age_of, sets[i + PREFETCH_AHEAD], 0)
+        s = sets[i]
+        g = rows[i]
+        a = ages[i]
+        if pool[s, ways - 1] == 0:  # room: the first empty slot
+            for w in range(ways):
+                if pool[s, w] == 0:
+                    pool[s, w] = np.uint32(g + 1)
+                    age_of[s, w] = a
+                    break
+            continue
+        worst = 0  # the least recently used entry, replaced if the candidate is younger
+        for w in range(1, ways):
+            if _older(age_of[s, w], np.int64(pool[s, w]) - 1, age_of[s, worst], np.int64(pool[s, worst]) - 1,
+                      forward, row_base, visit_base):
+                worst = w
+        if _older(age_of[s, worst], np.int64(pool[s, worst]) - 1, a, g, forward, row_base, visit_base):
+            pool[s, worst] = np.uint32(g + 1)
+            age_of[s, worst] = a
+
+
+@njit(cache=True)
+def _finish(pool: np.ndarray, age_of: np.ndarray, dirty: bool, forward: bool, row_base: np.ndarray,
+            visit_base: np.ndarray) -> int:
+    """Order each set most recently used first and encode its entries (``((g + 1) << 1) | dirty``);
+    returns the empty slots."""
+    n_sets, ways = pool.shape
+    d = np.uint32(1) if dirty else np.uint32(0)
+    empty = 0
+    for s in range(n_sets):
+        cnt = ways
+        for w in range(ways):
+            if pool[s, w] == 0:
+                cnt = w
+                break
+        empty += ways - cnt
+        for i in range(1, cnt):  # insertion sort, youngest first
+            e, a = pool[s, i], age_of[s, i]
+            j = i - 1
+            while j >= 0 and _older(age_of[s, j], np.int64(pool[s, j]) - 1, a, np.int64(e) - 1, forward,
+                                    row_base, visit_base):
+                pool[s, j + 1] = pool[s, j]
+                age_of[s, j + 1] = age_of[s, j]
+                j -= 1
+            pool[s, j + 1] = e
+            age_of[s, j + 1] = a
+        for w in range(cnt):
+            pool[s, w] = (pool[s, w] << np.uint32(1)) | d
+    return empty
+
+
+def _update_bases(rows_per_table: np.ndarray, row_base: np.ndarray, reverse_tables: bool) -> np.ndarray:
+    """Each table's first position in the update's order (tables last first when ``reverse_tables``)."""
+    if not reverse_tables:
+        return row_base.copy()
+    after = np.concatenate((np.cumsum(rows_per_table[::-1])[::-1][1:], [0])).astype(np.int64)
+    return after
+
+
+def steady_state(rows_per_table, row_base, table_keys, exponent: float, positions: int, reuse: float,
+                 capacity_rows: int, ways: int = 16, seed: int = 0, dirty: bool = True,
+                 reverse_tables: bool = False, tau_h: float | None = None) -> tuple[tuple[VectorCache], int]:
+    """The LRU steady state (module docstring) of a cache of ``capacity_rows`` entries in sets of
+    ``ways`` (as :func:`~cxlsim.kernels.vector_cache.new_cache`), fed by tables of
+    ``rows_per_table`` rows (global ids from ``row_base``; ``table_keys`` the generator's Feistel
+    keys), ``positions`` lookups per table and batch, reuse fraction ``reuse``, popularity
+    ``exponent``. ``reverse_tables``: the update visits the tables last first. ``tau_h`` (batches)
+    overrides the horizon. Returns ``((cache,), empty_slots)``."""
+    rows_per_table = np.asarray(rows_per_table, np.int64)
+    row_base = np.asarray(row_base, np.int64)
+    keys = np.asarray(table_keys, np.uint64)
+    cache = VectorCache(capacity_rows, ways)
+    n_sets, w = cache.n_sets, cache.ways
+    if tau_h is None:
+        tau_h = horizon(rows_per_table, exponent, positions, reuse, CANDIDATE_FACTOR * n_sets * w)
+    pool = _aligned_zeros(n_sets, w)
+    age_of = np.empty((n_sets, w), np.uint32)
+    visit_base = _update_bases(rows_per_table, row_base, reverse_tables)
+    ranks = np.empty(RANK_CHUNK, np.int64)
+    ages = np.empty(RANK_CHUNK, np.uint32)
+    forward = not reverse_tables
+    for t, n in enumerate(rows_per_table.tolist()):
+        h = np.uint64(table_stream(seed, t))
+        for k0 in range(0, n, RANK_CHUNK):
+            cnt = _candidates(k0, min(n, k0 + RANK_CHUNK), n, float(exponent), float(positions), float(reuse),
+                              float(tau_h), h, ranks, ages)
+            if cnt:
+                g = feistel_permute(ranks[:cnt], n, keys[t]) + row_base[t]
+                _insert(g, ages[:cnt], pool, age_of, forward, row_base, visit_base)
+    empty = _finish(pool, age_of, dirty, forward, row_base, visit_base)
+    cache.pool = pool
+    cache.index[:] = np.arange(1, n_sets + 1, dtype=np.int32)
+    cache.used[0] = n_sets
+    return (cache,), int(empty)
+
+
+# -- the reference ----------------------------------------------------------------------------------
+def _mix64_np(z: np.ndarray) -> np.ndarray:
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def steady_state_ref(rows_per_table, row_base, table_keys, exponent: float, positions: int, reuse: float,
+                     capacity_rows: int, ways: int = 16, seed: int = 0, dirty: bool = True,
+                     reverse_tables: bool = False, tau_h: float | None = None) -> np.ndarray:
+    """Reference of :func:`steady_state`: every rank at once in NumPy, each set's youngest by a sort.
+    Returns the dense ``[n_sets, ways]`` state."""
+    rows_per_table = np.asarray(rows_per_table, np.int64)
+    row_base = np.asarray(row_base, np.int64)
+    ways = max(1, min(ways, capacity_rows))
+    n_sets = max(1, capacity_rows // ways)
+    if tau_h is None:
+        tau_h = horizon(rows_per_table, exponent, positions, reuse, CANDIDATE_FACTOR * n_sets * ways)
+    visit_base = _update_bases(rows_per_table, row_base, reverse_tables)
+    m, c = float(positions), float(reuse)
+    all_g, all_age, all_visit = [], [], []
+    with np.errstate(over="ignore", divide="ignore"):
+        for t, n in enumerate(rows_per_table.tolist()):
+            k = np.arange(n, dtype=np.int64)
+            if abs(exponent - 1.0) < EXPONENT_ONE_TOL:
+                p = np.log1p(1.0 / (k + 1.0)) / np.log(n + 1.0)
+            else:
+                a = 1.0 - exponent
+                p = (k + 1.0) ** a * -np.expm1(a * np.log1p(1.0 / (k + 1.0))) / -np.expm1(a * np.log(n + 1.0))
+            log_a1 = np.where(p < 1.0, m * np.log1p(-np.minimum(p, 1.0)), -np.inf)
+            q = (1.0 - c) * p
+            beta = np.where(q < 1.0, -m * np.log1p(-np.minimum(q, 1.0)), np.inf)
+            h = np.uint64(table_stream(seed, t))
+            x = _mix64_np(h + (k + 1).astype(np.uint64) * GOLDEN_GAMMA)
+            lu = np.log(((x >> _SHIFT_11).astype(np.float64) + 1.0) * _TWO_M53)
+            if tau_h <= 0:
+                lh = np.zeros(n)
+            elif tau_h <= 1:
+                lh = log_a1
+            else:
+                lh = np.where(beta == np.inf, -np.inf, np.where(beta == 0.0, log_a1, log_a1 - beta * (tau_h - 1.0)))
+            keep = lu > lh
+            ratio = (log_a1[keep] - lu[keep]) / beta[keep]
+            age = np.where(lu[keep] > log_a1[keep], 1.0,
+                           np.where((beta[keep] == 0.0) | ~(ratio < 4e9), float(AGE_MAX),
+                                    np.minimum(2.0 + np.floor(ratio), 4294967294.0))).astype(np.uint32)
+            rows = feistel_permute(k[keep], n, np.uint64(table_keys[t]))
+            all_g.append(rows + row_base[t])
+            all_age.append(age)
+            all_visit.append(rows + visit_base[t])
+    g = np.concatenate(all_g) if all_g else np.zeros(0, np.int64)
+    age = np.concatenate(all_age) if all_age else np.zeros(0, np.uint32)
+    visit = np.concatenate(all_visit) if all_visit else np.zeros(0, np.int64)
+    sets = ((g.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) % np.uint64(n_sets)
+    order = np.lexsort((-visit, age, sets))
+    out = np.zeros((n_sets, ways), np.uint32)
+    fill = np.zeros(n_sets, np.int64)
+    d = 1 if dirty else 0
+    for i in order.tolist():
+        s = int(sets[i])
+        if fill[s] < ways:
+            out[s, fill[s]] = ((int(g[i]) + 1) << 1) | d
+            fill[s] += 1
+    return out
+
+
+# -- the analytic side -----------------------------------------------------------------------------
+def _rank_bins(n: int, exponent: float) -> tuple[np.ndarray, np.ndarray]:
+    """(mean probability, ranks) of each bin of ranks: one a rank below :data:`EXACT_RANKS`, then geometric."""
+    edges = list(range(min(n, EXACT_RANKS) + 1))
+    while edges[-1] < n:
+        edges.append(min(n, edges[-1] + max(1, edges[-1] // RANK_BIN_DIVISOR)))
+    e = np.asarray(edges, np.float64)
+    if abs(exponent - 1.0) < EXPONENT_ONE_TOL:
+        cdf = np.log1p(e) / np.log(n + 1.0)
+    else:
+        a = 1.0 - exponent
+        cdf = np.expm1(a * np.log1p(e)) / np.expm1(a * np.log(n + 1.0))
+    count = np.diff(e)
+    return np.diff(cdf) / count, count
+
+
+def _binned(rows_per_table, exponent: float):
+    sizes, mult = np.unique(np.asarray(rows_per_table, np.int64), return_counts=True)
+    return [(*_rank_bins(int(n), exponent), int(c)) for n, c in zip(sizes, mult, strict=True)]
+
+
+def _young(bins, positions: float, reuse: float, tau: float) -> float:
+    """Expected rows accessed within the last ``tau`` batches."""
+    total = 0.0
+    with np.errstate(divide="ignore"):
+        for p, count, mult in bins:
+            log_a1 = positions * np.log1p(-np.minimum(p, 1.0))
+            beta = -positions * np.log1p(-np.minimum((1.0 - reuse) * p, 1.0))
+            la = np.where(np.isinf(beta), -np.inf, log_a1 - beta * max(tau - 1.0, 0.0))
+            total += mult * float(np.sum(count * -np.expm1(la)))
+    return total
+
+
+def horizon(rows_per_table, exponent: float, positions: int, reuse: float, target: float) -> float:
+    """The age ``τ`` (batches) whose expected count of rows accessed within it is ``target``
+    (``inf`` when every row fits)."""
+    bins = _binned(rows_per_table, exponent)
+    if _young(bins, positions, reuse, 1e18) <= target:
+        return float("inf")
+    lo, hi = 1.0, 1e18
+    if _young(bins, positions, reuse, lo) >= target:
+        return lo
+    for _ in range(BISECTIONS * 2):
+        mid = np.sqrt(lo * hi)
+        lo, hi = (mid, hi) if _young(bins, positions, reuse, mid) < target else (lo, mid)
+    return hi
+
+
+def che_hit_fraction(rows_per_table, exponent: float, positions: int, reuse: float, capacity_rows: int) -> tuple[float, float]:
+    """``(T_C, hit fraction)``: Che's characteristic time (batches) of a fully associative LRU of
+    ``capacity_rows`` over this stream, and the lookups' hit fraction it implies (a row's first
+    access in a batch misses when it was not accessed within ``T_C``: expected misses
+    ``Σ A(T_C) (1 − (1 − (1 − c) p)^m)`` a batch, over ``m`` lookups a table)."""
+    t_c = horizon(rows_per_table, exponent, positions, reuse, capacity_rows)
+    if not np.isfinite(t_c):  # every row fits: nothing leaves
+        return t_c, 1.0
+    misses = 0.0
+    with np.errstate(divide="ignore"):
+        for p, count, mult in _binned(rows_per_table, exponent):
+            log_a1 = positions * np.log1p(-np.minimum(p, 1.0))
+            beta = -positions * np.log1p(-np.minimum((1.0 - reuse) * p, 1.0))
+            la = log_a1 - beta * (t_c - 1.0)
+            misses += mult * float(np.sum(count * np.exp(la) * -np.expm1(-beta)))
+    return t_c, 1.0 - misses / (len(list(rows_per_table)) * positions)
