@@ -48,38 +48,59 @@ from numba import njit
 
 from cxlsim.kernels.prefetch import prefetch_write2
 from cxlsim.kernels.sampling import EXPONENT_ONE_TOL, GOLDEN_GAMMA, _mix64, feistel_permute
-from cxlsim.kernels.vector_cache import PREFETCH_AHEAD, VectorCache, _aligned_zeros, _set_of
+from cxlsim.kernels.vector_cache import (
+    HASH_MULTIPLIER,
+    MAX_ROW,
+    PREFETCH_AHEAD,
+    VectorCache,
+    _aligned_zeros,
+    _set_of,
+)
 
 #: Rows of age up to the horizon are candidates; the horizon holds this many times the capacity in
-#: expectation (a set then has fewer than its ways with probability about P(Poisson(32) < 16) ≈ 1e-3
-#: for 16 ways: those few slots stay empty, where the real cache holds rows older than the horizon).
+#: expectation, so a set of 16 ways has 24 candidates on average and fewer than 16 rarely (those few
+#: slots stay empty, where the real cache holds rows older than the horizon; RM1: see docs/validation.md).
 CANDIDATE_FACTOR = 2.0
-#: Ranks handled per call of the candidate kernel (bounds the buffers: 12 B a rank).
+#: Ranks handled per call of the candidate kernel at most (bounds the buffers: 12 B a rank).
 RANK_CHUNK = 1 << 20
-#: Ranks of one block share a rejection bound; a block is ``max(1, k0 >> BLOCK_SHIFT)`` ranks from ``k0``
-#: (survival varies by < 2 % of p across a block: a bound that rejects nearly as well as the exact test).
-BLOCK_SHIFT = 6
-#: Ages are uint32; a row that never leaves (or never comes) is given this age.
+#: Ranks are taken in blocks, ``max(1, k0 >> BLOCK_SHIFT)`` ranks from ``k0``, each rank given its
+#: block's mean probability (named approximation: ranks below 256 exactly, then p varies by at most
+#: 0.43 % across a block), so that a rank costs one hash and one comparison.
+BLOCK_SHIFT = 8
+#: A table's ranks from the first block where fewer than this many of them are expected to be candidates
+#: are left out (their candidate probability only falls with the rank): a cache far smaller than the
+#: tables costs its candidates, not the tables' rows.
+TAIL_EXPECTED = 1e-3
+#: Ages are uint32; a row that never comes back (its positions never redraw) is given this age.
 AGE_MAX = np.uint32(0xFFFFFFFE)
-#: Bisection steps of :func:`horizon` in log space (18 decades to a ratio of 1 + 3e-9).
-BISECTIONS = 40
+#: Bisection steps of :func:`horizon` in log space (from 1 to 1e18 batches: a ratio of 1 + 6e-16 at the end).
+BISECTIONS = 80
 #: Ranks below this are summed one by one in :func:`horizon`, above it in geometric bins of ratio
 #: 1 + 1/RANK_BIN_DIVISOR (the horizon only truncates: its precision moves no resident row).
 EXACT_RANKS = 4096
 RANK_BIN_DIVISOR = 256
 _TWO_M53 = 2.0**-53
 _SHIFT_11 = np.uint64(11)
+_SHIFT_32 = np.uint64(32)
+_LOW32 = np.uint64(0xFFFFFFFF)
 
 
 # -- the per-row model ------------------------------------------------------------------------------
 @njit(cache=True)
-def rank_prob(k: int, n: int, exponent: float) -> float:
-    """P(rank ``k``) of the generator's bounded power law over ``n`` ranks (module docstring of
-    :mod:`cxlsim.kernels.sampling`), in a cancellation-free form."""
+def block_prob(k0: int, k1: int, n: int, exponent: float) -> float:
+    """Mean P(rank) over ranks ``[k0, k1)`` of the generator's bounded power law over ``n`` ranks
+    (:mod:`cxlsim.kernels.sampling`), in a cancellation-free form."""
     if abs(exponent - 1.0) < EXPONENT_ONE_TOL:
-        return np.log1p(1.0 / (k + 1.0)) / np.log(n + 1.0)
+        return np.log1p((k1 - k0) / (k0 + 1.0)) / np.log(n + 1.0) / (k1 - k0)
     a = 1.0 - exponent
-    return (k + 1.0) ** a * -np.expm1(a * np.log1p(1.0 / (k + 1.0))) / -np.expm1(a * np.log(n + 1.0))
+    return ((k0 + 1.0) ** a * -np.expm1(a * np.log1p((k1 - k0) / (k0 + 1.0)))
+            / -np.expm1(a * np.log(n + 1.0)) / (k1 - k0))
+
+
+@njit(cache=True)
+def block_end(k0: int, n: int) -> int:
+    """The rank after the block starting at ``k0``."""
+    return min(n, k0 + max(1, k0 >> BLOCK_SHIFT))
 
 
 @njit(cache=True)
@@ -130,114 +151,97 @@ def _age(log_u: float, log_a1: float, beta: float) -> np.uint32:
 
 # -- the kernel -------------------------------------------------------------------------------------
 @njit(cache=True)
-def _candidates(k0: int, k1: int, n: int, exponent: float, m: float, c: float, tau_h: float, h: np.uint64,
-                ranks: np.ndarray, ages: np.ndarray) -> int:
-    """Ranks in ``[k0, k1)`` no older than the horizon (``u > A(τ_h)``) and their ages; returns the count."""
+def _candidates(k: int, n: int, exponent: float, m: float, c: float, tau_h: float, h: np.uint64,
+                ranks: np.ndarray, ages: np.ndarray) -> tuple[int, int]:
+    """Ranks from block start ``k`` no older than the horizon (``u > A(τ_h)``) and their ages, whole
+    blocks while they fit the buffers; returns ``(count, the next block's start)``."""
     cnt = 0
-    k = k0
-    while k < k1:
-        b_end = min(k1, k + max(1, k >> BLOCK_SHIFT))
-        la1, beta = _survival_log(rank_prob(k, n, exponent), m, c)
-        bound = _log_survival(la1, beta, tau_h) - 1e-9  # the block's hottest rank: the lowest survival
-        for j in range(k, b_end):
-            lu = np.log(_uniform(h, j))
-            if lu <= bound:
-                continue
-            la1j, betaj = _survival_log(rank_prob(j, n, exponent), m, c)
-            if lu <= _log_survival(la1j, betaj, tau_h):
-                continue
-            ranks[cnt] = j
-            ages[cnt] = _age(lu, la1j, betaj)
-            cnt += 1
-        k = b_end
-    return cnt
+    cap = ranks.size
+    while k < n:
+        k1 = block_end(k, n)
+        if cnt + (k1 - k) > cap:
+            break
+        la1, beta = _survival_log(block_prob(k, k1, n, exponent), m, c)
+        thr = np.exp(_log_survival(la1, beta, tau_h))
+        if (n - k) * (1.0 - thr) < TAIL_EXPECTED:  # the table's colder ranks: no candidate, in expectation
+            return cnt, n
+        for j in range(k, k1):
+            u = _uniform(h, j)
+            if u > thr:
+                ranks[cnt] = j
+                ages[cnt] = _age(np.log(u), la1, beta)
+                cnt += 1
+        k = k1
+    return cnt, k
 
 
 @njit(cache=True)
-def _visit(g: np.int64, forward: bool, row_base: np.ndarray, visit_base: np.ndarray) -> np.int64:
-    """Row ``g``'s position in the update's order (``forward``: ascending global rows)."""
-    if forward:
-        return g
-    lo, hi = 0, row_base.size - 1
-    while lo < hi:  # the last table whose base is <= g
-        mid = (lo + hi + 1) // 2
-        if row_base[mid] <= g:
-            lo = mid
-        else:
-            hi = mid - 1
-    return visit_base[lo] + (g - row_base[lo])
-
-
-@njit(cache=True)
-def _older(age_a: np.uint32, g_a: np.int64, age_b: np.uint32, g_b: np.int64, forward: bool,
-           row_base: np.ndarray, visit_base: np.ndarray) -> bool:
-    """Whether entry a was used less recently than entry b."""
-    if age_a != age_b:
-        return age_a > age_b
-    return _visit(g_a, forward, row_base, visit_base) < _visit(g_b, forward, row_base, visit_base)
-
-
-@njit(cache=True)
-def _insert(rows: np.ndarray, ages: np.ndarray, pool: np.ndarray, age_of: np.ndarray, forward: bool,
-            row_base: np.ndarray, visit_base: np.ndarray) -> None:
-    """Offer each candidate (global row, age) to its set, which keeps its youngest ``ways``
-    (unordered; ``pool`` holds ``g + 1`` while filling, 0 = empty)."""
-    n_sets, ways = pool.shape
+def _insert(rows: np.ndarray, ages: np.ndarray, visit_base_t: int, row_base_t: int, slots: np.ndarray) -> None:
+    """Offer each candidate of one table (local ``rows``, ``ages``) to its set, which keeps its
+    youngest ``ways`` unordered: ``slots[s, w]`` is the entry's recency key ``age << 32 | (2**32 − 1 −
+    visit)`` (smaller: more recently used; ``visit`` the row's place in the update's order), 0 empty."""
+    n_sets, ways = slots.shape
     n = rows.size
     sets = np.empty(n, np.int64)
     for i in range(n):
-        sets[i] = _set_of(rows[i], n_sets)
+        sets[i] = _set_of(rows[i] + row_base_t, n_sets)
     for i in range(n):
         if i + PREFETCH_AHEAD < n:
-            prefetch_write2(pool, sets[i + PREFETCH_AHEAD], 0)
-            prefetch_write2(age_of, sets[i + PREFETCH_AHEAD], 0)
+            prefetch_write2(slots, sets[i + PREFETCH_AHEAD], 0)
+            prefetch_write2(slots, sets[i + PREFETCH_AHEAD], ways - 1)
         s = sets[i]
-        g = rows[i]
-        a = ages[i]
-        if pool[s, ways - 1] == 0:  # room: the first empty slot
-            for w in range(ways):
-                if pool[s, w] == 0:
-                    pool[s, w] = np.uint32(g + 1)
-                    age_of[s, w] = a
-                    break
-            continue
-        worst = 0  # the least recently used entry, replaced if the candidate is younger
-        for w in range(1, ways):
-            if _older(age_of[s, w], np.int64(pool[s, w]) - 1, age_of[s, worst], np.int64(pool[s, worst]) - 1,
-                      forward, row_base, visit_base):
+        key = (np.uint64(ages[i]) << _SHIFT_32) | (_LOW32 - np.uint64(rows[i] + visit_base_t))
+        worst = 0  # an empty slot, else the least recently used entry
+        for w in range(ways):
+            e = slots[s, w]
+            if e == 0:
                 worst = w
-        if _older(age_of[s, worst], np.int64(pool[s, worst]) - 1, a, g, forward, row_base, visit_base):
-            pool[s, worst] = np.uint32(g + 1)
-            age_of[s, worst] = a
+                break
+            if e > slots[s, worst]:
+                worst = w
+        e = slots[s, worst]
+        if e == 0 or key < e:
+            slots[s, worst] = key
 
 
 @njit(cache=True)
-def _finish(pool: np.ndarray, age_of: np.ndarray, dirty: bool, forward: bool, row_base: np.ndarray,
-            visit_base: np.ndarray) -> int:
-    """Order each set most recently used first and encode its entries (``((g + 1) << 1) | dirty``);
-    returns the empty slots."""
-    n_sets, ways = pool.shape
+def _finish(slots: np.ndarray, pool: np.ndarray, dirty: bool, visit_base: np.ndarray, row_base: np.ndarray) -> int:
+    """Each set's entries most recently used first, encoded (``((g + 1) << 1) | dirty``) into ``pool``;
+    returns the empty slots. ``visit_base`` is descending when the update runs the tables last first."""
+    n_sets, ways = slots.shape
     d = np.uint32(1) if dirty else np.uint32(0)
+    keys = np.empty(ways, np.uint64)
+    forward = visit_base.size < 2 or visit_base[1] > visit_base[0]
     empty = 0
     for s in range(n_sets):
-        cnt = ways
+        cnt = 0
         for w in range(ways):
-            if pool[s, w] == 0:
-                cnt = w
-                break
-        empty += ways - cnt
-        for i in range(1, cnt):  # insertion sort, youngest first
-            e, a = pool[s, i], age_of[s, i]
-            j = i - 1
-            while j >= 0 and _older(age_of[s, j], np.int64(pool[s, j]) - 1, a, np.int64(e) - 1, forward,
-                                    row_base, visit_base):
-                pool[s, j + 1] = pool[s, j]
-                age_of[s, j + 1] = age_of[s, j]
+            e = slots[s, w]
+            if e == 0:
+                continue
+            j = cnt - 1  # insertion sort, youngest first
+            while j >= 0 and keys[j] > e:
+                keys[j + 1] = keys[j]
                 j -= 1
-            pool[s, j + 1] = e
-            age_of[s, j + 1] = a
+            keys[j + 1] = e
+            cnt += 1
+        empty += ways - cnt
         for w in range(cnt):
-            pool[s, w] = (pool[s, w] << np.uint32(1)) | d
+            visit = np.int64(_LOW32 - (keys[w] & _LOW32))
+            t = 0
+            if forward:
+                g = visit
+            else:  # the table whose update span holds the visit: the first with base <= visit
+                lo, hi = 0, visit_base.size - 1
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if visit_base[mid] <= visit:
+                        hi = mid
+                    else:
+                        lo = mid + 1
+                t = lo
+                g = row_base[t] + (visit - visit_base[t])
+            pool[s, w] = (np.uint32(g + 1) << np.uint32(1)) | d
     return empty
 
 
@@ -245,8 +249,7 @@ def _update_bases(rows_per_table: np.ndarray, row_base: np.ndarray, reverse_tabl
     """Each table's first position in the update's order (tables last first when ``reverse_tables``)."""
     if not reverse_tables:
         return row_base.copy()
-    after = np.concatenate((np.cumsum(rows_per_table[::-1])[::-1][1:], [0])).astype(np.int64)
-    return after
+    return np.concatenate((np.cumsum(rows_per_table[::-1])[::-1][1:], [0])).astype(np.int64)
 
 
 def steady_state(rows_per_table, row_base, table_keys, exponent: float, positions: int, reuse: float,
@@ -261,25 +264,26 @@ def steady_state(rows_per_table, row_base, table_keys, exponent: float, position
     rows_per_table = np.asarray(rows_per_table, np.int64)
     row_base = np.asarray(row_base, np.int64)
     keys = np.asarray(table_keys, np.uint64)
+    if rows_per_table.size and int(row_base[-1] + rows_per_table[-1]) - 1 > MAX_ROW:
+        raise ValueError("vector cache: row ids must lie in [0, 2**31 - 2]")
     cache = VectorCache(capacity_rows, ways)
     n_sets, w = cache.n_sets, cache.ways
     if tau_h is None:
         tau_h = horizon(rows_per_table, exponent, positions, reuse, CANDIDATE_FACTOR * n_sets * w)
-    pool = _aligned_zeros(n_sets, w)
-    age_of = np.empty((n_sets, w), np.uint32)
+    slots = np.zeros((n_sets, w), np.uint64)
     visit_base = _update_bases(rows_per_table, row_base, reverse_tables)
     ranks = np.empty(RANK_CHUNK, np.int64)
     ages = np.empty(RANK_CHUNK, np.uint32)
-    forward = not reverse_tables
     for t, n in enumerate(rows_per_table.tolist()):
         h = np.uint64(table_stream(seed, t))
-        for k0 in range(0, n, RANK_CHUNK):
-            cnt = _candidates(k0, min(n, k0 + RANK_CHUNK), n, float(exponent), float(positions), float(reuse),
-                              float(tau_h), h, ranks, ages)
+        k = 0
+        while k < n:
+            cnt, k = _candidates(k, n, float(exponent), float(positions), float(reuse), float(tau_h), h, ranks, ages)
             if cnt:
-                g = feistel_permute(ranks[:cnt], n, keys[t]) + row_base[t]
-                _insert(g, ages[:cnt], pool, age_of, forward, row_base, visit_base)
-    empty = _finish(pool, age_of, dirty, forward, row_base, visit_base)
+                _insert(feistel_permute(ranks[:cnt], n, keys[t]), ages[:cnt], int(visit_base[t]), int(row_base[t]), slots)
+    pool = _aligned_zeros(n_sets, w)
+    empty = _finish(slots, pool, dirty, visit_base, row_base)
+    del slots
     cache.pool = pool
     cache.index[:] = np.arange(1, n_sets + 1, dtype=np.int32)
     cache.used[0] = n_sets
@@ -291,6 +295,22 @@ def _mix64_np(z: np.ndarray) -> np.ndarray:
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return z ^ (z >> np.uint64(31))
+
+
+def _block_probs_np(n: int, exponent: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each rank's block mean probability (:func:`block_prob`) and each block's first rank, in NumPy."""
+    edges = [0]
+    while edges[-1] < n:
+        k = edges[-1]
+        edges.append(min(n, k + max(1, k >> BLOCK_SHIFT)))
+    e = np.asarray(edges, np.float64)
+    k0, size = e[:-1], np.diff(e)
+    if abs(exponent - 1.0) < EXPONENT_ONE_TOL:
+        pb = np.log1p(size / (k0 + 1.0)) / np.log(n + 1.0) / size
+    else:
+        a = 1.0 - exponent
+        pb = (k0 + 1.0) ** a * -np.expm1(a * np.log1p(size / (k0 + 1.0))) / -np.expm1(a * np.log(n + 1.0)) / size
+    return np.repeat(pb, size.astype(np.int64)), e[:-1].astype(np.int64)
 
 
 def steady_state_ref(rows_per_table, row_base, table_keys, exponent: float, positions: int, reuse: float,
@@ -307,31 +327,30 @@ def steady_state_ref(rows_per_table, row_base, table_keys, exponent: float, posi
     visit_base = _update_bases(rows_per_table, row_base, reverse_tables)
     m, c = float(positions), float(reuse)
     all_g, all_age, all_visit = [], [], []
-    with np.errstate(over="ignore", divide="ignore"):
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         for t, n in enumerate(rows_per_table.tolist()):
             k = np.arange(n, dtype=np.int64)
-            if abs(exponent - 1.0) < EXPONENT_ONE_TOL:
-                p = np.log1p(1.0 / (k + 1.0)) / np.log(n + 1.0)
-            else:
-                a = 1.0 - exponent
-                p = (k + 1.0) ** a * -np.expm1(a * np.log1p(1.0 / (k + 1.0))) / -np.expm1(a * np.log(n + 1.0))
+            p, starts = _block_probs_np(n, exponent)
             log_a1 = np.where(p < 1.0, m * np.log1p(-np.minimum(p, 1.0)), -np.inf)
             q = (1.0 - c) * p
             beta = np.where(q < 1.0, -m * np.log1p(-np.minimum(q, 1.0)), np.inf)
-            h = np.uint64(table_stream(seed, t))
-            x = _mix64_np(h + (k + 1).astype(np.uint64) * GOLDEN_GAMMA)
-            lu = np.log(((x >> _SHIFT_11).astype(np.float64) + 1.0) * _TWO_M53)
             if tau_h <= 0:
                 lh = np.zeros(n)
             elif tau_h <= 1:
                 lh = log_a1
             else:
                 lh = np.where(beta == np.inf, -np.inf, np.where(beta == 0.0, log_a1, log_a1 - beta * (tau_h - 1.0)))
-            keep = lu > lh
-            ratio = (log_a1[keep] - lu[keep]) / beta[keep]
-            age = np.where(lu[keep] > log_a1[keep], 1.0,
-                           np.where((beta[keep] == 0.0) | ~(ratio < 4e9), float(AGE_MAX),
-                                    np.minimum(2.0 + np.floor(ratio), 4294967294.0))).astype(np.uint32)
+            h = np.uint64(table_stream(seed, t))
+            x = _mix64_np(h + (k + 1).astype(np.uint64) * GOLDEN_GAMMA)
+            u = ((x >> _SHIFT_11).astype(np.float64) + 1.0) * _TWO_M53
+            thr = np.exp(lh)
+            tail = (n - starts) * (1.0 - thr[starts]) < TAIL_EXPECTED
+            stop = int(starts[np.argmax(tail)]) if tail.any() else n
+            keep = (u > thr) & (k < stop)
+            lu, la1, b = np.log(u[keep]), log_a1[keep], beta[keep]
+            ratio = (la1 - lu) / b
+            age = np.where(lu > la1, 1.0, np.where((b == 0.0) | ~(ratio < 4e9), float(AGE_MAX),
+                                                     np.minimum(2.0 + np.floor(ratio), 4294967294.0))).astype(np.uint32)
             rows = feistel_permute(k[keep], n, np.uint64(table_keys[t]))
             all_g.append(rows + row_base[t])
             all_age.append(age)
@@ -339,7 +358,7 @@ def steady_state_ref(rows_per_table, row_base, table_keys, exponent: float, posi
     g = np.concatenate(all_g) if all_g else np.zeros(0, np.int64)
     age = np.concatenate(all_age) if all_age else np.zeros(0, np.uint32)
     visit = np.concatenate(all_visit) if all_visit else np.zeros(0, np.int64)
-    sets = ((g.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) % np.uint64(n_sets)
+    sets = ((g.astype(np.uint64) * HASH_MULTIPLIER) >> np.uint64(20)) % np.uint64(n_sets)
     order = np.lexsort((-visit, age, sets))
     out = np.zeros((n_sets, ways), np.uint32)
     fill = np.zeros(n_sets, np.int64)
@@ -394,7 +413,7 @@ def horizon(rows_per_table, exponent: float, positions: int, reuse: float, targe
     lo, hi = 1.0, 1e18
     if _young(bins, positions, reuse, lo) >= target:
         return lo
-    for _ in range(BISECTIONS * 2):
+    for _ in range(BISECTIONS):
         mid = np.sqrt(lo * hi)
         lo, hi = (mid, hi) if _young(bins, positions, reuse, mid) < target else (lo, mid)
     return hi
