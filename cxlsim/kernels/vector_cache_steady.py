@@ -30,9 +30,11 @@ Cost: only rows younger than a horizon ``τ_h`` can be resident in practice; ``�
 expected number of rows that young is :data:`CANDIDATE_FACTOR` times the capacity (every row if
 fewer), so a set of ``ways`` entries has on average ``CANDIDATE_FACTOR × ways`` candidates and
 fewer than ``ways`` with a small probability (those sets keep empty slots; :func:`steady_state`
-returns the count). A rank is rejected by one hash and a comparison against its block's bound; a
-candidate costs its permutation (:func:`cxlsim.kernels.sampling.feistel_permute`) and an insertion
-into its set (prefetched).
+returns the count). Ranks take their block's mean probability (:data:`BLOCK_SHIFT`), so a rank
+costs one hash and a comparison; a candidate costs its permutation
+(:func:`cxlsim.kernels.sampling.feistel_permute`) and an insertion into its set (prefetched; while
+filling, a set holds each entry's recency key, 8 B, and the rows are written at the end). Memory
+while building: 8 B a cache entry (RM1 at 16 GB: 1 GB), then the state's 4 B.
 
 Contract: :func:`steady_state` → a :class:`~cxlsim.kernels.vector_cache.VectorCache` state tuple (as
 :func:`~cxlsim.kernels.vector_cache.new_cache`) and the count of empty slots;
@@ -47,7 +49,14 @@ import numpy as np
 from numba import njit
 
 from cxlsim.kernels.prefetch import prefetch_write2
-from cxlsim.kernels.sampling import EXPONENT_ONE_TOL, GOLDEN_GAMMA, _mix64, feistel_permute
+from cxlsim.kernels.sampling import (
+    EXPONENT_ONE_TOL,
+    FEISTEL_ROUNDS,
+    GOLDEN_GAMMA,
+    _mix64,
+    feistel_half_bits,
+    feistel_permute,
+)
 from cxlsim.kernels.vector_cache import (
     HASH_MULTIPLIER,
     MAX_ROW,
@@ -63,8 +72,8 @@ from cxlsim.kernels.vector_cache import (
 CANDIDATE_FACTOR = 2.0
 #: Ranks handled per call of the candidate kernel at most (bounds the buffers: 12 B a rank).
 RANK_CHUNK = 1 << 20
-#: Ranks are taken in blocks, ``max(1, k0 >> BLOCK_SHIFT)`` ranks from ``k0``, each rank given its
-#: block's mean probability (named approximation: ranks below 256 exactly, then p varies by at most
+#: Ranks are taken in blocks (:func:`block_end`: single ranks below 256, then 256 aligned blocks an
+#: octave), each rank given its block's mean probability (named approximation: p varies by at most
 #: 0.43 % across a block), so that a rank costs one hash and one comparison.
 BLOCK_SHIFT = 8
 #: A table's ranks from the first block where fewer than this many of them are expected to be candidates
@@ -99,8 +108,24 @@ def block_prob(k0: int, k1: int, n: int, exponent: float) -> float:
 
 @njit(cache=True)
 def block_end(k0: int, n: int) -> int:
-    """The rank after the block starting at ``k0``."""
-    return min(n, k0 + max(1, k0 >> BLOCK_SHIFT))
+    """The rank after the block starting at ``k0`` (blocks: single ranks below ``2**BLOCK_SHIFT``, then
+    each octave ``[2**e, 2**(e+1))`` cut in ``2**BLOCK_SHIFT`` aligned blocks)."""
+    e = 0
+    while (np.int64(2) << e) <= k0:
+        e += 1
+    size = 1 if e < BLOCK_SHIFT else np.int64(1) << (e - BLOCK_SHIFT)
+    return min(n, k0 + size)
+
+
+@njit(cache=True)
+def block_start(k: int) -> int:
+    """The first rank of ``k``'s block (:func:`block_end`)."""
+    e = 0
+    while (np.int64(2) << e) <= k:
+        e += 1
+    if e < BLOCK_SHIFT:
+        return k
+    return k & ~((np.int64(1) << (e - BLOCK_SHIFT)) - 1)
 
 
 @njit(cache=True)
@@ -301,8 +326,7 @@ def _block_probs_np(n: int, exponent: float) -> tuple[np.ndarray, np.ndarray]:
     """Each rank's block mean probability (:func:`block_prob`) and each block's first rank, in NumPy."""
     edges = [0]
     while edges[-1] < n:
-        k = edges[-1]
-        edges.append(min(n, k + max(1, k >> BLOCK_SHIFT)))
+        edges.append(int(block_end(edges[-1], n)))
     e = np.asarray(edges, np.float64)
     k0, size = e[:-1], np.diff(e)
     if abs(exponent - 1.0) < EXPONENT_ONE_TOL:
@@ -435,3 +459,236 @@ def che_hit_fraction(rows_per_table, exponent: float, positions: int, reuse: flo
             la = log_a1 - beta * (t_c - 1.0)
             misses += mult * float(np.sum(count * np.exp(la) * -np.expm1(-beta)))
     return t_c, 1.0 - misses / (len(list(rows_per_table)) * positions)
+
+
+# -- the rows a run touches -------------------------------------------------------------------------
+#: Phantom rows (never accessed in the run) tried per slot before the slot is left empty.
+PHANTOM_TRIES = 64
+#: Points of the grid on which the untouched rows' expected young count is tabulated (log-spaced ages).
+AGE_GRID_POINTS = 512
+_PHANTOM_STREAM = np.uint64(0xD1B54A32D192ED03)
+
+
+@njit(cache=True)
+def feistel_inverse(y: np.ndarray, n: int, key: np.uint64) -> np.ndarray:
+    """Inverse of :func:`cxlsim.kernels.sampling.feistel_permute` (its rounds backwards, cycle-walked)."""
+    half = feistel_half_bits(n)
+    hb = np.uint64(half)
+    mask = (np.uint64(1) << hb) - np.uint64(1)
+    un = np.uint64(n)
+    out = np.empty(y.size, np.int64)
+    for i in range(y.size):
+        x = np.uint64(y[i])
+        while True:
+            left = x >> hb
+            right = x & mask
+            for r in range(FEISTEL_ROUNDS - 1, -1, -1):
+                f = _mix64(left ^ (key + np.uint64(r + 1) * GOLDEN_GAMMA)) & mask
+                left, right = right ^ f, left
+            x = (left << hb) | right
+            if x < un:
+                break
+        out[i] = np.int64(x)
+    return out
+
+
+@njit(cache=True)
+def _touched_ages(touched: np.ndarray, tables: np.ndarray, ranks: np.ndarray, rows_per_table: np.ndarray,
+                  exponent: float, m: float, c: float, seed: int) -> np.ndarray:
+    """Each touched row's age, as :func:`steady_state` draws it (its rank's hash, its block's probability)."""
+    ages = np.empty(touched.size, np.uint32)
+    for i in range(touched.size):
+        t = tables[i]
+        n = rows_per_table[t]
+        k = ranks[i]
+        k0 = block_start(k)
+        la1, beta = _survival_log(block_prob(k0, block_end(k0, n), n, exponent), m, c)
+        ages[i] = _age(np.log(_uniform(table_stream(seed, t), k)), la1, beta)
+    return ages
+
+
+@njit(cache=True)
+def _member(sorted_rows: np.ndarray, g: np.int64) -> bool:
+    j = np.searchsorted(sorted_rows, g)
+    return j < sorted_rows.size and sorted_rows[j] == g
+
+
+@njit(cache=True)
+def _fill_touched(set_ids: np.ndarray, starts: np.ndarray, keys: np.ndarray, rows: np.ndarray, grid: np.ndarray,
+                  mu: np.ndarray, seed: int, total_rows: int, touched: np.ndarray, forward: bool,
+                  row_base: np.ndarray, visit_base: np.ndarray, dirty: bool, index: np.ndarray,
+                  pool: np.ndarray) -> int:
+    """Each touched set: its touched rows (``keys``/``rows`` from ``starts[j]`` to ``starts[j + 1]``,
+    youngest first) and its untouched rows' ages, a Poisson process of mean measure ``mu`` over the
+    ages ``grid``, each untouched winner a never-touched row; the youngest ``ways`` into ``pool``
+    (row ``j`` for set ``set_ids[j]``). Returns the empty slots."""
+    ways = pool.shape[1]
+    d = np.uint32(1) if dirty else np.uint32(0)
+    cand_k = np.empty(2 * ways, np.uint64)
+    cand_g = np.empty(2 * ways, np.int64)
+    empty = 0
+    h_seed = _mix64(np.uint64(seed) ^ _PHANTOM_STREAM)
+    can_phantom = touched.size < total_rows
+    for j in range(set_ids.size):
+        s = set_ids[j]
+        a = 0
+        for i in range(starts[j], min(starts[j + 1], starts[j] + ways)):
+            cand_k[a] = keys[i]
+            cand_g[a] = rows[i]
+            a += 1
+        h = _mix64(h_seed + np.uint64(s + 1) * GOLDEN_GAMMA)
+        x = 0.0
+        for i in range(ways):
+            if not can_phantom:
+                break
+            x -= np.log(_uniform(h, 2 * i))
+            if x > mu[-1]:
+                break
+            q = np.searchsorted(mu, x)  # the first grid age whose mean measure reaches x
+            if q == 0:
+                tau = grid[0]
+            else:
+                tau = grid[q - 1] + (x - mu[q - 1]) / (mu[q] - mu[q - 1]) * (grid[q] - grid[q - 1])
+            age = np.uint32(min(max(1.0, np.ceil(tau)), 4294967294.0))
+            g = np.int64(-1)
+            for tr in range(PHANTOM_TRIES):
+                r = np.int64(_mix64(h + np.uint64(2 * i + 1 + 2 * ways * tr) * GOLDEN_GAMMA) % np.uint64(total_rows))
+                if not _member(touched, r):
+                    g = r
+                    break
+            if g < 0:
+                continue
+            cand_k[a] = (np.uint64(age) << _SHIFT_32) | (_LOW32 - np.uint64(_visit(g, forward, row_base, visit_base)))
+            cand_g[a] = g
+            a += 1
+        for i in range(1, a):  # insertion sort by key, youngest first
+            kk, gg = cand_k[i], cand_g[i]
+            q = i - 1
+            while q >= 0 and cand_k[q] > kk:
+                cand_k[q + 1] = cand_k[q]
+                cand_g[q + 1] = cand_g[q]
+                q -= 1
+            cand_k[q + 1] = kk
+            cand_g[q + 1] = gg
+        kept = min(a, ways)
+        for w in range(kept):
+            pool[j, w] = (np.uint32(cand_g[w] + 1) << np.uint32(1)) | d
+        empty += ways - kept
+        index[s] = np.int32(j + 1)
+    return empty
+
+
+@njit(cache=True)
+def _visit(g: np.int64, forward: bool, row_base: np.ndarray, visit_base: np.ndarray) -> np.int64:
+    """Row ``g``'s position in the update's order (``forward``: ascending global rows)."""
+    if forward:
+        return g
+    lo, hi = 0, row_base.size - 1
+    while lo < hi:  # the last table whose base is <= g
+        mid = (lo + hi + 1) // 2
+        if row_base[mid] <= g:
+            lo = mid
+        else:
+            hi = mid - 1
+    return visit_base[lo] + (g - row_base[lo])
+
+
+def _touched_inputs(touched, rows_per_table, row_base, table_keys, exponent, positions, reuse, capacity_rows,
+                    ways, seed, reverse_tables, tau_h):
+    """What :func:`steady_state_touched` and its reference share: per touched row its age, set and
+    recency key; the untouched rows' mean measure on an age grid."""
+    rows_per_table = np.asarray(rows_per_table, np.int64)
+    row_base = np.asarray(row_base, np.int64)
+    keys = np.asarray(table_keys, np.uint64)
+    touched = np.unique(np.asarray(touched, np.int64))
+    total = int(rows_per_table.sum())
+    ways = max(1, min(ways, capacity_rows))
+    n_sets = max(1, capacity_rows // ways)
+    if tau_h is None:
+        tau_h = horizon(rows_per_table, exponent, positions, reuse, CANDIDATE_FACTOR * n_sets * ways)
+    visit_base = _update_bases(rows_per_table, row_base, reverse_tables)
+    tables = np.searchsorted(row_base, touched, side="right") - 1
+    local = touched - row_base[tables]
+    ranks = np.empty(touched.size, np.int64)
+    for t in np.unique(tables).tolist():
+        on = tables == t
+        ranks[on] = feistel_inverse(local[on], int(rows_per_table[t]), keys[t])
+    ages = _touched_ages(touched, tables, ranks, rows_per_table, float(exponent), float(positions), float(reuse),
+                         int(seed))
+    visit = local + visit_base[tables]
+    key = (ages.astype(np.uint64) << _SHIFT_32) | (_LOW32 - visit.astype(np.uint64))
+    sets = ((touched.astype(np.uint64) * HASH_MULTIPLIER) >> np.uint64(20)) % np.uint64(n_sets)
+    order = np.lexsort((key, sets))
+    top = min(tau_h, 1e12)
+    grid = np.unique(np.ceil(np.geomspace(1.0, max(top, 1.0), AGE_GRID_POINTS)))
+    bins = _binned(rows_per_table, exponent)
+    young = np.array([_young(bins, float(positions), float(reuse), float(g)) for g in grid])
+    touched_young = np.searchsorted(np.sort(ages), grid, side="right")
+    mu = np.maximum.accumulate(np.maximum(young - touched_young, 0.0)) / n_sets
+    s_sorted = sets[order].astype(np.int64)
+    cut = np.flatnonzero(np.diff(s_sorted)) + 1
+    starts = np.concatenate(([0], cut, [s_sorted.size])).astype(np.int64)
+    set_ids = s_sorted[starts[:-1]] if s_sorted.size else np.zeros(0, np.int64)
+    return (touched, total, ways, n_sets, visit_base, row_base, set_ids, starts, key[order], touched[order],
+            grid.astype(np.float64), mu)
+
+
+def steady_state_touched(touched, rows_per_table, row_base, table_keys, exponent: float, positions: int,
+                         reuse: float, capacity_rows: int, ways: int = 16, seed: int = 0, dirty: bool = True,
+                         reverse_tables: bool = False, tau_h: float | None = None) -> tuple[tuple[VectorCache], int]:
+    """:func:`steady_state` for a run that accesses only the rows ``touched`` (global ids): only the
+    sets holding one are built. A touched row's age is the one :func:`steady_state` draws; the rows of
+    its set that the run never accesses enter as a Poisson process of ages, whose mean measure is the
+    expected count of rows younger than an age (:func:`horizon`'s sum) less the touched ones', per set,
+    and a slot one of them wins holds a row the run never accesses (a dirty victim when evicted).
+    Returns ``((cache,), empty slots of the built sets)``."""
+    (touched, total, ways, n_sets, visit_base, row_base, set_ids, starts, keys, rows, grid,
+     mu) = _touched_inputs(touched, rows_per_table, row_base, table_keys, exponent, positions, reuse,
+                           capacity_rows, ways, seed, reverse_tables, tau_h)
+    cache = VectorCache(capacity_rows, ways)
+    cache.pool = _aligned_zeros(max(1, set_ids.size), cache.ways)
+    empty = _fill_touched(set_ids, starts, keys, rows, grid, mu, int(seed), total, touched, not reverse_tables,
+                          row_base, visit_base, dirty, cache.index, cache.pool)
+    cache.used[0] = set_ids.size
+    return (cache,), int(empty)
+
+
+def steady_state_touched_ref(touched, rows_per_table, row_base, table_keys, exponent: float, positions: int,
+                             reuse: float, capacity_rows: int, ways: int = 16, seed: int = 0, dirty: bool = True,
+                             reverse_tables: bool = False, tau_h: float | None = None) -> np.ndarray:
+    """Reference of :func:`steady_state_touched` (plain Python over the sets): the dense state."""
+    (touched, total, ways, n_sets, visit_base, row_base, set_ids, starts, keys, rows, grid,
+     mu) = _touched_inputs(touched, rows_per_table, row_base, table_keys, exponent, positions, reuse,
+                           capacity_rows, ways, seed, reverse_tables, tau_h)
+    out = np.zeros((n_sets, ways), np.uint32)
+    touched_set = set(touched.tolist())
+    h_seed = int(_mix64(np.uint64(seed) ^ _PHANTOM_STREAM))
+    mask = (1 << 64) - 1
+    gamma = int(GOLDEN_GAMMA)
+    for j, s in enumerate(set_ids.tolist()):
+        cand = [(int(keys[i]), int(rows[i])) for i in range(starts[j], min(starts[j + 1], starts[j] + ways))]
+        h = int(_mix64(np.uint64((h_seed + (s + 1) * gamma) & mask)))
+        x = 0.0
+        for i in range(ways):
+            if len(touched_set) >= total:
+                break
+            x -= float(np.log(_uniform(np.uint64(h), 2 * i)))
+            if x > mu[-1]:
+                break
+            q = int(np.searchsorted(mu, x))
+            tau = grid[0] if q == 0 else grid[q - 1] + (x - mu[q - 1]) / (mu[q] - mu[q - 1]) * (grid[q] - grid[q - 1])
+            age = int(min(max(1.0, np.ceil(tau)), 4294967294.0))
+            g = -1
+            for tr in range(PHANTOM_TRIES):
+                r = int(_mix64(np.uint64((h + (2 * i + 1 + 2 * ways * tr) * gamma) & mask))) % total
+                if r not in touched_set:
+                    g = r
+                    break
+            if g < 0:
+                continue
+            v = int(_visit(np.int64(g), not reverse_tables, row_base, visit_base))
+            cand.append(((age << 32) | (0xFFFFFFFF - v), g))
+        cand.sort(key=lambda e: e[0])
+        for w, (_, g) in enumerate(cand[:ways]):
+            out[s, w] = ((g + 1) << 1) | int(dirty)
+    return out
