@@ -18,6 +18,8 @@ from cxlsim.kernels.vector_cache_steady import (
     horizon,
     steady_state,
     steady_state_ref,
+    steady_state_touched,
+    steady_state_touched_ref,
 )
 from cxlsim.systems.config import load_system
 from cxlsim.workloads.catalog import load_workload
@@ -52,6 +54,36 @@ def test_kernel_matches_reference(case):
                            reverse_tables=reverse)
     np.testing.assert_array_equal(state.dense(), ref)
     assert empty == int((ref == 0).sum())
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("share", [0.02, 0.3, 1.0])
+def test_touched_kernel_matches_reference(case, share):
+    rows, exponent, positions, reuse, cap, ways, reverse, dirty = case
+    rows, base, keys = _tables(rows)
+    rng = np.random.default_rng(5)
+    total = int(rows.sum())
+    touched = np.unique(rng.integers(0, total, max(1, int(share * total))))
+    (state,), empty = steady_state_touched(touched, rows, base, keys, exponent, positions, reuse, cap, ways, seed=7,
+                                           dirty=dirty, reverse_tables=reverse)
+    ref = steady_state_touched_ref(touched, rows, base, keys, exponent, positions, reuse, cap, ways, seed=7,
+                                   dirty=dirty, reverse_tables=reverse)
+    np.testing.assert_array_equal(state.dense(), ref)
+    built = state.index > 0
+    assert empty == int((ref[built] == 0).sum())
+
+
+def test_touched_rows_keep_their_full_state_ages():
+    """A touched row is cached exactly when the full state caches it, where its set's other rows are
+    not younger in one and older in the other: the full state's youngest rows of a set are cached in both."""
+    rows, base, keys = _tables([20000] * 4)
+    full = steady_state(rows, base, keys, 1.1, 256, 0.76, 4096, 16, seed=3)[0][0].dense()
+    front = (full[:, :4].astype(np.int64) >> 1) - 1  # each set's 4 most recently used rows
+    touched = np.unique(front[front >= 0])
+    (state,), _ = steady_state_touched(touched, rows, base, keys, 1.1, 256, 0.76, 4096, 16, seed=3)
+    cached = (state.dense().astype(np.int64) >> 1) - 1
+    # the touched rows' ages are the full state's, and untouched rows enter only behind the young ones
+    assert np.isin(touched, cached).mean() > 0.99
 
 
 def test_sets_hold_their_own_distinct_rows_dirty_and_full():
@@ -113,9 +145,15 @@ def test_steady_start_hits_as_a_long_warm_run():
     positions = p.batch_size * p.lookups_per_table
     t_c, che = che_hit_fraction(layout.rows, p.popularity_exponent, positions, p.reuse_prev_fraction, SMALL_CAP)
     assert WARM_BATCHES >= 3 * t_c
-    steady, _ = steady_state(layout.rows, layout.row_base, table_keys(1, layout.tables), p.popularity_exponent,
-                             positions, p.reuse_prev_fraction, SMALL_CAP, seed=1)
+    args = (layout.rows, layout.row_base, table_keys(1, layout.tables), p.popularity_exponent, positions,
+            p.reuse_prev_fraction, SMALL_CAP)
+    steady, _ = steady_state(*args, seed=1)
     from_steady = _feed(steady, wl, layout, WINDOW + 1)[1:].mean()  # batch 0 copies nothing: not stationary
+    touched = np.unique(np.concatenate([(b.indices + layout.row_base[:, None]).ravel()
+                                        for b in batches(wl, seed=1, n=WINDOW + 1, dense=False)]))
+    only_touched, _ = steady_state_touched(touched, *args, seed=1)  # what a run builds
+    from_touched = _feed(only_touched, wl, layout, WINDOW + 1)[1:].mean()
+    assert abs(from_touched - from_steady) < 0.002
     warm = _feed(new_cache(SMALL_CAP), wl, layout, WARM_BATCHES)
     warmed, cold = warm[-2 * WINDOW:].mean(), warm[1:WINDOW + 1].mean()
     assert abs(from_steady - warmed) < 0.02

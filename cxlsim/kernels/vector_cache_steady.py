@@ -508,14 +508,8 @@ def _touched_ages(touched: np.ndarray, tables: np.ndarray, ranks: np.ndarray, ro
 
 
 @njit(cache=True)
-def _member(sorted_rows: np.ndarray, g: np.int64) -> bool:
-    j = np.searchsorted(sorted_rows, g)
-    return j < sorted_rows.size and sorted_rows[j] == g
-
-
-@njit(cache=True)
 def _fill_touched(set_ids: np.ndarray, starts: np.ndarray, keys: np.ndarray, rows: np.ndarray, grid: np.ndarray,
-                  mu: np.ndarray, seed: int, total_rows: int, touched: np.ndarray, forward: bool,
+                  mu: np.ndarray, seed: int, total_rows: int, touched: np.ndarray, bitmap: np.ndarray, forward: bool,
                   row_base: np.ndarray, visit_base: np.ndarray, dirty: bool, index: np.ndarray,
                   pool: np.ndarray) -> int:
     """Each touched set: its touched rows (``keys``/``rows`` from ``starts[j]`` to ``starts[j + 1]``,
@@ -553,7 +547,7 @@ def _fill_touched(set_ids: np.ndarray, starts: np.ndarray, keys: np.ndarray, row
             g = np.int64(-1)
             for tr in range(PHANTOM_TRIES):
                 r = np.int64(_mix64(h + np.uint64(2 * i + 1 + 2 * ways * tr) * GOLDEN_GAMMA) % np.uint64(total_rows))
-                if not _member(touched, r):
+                if not (bitmap[r >> 3] >> (r & 7)) & 1:  # not a touched row
                     g = r
                     break
             if g < 0:
@@ -600,7 +594,9 @@ def _touched_inputs(touched, rows_per_table, row_base, table_keys, exponent, pos
     rows_per_table = np.asarray(rows_per_table, np.int64)
     row_base = np.asarray(row_base, np.int64)
     keys = np.asarray(table_keys, np.uint64)
-    touched = np.unique(np.asarray(touched, np.int64))
+    touched = np.asarray(touched, np.int64)
+    if touched.size > 1 and not (np.diff(touched) > 0).all():
+        touched = np.unique(touched)
     total = int(rows_per_table.sum())
     ways = max(1, min(ways, capacity_rows))
     n_sets = max(1, capacity_rows // ways)
@@ -610,7 +606,7 @@ def _touched_inputs(touched, rows_per_table, row_base, table_keys, exponent, pos
     tables = np.searchsorted(row_base, touched, side="right") - 1
     local = touched - row_base[tables]
     ranks = np.empty(touched.size, np.int64)
-    for t in np.unique(tables).tolist():
+    for t in np.flatnonzero(np.bincount(tables, minlength=rows_per_table.size)).tolist():
         on = tables == t
         ranks[on] = feistel_inverse(local[on], int(rows_per_table[t]), keys[t])
     ages = _touched_ages(touched, tables, ranks, rows_per_table, float(exponent), float(positions), float(reuse),
@@ -647,7 +643,9 @@ def steady_state_touched(touched, rows_per_table, row_base, table_keys, exponent
                            capacity_rows, ways, seed, reverse_tables, tau_h)
     cache = VectorCache(capacity_rows, ways)
     cache.pool = _aligned_zeros(max(1, set_ids.size), cache.ways)
-    empty = _fill_touched(set_ids, starts, keys, rows, grid, mu, int(seed), total, touched, not reverse_tables,
+    bitmap = np.zeros(total // 8 + 1, np.uint8)
+    np.bitwise_or.at(bitmap, touched >> 3, (1 << (touched & 7)).astype(np.uint8))
+    empty = _fill_touched(set_ids, starts, keys, rows, grid, mu, int(seed), total, touched, bitmap, not reverse_tables,
                           row_base, visit_base, dirty, cache.index, cache.pool)
     cache.used[0] = set_ids.size
     return (cache,), int(empty)

@@ -247,7 +247,7 @@ class TrainingMachine:
         if p.vector_cache_GB > 0:
             self.host_dram = Memory(cfg.role("host_dram"), devices["host_dram"])
             self.memories[self.host_dram.role] = self.host_dram
-            self.cache = starting_cache(p.vector_cache_start, w, streams.seed, int(p.vector_cache_GB * 1e9 // self.row_B),
+            self.cache = starting_cache(p.vector_cache_start, streams, int(p.vector_cache_GB * 1e9 // self.row_B),
                                         self.engine.device.params.update_table_order == "reverse")
         self.engine_lane = side.engine_lane
         self.mover_lane = self.mover.lane
