@@ -41,6 +41,11 @@ Contract: :func:`steady_state` → a :class:`~cxlsim.kernels.vector_cache.Vector
 :func:`steady_state_ref` (plain NumPy, same inputs) gives the dense ``[n_sets, ways]`` array that
 ``state[0].dense()`` equals. :func:`horizon` solves ``Σ_rows P(age ≤ τ) = target`` (binned over ranks);
 :func:`che_hit_fraction` is the analytic lookup hit fraction at a characteristic time.
+:func:`steady_state_touched` builds only the sets of the rows a run accesses (``touched``): those
+rows' ages as :func:`steady_state` draws them, their sets' other rows as a Poisson process of ages
+(mean measure: the expected count of young rows less the touched ones', per set), a slot such a row
+wins holding a row the run never accesses; cost in proportion to the touched rows;
+:func:`steady_state_touched_ref` is its reference (the dense state).
 """
 
 from __future__ import annotations
