@@ -67,6 +67,16 @@ class VectorCache:
             grown[: int(self.used[0])] = self.pool[: int(self.used[0])]
             self.pool = grown
 
+    def copy(self) -> VectorCache:
+        """An independent copy of this state."""
+        out = VectorCache.__new__(VectorCache)
+        out.ways = self.ways
+        out.index = self.index.copy()
+        out.pool = _aligned_zeros(*self.pool.shape)
+        out.pool[:] = self.pool
+        out.used = self.used.copy()
+        return out
+
     def dense(self) -> np.ndarray:
         """The ``[n_sets, ways]`` uint32 array of every set (unused sets all zero)."""
         out = np.zeros((self.n_sets, self.ways), dtype=np.uint32)

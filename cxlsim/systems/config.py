@@ -182,6 +182,10 @@ PIPELINE = Schema(
               "overlap chunk by chunk through two staging buffers of the pcie preset's bounce_chunk_B)",
               default="serial", choices=("serial", "chunked")),
         Param("vector_cache_GB", float, "host-DRAM LRU cache of embedding vectors in front of the table memory", default=0.0, minimum=0),
+        Param("vector_cache_start", str, "the vector cache's state at batch 0: 'steady' (the state its LRU policy "
+              "reaches over the input stream after long training, built from the stream's stationary popularity: "
+              "a run measures training, not its first batches) or 'empty' (a cold start); docs/timing-model.md",
+              default="steady", choices=("empty", "steady")),
         Param("lookup_dedup", bool, "read each distinct row once per bag set (true) or once per index (false)", default=False),
         Param("table_region_offset_B", int, "byte address where the data region starts", default=0, minimum=0),
     ),
@@ -756,6 +760,8 @@ def _check_roles(cfg: SystemConfig, where: str, platform_file: str = "") -> None
                            f"{getattr(p, axis) if selected[axis] is not None else 'not used here'})")
     if not p.relaxed_lookup:
         p.skip("correction", "no relaxed lookup here, so nothing to correct")
+    if not p.vector_cache_GB > 0:
+        p.skip("vector_cache_start", "no vector cache here (vector_cache_GB is 0)")
     for axis, cls in selected.items():
         if cls is not None and axis != "persistence" and hasattr(cls, "check_pipeline"):
             cls.check_pipeline(p, where)

@@ -52,7 +52,7 @@ import numpy as np
 from cxlsim.devices.gpu_step import StepModel
 from cxlsim.devices.media import AccessStream
 from cxlsim.engine.executor import Executor, OpOutcome
-from cxlsim.kernels.vector_cache import cache_access, new_cache
+from cxlsim.kernels.vector_cache import cache_access
 from cxlsim.systems import axes
 from cxlsim.systems.activity import BatchLedger
 from cxlsim.systems.config import DeviceRole
@@ -62,6 +62,7 @@ from cxlsim.systems.host_llc import HostLlc
 from cxlsim.systems.streams import BatchStreams, StreamSet
 from cxlsim.systems.symmetry import Reduction, SystemFabric, group_ring_edges
 from cxlsim.systems.topology import Fabric, Placement
+from cxlsim.systems.vector_cache_start import starting_cache
 from cxlsim.units import FP32_B, GiB
 from cxlsim.workloads.dlrm_ops import DlrmStep, StepShapes
 
@@ -248,7 +249,8 @@ class TrainingMachine:
         if p.vector_cache_GB > 0:
             self.host_dram = Memory(cfg.role("host_dram"), devices["host_dram"])
             self.memories[self.host_dram.role] = self.host_dram
-            self.cache = new_cache(int(p.vector_cache_GB * 1e9 // self.row_B))
+            self.cache = starting_cache(p.vector_cache_start, streams, int(p.vector_cache_GB * 1e9 // self.row_B),
+                                        self.engine.device.params.update_table_order == "reverse")
         self.engine_lane = side.engine_lane
         self.mover_lane = self.mover.lane
         self.agent_lane = side.agent_lane

@@ -1,0 +1,58 @@
+"""The host-DRAM vector cache's state when a run starts (``pipeline.vector_cache_start``).
+
+``empty``: nothing cached (a cold start: the first batches of training). ``steady``: the state the
+cache's own policy reaches over the input stream after long training, built from the stream's
+stationary popularity without simulating the batches that would reach it, for the sets of the rows
+the run's batches access (:func:`cxlsim.kernels.vector_cache_steady.steady_state_touched`;
+docs/timing-model.md, "Vector cache"). It is a pure function of the workload, the seed and the
+batches of the input streams and of the cache's geometry, so the most recent one is kept and each
+run gets a copy (the runs of a sweep or a comparison over one workload build it once).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cxlsim.kernels.vector_cache import VectorCache, new_cache
+from cxlsim.kernels.vector_cache_steady import steady_state_touched
+from cxlsim.systems.streams import StreamSet
+from cxlsim.workloads.generator import table_keys
+
+#: ``pipeline.vector_cache_start`` values.
+STARTS = ("empty", "steady")
+
+
+def touched_rows(streams: StreamSet) -> np.ndarray:
+    """The distinct global rows any batch of ``streams`` accesses, ascending (makes every batch)."""
+    streams.prepare()
+    rows = [streams.batch(n).unique_rows for n in range(streams.n)]
+    return np.unique(np.concatenate(rows).astype(np.int64)) if rows else np.zeros(0, np.int64)
+
+
+def starting_cache(start: str, streams: StreamSet, capacity_rows: int, reverse_tables: bool = False) -> tuple[VectorCache]:
+    """The cache state of ``capacity_rows`` entries a run over ``streams`` starts from.
+    ``reverse_tables``: the update visits the tables last first (its order sets the recency of the
+    rows one batch touched)."""
+    if start == "empty":
+        return new_cache(capacity_rows)
+    if start != "steady":
+        raise ValueError(f"vector_cache_start: {start!r} is not one of {STARTS}")
+    w = streams.workload
+    key = (w.name, tuple(sorted((k, str(v)) for k, v in w.params.items())), int(streams.seed), int(streams.n),
+           int(capacity_rows), bool(reverse_tables))
+    if key not in _KEPT:
+        _KEPT.clear()
+        _KEPT[key] = _build(streams, capacity_rows, reverse_tables)
+    return (_KEPT[key][0].copy(),)
+
+
+_KEPT: dict[tuple, tuple[VectorCache]] = {}
+
+
+def _build(streams: StreamSet, capacity_rows: int, reverse_tables: bool) -> tuple[VectorCache]:
+    layout, p = streams.layout, streams.workload.params
+    state, _ = steady_state_touched(touched_rows(streams), layout.rows, layout.row_base,
+                                    table_keys(streams.seed, layout.tables), float(p.popularity_exponent),
+                                    p.batch_size * p.lookups_per_table, float(p.reuse_prev_fraction), capacity_rows,
+                                    seed=streams.seed, reverse_tables=reverse_tables)
+    return state

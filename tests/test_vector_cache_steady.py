@@ -1,0 +1,168 @@
+"""The vector cache's steady state (cxlsim/kernels/vector_cache_steady.py, pipeline.vector_cache_start).
+
+What must hold: the kernel equals its NumPy reference; each set holds distinct rows of its own hash,
+most recently used first, dirty as the update leaves them; the state is a function of the seed; and
+the cache run from it hits as often as a cache warmed by the real stream for many characteristic
+times (a scaled-down workload), where an empty start does not.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cxlsim.kernels.sampling import feistel_permute
+from cxlsim.kernels.vector_cache import HASH_MULTIPLIER, cache_access, new_cache
+from cxlsim.kernels.vector_cache_steady import (
+    che_hit_fraction,
+    horizon,
+    steady_state,
+    steady_state_ref,
+    steady_state_touched,
+    steady_state_touched_ref,
+)
+from cxlsim.systems.config import load_system
+from cxlsim.workloads.catalog import load_workload
+from cxlsim.workloads.generator import batches, table_keys
+from cxlsim.workloads.layout import TableLayout
+
+
+def _tables(rows):
+    rows = np.asarray(rows, np.int64)
+    base = np.concatenate(([0], np.cumsum(rows)[:-1])).astype(np.int64)
+    keys = np.arange(1, rows.size + 1, dtype=np.uint64) * np.uint64(0x5851F42D4C957F2D)
+    return rows, base, keys
+
+
+CASES = [  # rows per table, exponent, positions, reuse, capacity, ways, reverse, dirty
+    ([3000, 500, 7, 1], 1.1, 64, 0.76, 512, 16, False, True),
+    ([3000, 500, 7, 1], 1.1, 64, 0.76, 512, 4, True, True),
+    ([20000, 20000, 20000], 1.05, 200, 0.5, 4000, 16, False, False),
+    ([5000, 900], 1.0, 30, 0.0, 700, 1, True, True),  # exponent 1: the log-uniform form; no reuse
+    ([100, 50], 1.2, 10, 1.0, 64, 8, False, True),  # reuse 1: positions never redraw
+    ([100, 50], 1.1, 10, 0.76, 1000, 8, True, True),  # every row fits
+]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_kernel_matches_reference(case):
+    rows, exponent, positions, reuse, cap, ways, reverse, dirty = case
+    rows, base, keys = _tables(rows)
+    (state,), empty = steady_state(rows, base, keys, exponent, positions, reuse, cap, ways, seed=7,
+                                   dirty=dirty, reverse_tables=reverse)
+    ref = steady_state_ref(rows, base, keys, exponent, positions, reuse, cap, ways, seed=7, dirty=dirty,
+                           reverse_tables=reverse)
+    np.testing.assert_array_equal(state.dense(), ref)
+    assert empty == int((ref == 0).sum())
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("share", [0.02, 0.3, 1.0])
+def test_touched_kernel_matches_reference(case, share):
+    rows, exponent, positions, reuse, cap, ways, reverse, dirty = case
+    rows, base, keys = _tables(rows)
+    rng = np.random.default_rng(5)
+    total = int(rows.sum())
+    touched = np.unique(rng.integers(0, total, max(1, int(share * total))))
+    (state,), empty = steady_state_touched(touched, rows, base, keys, exponent, positions, reuse, cap, ways, seed=7,
+                                           dirty=dirty, reverse_tables=reverse)
+    ref = steady_state_touched_ref(touched, rows, base, keys, exponent, positions, reuse, cap, ways, seed=7,
+                                   dirty=dirty, reverse_tables=reverse)
+    np.testing.assert_array_equal(state.dense(), ref)
+    built = state.index > 0
+    assert empty == int((ref[built] == 0).sum())
+
+
+def test_touched_rows_keep_their_full_state_ages():
+    """A touched row is cached exactly when the full state caches it, where its set's other rows are
+    not younger in one and older in the other: the full state's youngest rows of a set are cached in both."""
+    rows, base, keys = _tables([20000] * 4)
+    full = steady_state(rows, base, keys, 1.1, 256, 0.76, 4096, 16, seed=3)[0][0].dense()
+    front = (full[:, :4].astype(np.int64) >> 1) - 1  # each set's 4 most recently used rows
+    touched = np.unique(front[front >= 0])
+    (state,), _ = steady_state_touched(touched, rows, base, keys, 1.1, 256, 0.76, 4096, 16, seed=3)
+    cached = (state.dense().astype(np.int64) >> 1) - 1
+    # the touched rows' ages are the full state's, and untouched rows enter only behind the young ones
+    assert np.isin(touched, cached).mean() > 0.99
+
+
+def test_sets_hold_their_own_distinct_rows_dirty_and_full():
+    rows, base, keys = _tables([20000] * 4)
+    (state,), empty = steady_state(rows, base, keys, 1.1, 256, 0.76, 4096, 16, seed=3)
+    assert empty <= 4096 // 1000  # the horizon leaves a few slots of the rare sets short of candidates empty
+    (state,), empty = steady_state(rows, base, keys, 1.1, 256, 0.76, 4096, 16, seed=3, tau_h=float("inf"))
+    dense = state.dense()
+    assert empty == 0 and (dense != 0).all()  # every row a candidate, 20 × the capacity: every set full
+    assert (dense & 1).all()  # every row a batch reads its update then writes
+    g = (dense.astype(np.int64) >> 1) - 1
+    assert np.unique(g).size == g.size and g.min() >= 0 and g.max() < rows.sum()
+    sets = ((g.astype(np.uint64) * HASH_MULTIPLIER) >> np.uint64(20)) % np.uint64(state.n_sets)
+    np.testing.assert_array_equal(sets, np.arange(state.n_sets, dtype=np.uint64)[:, None].repeat(16, 1))
+    # the hottest rank of every table was accessed in the last batch: cached
+    hot = {int(feistel_permute(np.zeros(1, np.int64), 20000, k)[0] + b) for k, b in zip(keys, base, strict=True)}
+    assert hot <= set(g.ravel().tolist())
+
+
+def test_a_function_of_the_seed():
+    rows, base, keys = _tables([5000] * 3)
+    a = steady_state(rows, base, keys, 1.1, 64, 0.76, 1024, seed=1)[0][0].dense()
+    b = steady_state(rows, base, keys, 1.1, 64, 0.76, 1024, seed=1)[0][0].dense()
+    c = steady_state(rows, base, keys, 1.1, 64, 0.76, 1024, seed=2)[0][0].dense()
+    np.testing.assert_array_equal(a, b)
+    assert (a != c).any()
+
+
+def test_horizon_counts_young_rows():
+    """Every row fits: no horizon; more capacity: a longer one."""
+    rows, _, _ = _tables([1000, 1000])
+    assert horizon(rows, 1.1, 64, 0.76, 2001) == float("inf")
+    assert 1 <= horizon(rows, 1.1, 64, 0.76, 500) < horizon(rows, 1.1, 64, 0.76, 1000) < float("inf")
+
+
+# -- against the real stream, scaled down ----------------------------------------------------------
+SMALL = {"tables": 4, "rows_per_table": 50_000, "batch_size": 32, "lookups_per_table": 8}
+SMALL_CAP = 16_384  # 8 % of the rows; Che's T_C ≈ 240 batches
+WARM_BATCHES = 720  # 3 T_C: the warm run has forgotten its empty start
+WINDOW = 100
+
+
+def _feed(cache, wl, layout, n: int) -> np.ndarray:
+    """Lookup hit fraction per batch, fed as the ssd system feeds it (reads, then the update's
+    ascending distinct rows, written)."""
+    out = np.empty(n)
+    for i, b in enumerate(batches(wl, seed=1, n=n, dense=False)):
+        rows = (b.indices + layout.row_base[:, None]).ravel()
+        hit, _ = cache_access(rows, False, *cache)
+        cache_access(np.unique(rows), True, *cache)
+        out[i] = hit.mean()
+    return out
+
+
+def test_steady_start_hits_as_a_long_warm_run():
+    wl = load_workload("rm1", SMALL)
+    layout = TableLayout.from_workload(wl)
+    p = wl.params
+    positions = p.batch_size * p.lookups_per_table
+    t_c, che = che_hit_fraction(layout.rows, p.popularity_exponent, positions, p.reuse_prev_fraction, SMALL_CAP)
+    assert WARM_BATCHES >= 3 * t_c
+    args = (layout.rows, layout.row_base, table_keys(1, layout.tables), p.popularity_exponent, positions,
+            p.reuse_prev_fraction, SMALL_CAP)
+    steady, _ = steady_state(*args, seed=1)
+    from_steady = _feed(steady, wl, layout, WINDOW + 1)[1:].mean()  # batch 0 copies nothing: not stationary
+    touched = np.unique(np.concatenate([(b.indices + layout.row_base[:, None]).ravel()
+                                        for b in batches(wl, seed=1, n=WINDOW + 1, dense=False)]))
+    only_touched, _ = steady_state_touched(touched, *args, seed=1)  # what a run builds
+    from_touched = _feed(only_touched, wl, layout, WINDOW + 1)[1:].mean()
+    assert abs(from_touched - from_steady) < 0.002
+    warm = _feed(new_cache(SMALL_CAP), wl, layout, WARM_BATCHES)
+    warmed, cold = warm[-2 * WINDOW:].mean(), warm[1:WINDOW + 1].mean()
+    assert abs(from_steady - warmed) < 0.02
+    assert abs(che - warmed) < 0.02
+    assert warmed - cold > 0.02  # the check can fail: an empty start is that far off
+
+
+def test_pipeline_option_declared_only_with_a_cache():
+    ssd = load_system("ssd")
+    assert ssd.pipeline.vector_cache_start == "steady"
+    cxl = load_system("cxl")
+    assert "vector_cache_start" in cxl.pipeline.skipped
