@@ -27,6 +27,12 @@ from cxlsim.workloads.generator import batches, table_keys
 from cxlsim.workloads.layout import TableLayout
 
 
+def global_rows(b, row_base) -> np.ndarray:
+    """Batch ``b``'s lookups as global row ids, table after table (the generator's flat layout)."""
+    return np.concatenate([b.table(t) + row_base[t] for t in range(b.tables)])
+
+
+
 def _tables(rows):
     rows = np.asarray(rows, np.int64)
     base = np.concatenate(([0], np.cumsum(rows)[:-1])).astype(np.int64)
@@ -131,7 +137,7 @@ def _feed(cache, wl, layout, n: int) -> np.ndarray:
     ascending distinct rows, written)."""
     out = np.empty(n)
     for i, b in enumerate(batches(wl, seed=1, n=n, dense=False)):
-        rows = (b.indices + layout.row_base[:, None]).ravel()
+        rows = global_rows(b, layout.row_base)
         hit, _ = cache_access(rows, False, *cache)
         cache_access(np.unique(rows), True, *cache)
         out[i] = hit.mean()
@@ -149,7 +155,7 @@ def test_steady_start_hits_as_a_long_warm_run():
             p.reuse_prev_fraction, SMALL_CAP)
     steady, _ = steady_state(*args, seed=1)
     from_steady = _feed(steady, wl, layout, WINDOW + 1)[1:].mean()  # batch 0 copies nothing: not stationary
-    touched = np.unique(np.concatenate([(b.indices + layout.row_base[:, None]).ravel()
+    touched = np.unique(np.concatenate([global_rows(b, layout.row_base)
                                         for b in batches(wl, seed=1, n=WINDOW + 1, dense=False)]))
     only_touched, _ = steady_state_touched(touched, *args, seed=1)  # what a run builds
     from_touched = _feed(only_touched, wl, layout, WINDOW + 1)[1:].mean()

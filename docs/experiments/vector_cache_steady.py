@@ -42,6 +42,11 @@ from cxlsim.workloads.layout import TableLayout
 SEED = 1
 CACHE_GB = 16.0  # configs/ssd.yaml
 
+def global_rows(b, row_base) -> np.ndarray:
+    """Batch ``b``'s lookups as global row ids, table after table (the generator's flat layout)."""
+    return np.concatenate([b.table(t) + row_base[t] for t in range(b.tables)])
+
+
 
 def set_of(rows: np.ndarray, n_sets: int) -> np.ndarray:
     """The vector cache's set of each row (its ``_set_of``, vectorised)."""
@@ -54,7 +59,7 @@ def feed(cache, stream, n: int, stride: int, n_sets: int, report=None) -> np.nda
     out = np.zeros((n, 2), np.int64)
     for i in range(n):
         b = next(stream)
-        rows = (b.indices + ROW_BASE[:, None]).ravel()
+        rows = global_rows(b, ROW_BASE)
         if stride > 1:
             rows = rows[set_of(rows, n_sets) % np.uint64(stride) == 0]
         hit, _ = cache_access(rows, False, *cache)
