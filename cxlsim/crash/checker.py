@@ -48,6 +48,7 @@ from cxlsim.crash.protocols import FAST_LOGS, FAST_RECORDS, MLP_CHUNK, Protocol
 from cxlsim.crash.recovery import RecoveryCost, RecoveryPlan, plan
 from cxlsim.crash.reference import Reference
 from cxlsim.crash.timeline import Timeline
+from cxlsim.kernels.sorting import unique as sorted_unique
 from cxlsim.kernels.undo_log import undo_log_restore
 
 MEMO_ENTRIES = 16
@@ -156,7 +157,7 @@ class Checker:
         nj, nr, n_land, n_all = K.apply_torn(self.img, self.pool, fl, ev.seg_lo, ev.seg_hi, ev.seg_dst, ev.seg_src,
                                              ev.seg_len, ev.region, point_key(self.seed, t), self.j_addr, self.j_len,
                                              self.j_bytes, self.touched, self.data_end, self.row_B, self.rows_touched)
-        return nj, np.unique(self.rows_touched[:nr]), (int(n_land), int(n_all)), fl
+        return nj, sorted_unique(self.rows_touched[:nr]), (int(n_land), int(n_all)), fl
 
     def _untear(self, nj: int) -> None:
         if nj:
@@ -302,7 +303,7 @@ class Checker:
     def _ref_diff(self, j: int, k: int) -> np.ndarray:
         """Ascending rows where the reference after ``j`` and after ``k`` differ."""
         if (j, k) not in self.diff_memo:
-            rows = np.unique(np.concatenate([self.ref.unique_rows[b] for b in range(j + 1, k + 1)] or [np.zeros(0, np.int64)]))
+            rows = sorted_unique(np.concatenate([self.ref.unique_rows[b] for b in range(j + 1, k + 1)] or [np.zeros(0, np.int64)]))
             a, b = self.ref.table(j)[rows], self.ref.table(k)[rows]
             self.diff_memo[(j, k)] = rows[np.any(a.view(np.uint32) != b.view(np.uint32), axis=1)]
         return self.diff_memo[(j, k)]

@@ -68,6 +68,7 @@ from cxlsim.devices.base import PoweredModel, powered_energy
 from cxlsim.devices.base import check_non_negative as _check
 from cxlsim.devices.media import AccessStream
 from cxlsim.devices.registry import DeviceFamily, register
+from cxlsim.kernels.sorting import unique as sorted_unique
 from cxlsim.units import FP32_B, US
 
 #: Host software calls whose cost is an instruction count (``<call>_instructions`` in the preset),
@@ -389,7 +390,7 @@ def microbench(model: CpuModel, options: Mapping[str, Any]) -> dict[str, Any]:
     n = int(options.get("batch") or DEFAULT_BATCH) * 20 * 80
     rng = np.random.default_rng(int(options.get("seed") or 0))
     rows = rng.integers(0, TABLE_ROWS, n)
-    unique = np.unique(rows)
+    unique = sorted_unique(rows)
     out: dict[str, Any] = {"vectors": n, "dim": DIM, "threads": model.params.threads_count,
                            "outstanding_count": model.outstanding_count, "modules": modules}
     lookup, update = model.lookup_ns(rows, DIM, medium, modules), model.update_ns(unique, DIM, medium, modules)

@@ -53,6 +53,7 @@ from cxlsim.devices.base import (
     check_non_negative,
     static_energy_J,
 )
+from cxlsim.kernels.sorting import unique as sorted_unique
 from cxlsim.units import PJ
 
 PATTERNS = ("sequential", "random")
@@ -492,7 +493,7 @@ class MediaModel(DeviceModel):
         reads_per_bank = np.bincount((module * banks + local % banks)[media_read], minlength=modules * banks)
         bound = float(reads_per_bank.max()) * self.occ_read_ns
         if self.cmd_read_ns > 0:
-            commands = np.unique(access[media_read] * modules + module[media_read]) % modules
+            commands = sorted_unique(access[media_read] * modules + module[media_read]) % modules
             bound = max(bound, float(np.bincount(commands, minlength=modules).max()) * self.cmd_read_ns)
         # in flight at the last acknowledgement: a full write queue (of accesses of up to k units
         # each, or of posted units: an access posting more than the queue holds waits only for an
@@ -501,7 +502,7 @@ class MediaModel(DeviceModel):
         queue = max(p.write_queue_entries, k) if p.read_priority else p.write_queue_entries * k
         slack = queue + banks + p.wcb_entries
         if p.wcb_entries > 0:  # merged writes: only distinct units reach the media
-            written = np.bincount(np.unique(g[wr] * modules + module[wr]) % modules, minlength=modules)
+            written = np.bincount(sorted_unique(g[wr] * modules + module[wr]) % modules, minlength=modules)
         else:
             written = np.bincount(module[wr], minlength=modules)
         media_writes = np.maximum(written - slack, 0)

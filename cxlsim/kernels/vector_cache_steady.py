@@ -62,6 +62,7 @@ from cxlsim.kernels.sampling import (
     feistel_half_bits,
     feistel_permute,
 )
+from cxlsim.kernels.sorting import unique as sorted_unique
 from cxlsim.kernels.vector_cache import (
     HASH_MULTIPLIER,
     MAX_ROW,
@@ -601,7 +602,7 @@ def _touched_inputs(touched, rows_per_table, row_base, table_keys, exponent, pos
     keys = np.asarray(table_keys, np.uint64)
     touched = np.asarray(touched, np.int64)
     if touched.size > 1 and not (np.diff(touched) > 0).all():
-        touched = np.unique(touched)
+        touched = sorted_unique(touched)
     total = int(rows_per_table.sum())
     ways = max(1, min(ways, capacity_rows))
     n_sets = max(1, capacity_rows // ways)

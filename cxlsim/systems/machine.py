@@ -52,6 +52,7 @@ import numpy as np
 from cxlsim.devices.gpu_step import StepModel
 from cxlsim.devices.media import AccessStream
 from cxlsim.engine.executor import Executor, OpOutcome
+from cxlsim.kernels.sorting import unique as sorted_unique
 from cxlsim.kernels.vector_cache import cache_access
 from cxlsim.systems import axes
 from cxlsim.systems.activity import BatchLedger
@@ -570,7 +571,7 @@ class TrainingMachine:
         if wb is None or wb[0].size == 0:
             return t, np.zeros(0, np.int64)
         addr, size = wb
-        rows = np.unique((addr - self.data_base) // self.row_B)
+        rows = sorted_unique((addr - self.data_base) // self.row_B)
         _, evicted = cache_access(rows, True, *self.cache)
         return self.serve(self.host_dram, t, addr, size, True, out).done_ns, evicted
 

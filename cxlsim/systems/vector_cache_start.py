@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cxlsim.kernels.sorting import unique as sorted_unique
 from cxlsim.kernels.vector_cache import VectorCache, new_cache
 from cxlsim.kernels.vector_cache_steady import steady_state_touched
 from cxlsim.systems.streams import StreamSet
@@ -26,7 +27,7 @@ def touched_rows(streams: StreamSet) -> np.ndarray:
     """The distinct global rows any batch of ``streams`` accesses, ascending (makes every batch)."""
     streams.prepare()
     rows = [streams.batch(n).unique_rows for n in range(streams.n)]
-    return np.unique(np.concatenate(rows).astype(np.int64)) if rows else np.zeros(0, np.int64)
+    return sorted_unique(np.concatenate(rows).astype(np.int64)) if rows else np.zeros(0, np.int64)
 
 
 def starting_cache(start: str, streams: StreamSet, capacity_rows: int, reverse_tables: bool = False) -> tuple[VectorCache]:

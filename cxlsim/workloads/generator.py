@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cxlsim.kernels.sampling import draw_table
+from cxlsim.kernels.sorting import unique as sorted_unique
 from cxlsim.rng import keyed, keyed_stream
 
 #: Child-stream numbers under the user's seed (fixed forever: they define the streams).
@@ -171,5 +172,5 @@ def dedup_bags(idx: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarr
     bsz = sizes.size
     sample = np.repeat(np.arange(bsz, dtype=np.int64), sizes)
     span = int(idx.max()) + 1 if idx.size else 1
-    key = np.unique(sample * span + idx)  # ascending by (sample, row)
+    key = sorted_unique(sample * span + idx)  # ascending by (sample, row)
     return key % span, np.bincount(key // span, minlength=bsz).astype(np.int64)
