@@ -166,6 +166,8 @@ def assert_blame(exc: ConfigError, sets: Sequence[tuple[str, Any]] = ()) -> None
     except (yaml.YAMLError, UnicodeDecodeError, RecursionError):
         return  # its own reader refuses it (the error is about the file)
     holder = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", exc.key)  # the mapping or list it is in
+    if holder == exc.key:  # a top-level key: the document itself would hold it
+        holder = ""
     assert resolves(doc, exc.key) or resolves(doc, holder) or "missing" in exc.message, \
         f"{path} holds no {exc.key}: {exc}"
 

@@ -1,4 +1,4 @@
-"""``kernels.sorting.unique`` is ``np.unique`` of a 1-D array (sorted distinct values), by a sort."""
+"""``cxlsim.arrays.unique`` is ``np.unique`` of a 1-D array (sorted distinct values), by a sort."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cxlsim.kernels.sorting import unique
+from cxlsim.arrays import unique
 
 
 @settings(max_examples=60, deadline=None)

@@ -42,13 +42,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from cxlsim.arrays import unique as sorted_unique
 from cxlsim.crash import kernels as K
 from cxlsim.crash.points import point_key
 from cxlsim.crash.protocols import FAST_LOGS, FAST_RECORDS, MLP_CHUNK, Protocol
 from cxlsim.crash.recovery import RecoveryCost, RecoveryPlan, plan
 from cxlsim.crash.reference import Reference
 from cxlsim.crash.timeline import Timeline
-from cxlsim.kernels.sorting import unique as sorted_unique
 from cxlsim.kernels.undo_log import undo_log_restore
 
 MEMO_ENTRIES = 16

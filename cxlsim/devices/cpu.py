@@ -62,13 +62,13 @@ from typing import Any
 
 import numpy as np
 
+from cxlsim.arrays import unique as sorted_unique
 from cxlsim.config.bounds import MAX_OUTSTANDING_REQUESTS
 from cxlsim.config.params import Param, ParamSet, Schema, check_product_le
 from cxlsim.devices.base import PoweredModel, powered_energy
 from cxlsim.devices.base import check_non_negative as _check
 from cxlsim.devices.media import AccessStream
 from cxlsim.devices.registry import DeviceFamily, register
-from cxlsim.kernels.sorting import unique as sorted_unique
 from cxlsim.units import FP32_B, US
 
 #: Host software calls whose cost is an instruction count (``<call>_instructions`` in the preset),

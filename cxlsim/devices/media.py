@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from cxlsim.arrays import unique as sorted_unique
 from cxlsim.config.params import Param, ParamSet, Schema, check_le
 from cxlsim.devices import media_index as X
 from cxlsim.devices.base import (
@@ -53,7 +54,6 @@ from cxlsim.devices.base import (
     check_non_negative,
     static_energy_J,
 )
-from cxlsim.kernels.sorting import unique as sorted_unique
 from cxlsim.units import PJ
 
 PATTERNS = ("sequential", "random")

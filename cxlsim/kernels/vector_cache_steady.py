@@ -53,6 +53,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from cxlsim.arrays import unique as sorted_unique
 from cxlsim.kernels.prefetch import prefetch_write2
 from cxlsim.kernels.sampling import (
     EXPONENT_ONE_TOL,
@@ -62,7 +63,6 @@ from cxlsim.kernels.sampling import (
     feistel_half_bits,
     feistel_permute,
 )
-from cxlsim.kernels.sorting import unique as sorted_unique
 from cxlsim.kernels.vector_cache import (
     HASH_MULTIPLIER,
     MAX_ROW,

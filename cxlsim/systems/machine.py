@@ -49,10 +49,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from cxlsim.arrays import unique as sorted_unique
 from cxlsim.devices.gpu_step import StepModel
 from cxlsim.devices.media import AccessStream
 from cxlsim.engine.executor import Executor, OpOutcome
-from cxlsim.kernels.sorting import unique as sorted_unique
 from cxlsim.kernels.vector_cache import cache_access
 from cxlsim.systems import axes
 from cxlsim.systems.activity import BatchLedger

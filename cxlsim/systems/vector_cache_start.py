@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cxlsim.kernels.sorting import unique as sorted_unique
+from cxlsim.arrays import unique as sorted_unique
 from cxlsim.kernels.vector_cache import VectorCache, new_cache
 from cxlsim.kernels.vector_cache_steady import steady_state_touched
 from cxlsim.systems.streams import StreamSet

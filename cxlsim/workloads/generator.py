@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cxlsim.arrays import unique as sorted_unique
 from cxlsim.kernels.sampling import draw_table
-from cxlsim.kernels.sorting import unique as sorted_unique
 from cxlsim.rng import keyed, keyed_stream
 
 #: Child-stream numbers under the user's seed (fixed forever: they define the streams).
