@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cxlsim.kernels.sampling import feistel_permute
 from cxlsim.kernels.vector_cache import HASH_MULTIPLIER, cache_access, new_cache
@@ -172,3 +174,29 @@ def test_pipeline_option_declared_only_with_a_cache():
     assert ssd.pipeline.vector_cache_start == "steady"
     cxl = load_system("cxl")
     assert "vector_cache_start" in cxl.pipeline.skipped
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0.0, 50.0), min_size=1, max_size=40), st.floats(0.0, 1.0), st.integers(1, 64))
+def test_bucketed_search_is_searchsorted(steps, frac, buckets):
+    """The fill's bucketed lookup returns numpy's left searchsorted for every x in [0, mu[-1]] (ties,
+    flat runs and bucket edges included)."""
+    from cxlsim.kernels.vector_cache_steady import _first_reaching
+
+    mu = np.maximum.accumulate(np.asarray(steps, np.float64))
+    top = float(mu[-1])
+    lo_q = np.array([np.searchsorted(mu, top * b / buckets) for b in range(buckets + 1)], np.int64)
+    for x in {top * frac, top, 0.0, *mu.tolist()}:
+        assert _first_reaching(mu, x, lo_q, top) == np.searchsorted(mu, x)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2**32 - 1), st.integers(0, 2**64 - 1)), max_size=300),
+       st.sampled_from([1, 3, 70000, 2**32]))
+def test_set_order_is_lexsort(pairs, modulus):
+    """The radix set order equals numpy's lexsort by set then key (stable), for any sets below 2**32."""
+    from cxlsim.kernels.vector_cache_steady import set_order
+
+    sets = np.array([p[0] % modulus for p in pairs], np.uint64)
+    key = np.array([p[1] for p in pairs], np.uint64)
+    assert np.array_equal(set_order(sets, key), np.lexsort((key, sets)))

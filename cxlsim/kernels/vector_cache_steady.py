@@ -54,7 +54,7 @@ import numpy as np
 from numba import njit
 
 from cxlsim.arrays import unique as sorted_unique
-from cxlsim.kernels.prefetch import prefetch_write2
+from cxlsim.kernels.prefetch import prefetch_read, prefetch_write2
 from cxlsim.kernels.sampling import (
     EXPONENT_ONE_TOL,
     FEISTEL_ROUNDS,
@@ -472,6 +472,11 @@ def che_hit_fraction(rows_per_table, exponent: float, positions: int, reuse: flo
 PHANTOM_TRIES = 64
 #: Points of the grid on which the untouched rows' expected young count is tabulated (log-spaced ages).
 AGE_GRID_POINTS = 512
+#: Sets whose phantoms' touched-row bitmap bytes :func:`_fill_touched` prefetches ahead of the one it
+#: fills (the bitmap, one bit per row, is tens of MB: its random reads miss the cache).
+PHANTOM_PREFETCH_SETS = 16
+#: Buckets of the phantoms' mean-measure lookup (each starts the search near its answer).
+MU_BUCKETS = 1024
 _PHANTOM_STREAM = np.uint64(0xD1B54A32D192ED03)
 
 
@@ -529,8 +534,18 @@ def _fill_touched(set_ids: np.ndarray, starts: np.ndarray, keys: np.ndarray, row
     empty = 0
     h_seed = _mix64(np.uint64(seed) ^ _PHANTOM_STREAM)
     can_phantom = touched.size < total_rows
-    for j in range(set_ids.size):
+    n = set_ids.size
+    top = mu[-1]
+    lo_q = np.empty(MU_BUCKETS + 1, np.int64)  # lo_q[b]: the first grid index reaching bucket b's floor
+    for b in range(MU_BUCKETS + 1):
+        lo_q[b] = np.searchsorted(mu, top * b / MU_BUCKETS)
+    if can_phantom:
+        for j in range(min(PHANTOM_PREFETCH_SETS, n)):
+            _prefetch_phantoms(bitmap, h_seed, set_ids[j], ways, total_rows)
+    for j in range(n):
         s = set_ids[j]
+        if can_phantom and j + PHANTOM_PREFETCH_SETS < n:
+            _prefetch_phantoms(bitmap, h_seed, set_ids[j + PHANTOM_PREFETCH_SETS], ways, total_rows)
         a = 0
         for i in range(starts[j], min(starts[j + 1], starts[j] + ways)):
             cand_k[a] = keys[i]
@@ -544,7 +559,7 @@ def _fill_touched(set_ids: np.ndarray, starts: np.ndarray, keys: np.ndarray, row
             x -= np.log(_uniform(h, 2 * i))
             if x > mu[-1]:
                 break
-            q = np.searchsorted(mu, x)  # the first grid age whose mean measure reaches x
+            q = _first_reaching(mu, x, lo_q, top)  # the first grid age whose mean measure reaches x
             if q == 0:
                 tau = grid[0]
             else:
@@ -579,6 +594,30 @@ def _fill_touched(set_ids: np.ndarray, starts: np.ndarray, keys: np.ndarray, row
 
 
 @njit(cache=True)
+def _prefetch_phantoms(bitmap: np.ndarray, h_seed: np.uint64, s: int, ways: int, total_rows: int) -> None:
+    """Prefetch the bitmap bytes of set ``s``'s phantoms' first-try rows (as :func:`_fill_touched` draws them)."""
+    h = _mix64(h_seed + np.uint64(s + 1) * GOLDEN_GAMMA)
+    for i in range(ways):
+        r = np.int64(_mix64(h + np.uint64(2 * i + 1) * GOLDEN_GAMMA) % np.uint64(total_rows))
+        prefetch_read(bitmap, r >> 3)
+
+
+@njit(cache=True)
+def _first_reaching(mu: np.ndarray, x: float, lo_q: np.ndarray, top: float) -> int:
+    """``np.searchsorted(mu, x)`` (the first index with ``mu[q] >= x``) for ``0 <= x <= top = mu[-1]``,
+    started at ``x``'s bucket of ``lo_q`` and walked to the exact answer."""
+    if not top > 0.0:
+        return np.searchsorted(mu, x)
+    nb = lo_q.size - 1
+    q = lo_q[min(int(x / top * nb), nb)]
+    while q > 0 and mu[q - 1] >= x:
+        q -= 1
+    while q < mu.size and mu[q] < x:
+        q += 1
+    return q
+
+
+@njit(cache=True)
 def _visit(g: np.int64, forward: bool, row_base: np.ndarray, visit_base: np.ndarray) -> np.int64:
     """Row ``g``'s position in the update's order (``forward``: ascending global rows)."""
     if forward:
@@ -591,6 +630,43 @@ def _visit(g: np.int64, forward: bool, row_base: np.ndarray, visit_base: np.ndar
         else:
             hi = mid - 1
     return visit_base[lo] + (g - row_base[lo])
+
+
+@njit(cache=True)
+def set_order(sets: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """``np.lexsort((key, sets))`` (by set, then key; stable) for uint64 ``sets`` below 2**32: a
+    two-pass LSD radix sort of the sets (16 bits a pass), then each set's run insertion-sorted by key
+    (runs are short: a set holds few touched rows)."""
+    n = sets.size
+    order = np.arange(n)
+    sv = sets.copy()  # the sets in the current order (moved with it: sequential reads)
+    tmp = np.empty(n, np.int64)
+    tmp_sv = np.empty(n, np.uint64)
+    for shift in (np.uint64(0), np.uint64(16)):
+        count = np.zeros((1 << 16) + 1, np.int64)
+        for i in range(n):
+            count[((sv[i] >> shift) & np.uint64(0xFFFF)) + np.uint64(1)] += 1
+        for b in range(1, count.size):
+            count[b] += count[b - 1]
+        for i in range(n):
+            d = (sv[i] >> shift) & np.uint64(0xFFFF)
+            tmp[count[d]] = order[i]
+            tmp_sv[count[d]] = sv[i]
+            count[d] += 1
+        order, tmp = tmp, order
+        sv, tmp_sv = tmp_sv, sv
+    start = 0
+    for i in range(1, n + 1):
+        if i == n or sv[i] != sv[start]:
+            for a in range(start + 1, i):  # insertion sort of the run by key, stable
+                o = order[a]
+                q = a - 1
+                while q >= start and key[order[q]] > key[o]:
+                    order[q + 1] = order[q]
+                    q -= 1
+                order[q + 1] = o
+            start = i
+    return order
 
 
 def _touched_inputs(touched, rows_per_table, row_base, table_keys, exponent, positions, reuse, capacity_rows,
@@ -620,7 +696,7 @@ def _touched_inputs(touched, rows_per_table, row_base, table_keys, exponent, pos
     visit = local + visit_base[tables]
     key = (ages.astype(np.uint64) << _SHIFT_32) | (_LOW32 - visit.astype(np.uint64))
     sets = ((touched.astype(np.uint64) * HASH_MULTIPLIER) >> np.uint64(20)) % np.uint64(n_sets)
-    order = np.lexsort((key, sets))
+    order = set_order(sets, key) if n_sets < 1 << 32 else np.lexsort((key, sets))
     top = min(tau_h, 1e12)
     grid = np.unique(np.ceil(np.geomspace(1.0, max(top, 1.0), AGE_GRID_POINTS)))
     bins = _binned(rows_per_table, exponent)
