@@ -295,10 +295,12 @@ class MediaState:
             cap *= 2
         if 4 * cap > self.keys.shape[0]:
             cap = max(cap, self.keys.shape[0])
-        spare = cap != self.keys.shape[0]
-        if spare:
+        spare = False  # the live entries go into a kept table of another size (emptied first)
+        if cap != self.keys.shape[0]:
             old = (self.keys, self.times)
-            self.keys, self.times = self._spares.pop(cap, None) or K.new_table(cap)
+            kept = self._spares.pop(cap, None)
+            spare = kept is not None
+            self.keys, self.times = kept or K.new_table(cap)  # a new table is empty already
             self._spares[old[0].shape[0]] = old  # reused by a later rebuild to that size
             while len(self._spares) > MAX_SPARE_TABLES:
                 del self._spares[min(self._spares)]
