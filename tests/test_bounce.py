@@ -26,16 +26,17 @@ def test_pcie_mlp_pull_is_the_microbenchmarks_bounced_copy():
     bench = microbench(link, {"host": host})
     size = 64 * MiB
     assert m.pull_mlp_ns(size) == pytest.approx(link.sync_ns(host) + bench["memcpy_bounce_us"]["64MiB"] * US)
-    # both legs: twice the direct copy's transfer
-    direct = bench["memcpy_us"]["64MiB"] * US
-    assert m.pull_mlp_ns(size) >= 2 * direct
+    # both legs, each at its direction: GPU -> host (d2h), then host -> card (h2d)
+    legs = (bench["memcpy_us"]["up"]["64MiB"] + bench["memcpy_us"]["down"]["64MiB"]) * US
+    assert m.pull_mlp_ns(size) == pytest.approx(link.sync_ns(host) + legs)
+    assert m.pull_mlp_ns(size) >= 2 * bench["memcpy_us"]["up"]["64MiB"] * US
 
 
 def test_host_checkpoint_pull_crosses_pcie_once():
     """pmem's host writes its own record: the MLP crosses PCIe once (GPU -> host)."""
     m = machine("pmem")
     size = 64 * MiB
-    assert m.pull_mlp_ns(size) == pytest.approx(m.pcie.sync_ns(m.cpu) + m.pcie.memcpy_ns(size, False, m.cpu))
+    assert m.pull_mlp_ns(size) == pytest.approx(m.pcie.sync_ns(m.cpu) + m.pcie.memcpy_ns(size, "d2h", m.cpu))
 
 
 def test_every_pcie_copy_to_the_card_bounces():
@@ -43,19 +44,20 @@ def test_every_pcie_copy_to_the_card_bounces():
     assert m.engine.bounces and m.agent.bounces
 
 
+@pytest.mark.parametrize("preset", ["pcie/gen4-x16", "pcie/u200-gen3-x16"])
 @pytest.mark.parametrize("size", [4096, 3 * MiB, 64 * MiB + 17])
-def test_chunked_bounce_overlaps_the_legs_and_keeps_its_bound(size):
-    link = build_device("pcie/gen4-x16")
+def test_chunked_bounce_overlaps_the_legs_and_keeps_its_bound(size, preset):
+    link = build_device(preset)
     host = build_device("cpu/i5-9600k")
     chunk = 4 * MiB
-    serial = link.memcpy_ns(size, True, host)
-    chunked = link.memcpy_ns(size, True, host, chunk)
-    one_leg = link.memcpy_ns(size, False, host)
+    serial = link.memcpy_ns(size, "d2h2d", host)
+    chunked = link.memcpy_ns(size, "d2h2d", host, chunk)
+    one_leg = link.memcpy_ns(size, "d2h", host)
     if size <= chunk:  # one chunk: nothing to overlap
         assert chunked == pytest.approx(serial)
     else:  # between one leg and both legs in sequence
         assert one_leg < chunked < serial
-    bound = link.bound_ns("memcpy", size, True, host, chunk)
+    bound = link.bound_ns("memcpy", size, "d2h2d", host, chunk)
     assert bound <= chunked <= link.bound_factor("memcpy") * bound * (1 + 1e-12)
 
 

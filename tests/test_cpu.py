@@ -142,10 +142,10 @@ def test_the_software_path_runs_on_the_host_it_is_given(cpu):
     """The link has no software of its own: every call is the host's, and none runs without one."""
     pcie = build_device("pcie/gen4-x16")
     assert pcie.launch_ns(host=cpu) == 4e3 and pcie.sync_ns(host=cpu) == 5.5e3
-    for size, bounce in ((0, False), (1 << 20, False), (4096, True)):
-        assert pcie.memcpy_ns(size, bounce, host=cpu) == pcie.legs(bounce) * (6e3 + pcie.dma_ns(size))
+    for size, route in ((0, "h2d"), (1 << 20, "d2h"), (4096, "d2h2d")):
+        assert pcie.memcpy_ns(size, route, host=cpu) == pcie.legs(route) * (6e3 + pcie.dma_ns(size, "h2d"))
     with pytest.raises(ValueError, match="host"):
-        pcie.memcpy_ns(64)
+        pcie.memcpy_ns(64, "h2d")
 
 
 def test_the_riscv_soft_core_runs_the_same_instructions_slower(cpu):

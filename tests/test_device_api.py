@@ -68,10 +68,10 @@ CASES = [
       for p in ("cxl_protocol/asic", "cxl_protocol/fpga")],
     *[(f"cxl_protocol/asic-{pol}:configure_batch", lambda pol=pol: model("cxl_protocol/asic", index_transfer_policy=pol),
        "configure_batch", st.tuples(st.integers(0, 64), st.integers(0, 1 << 24), paths())) for pol in ("dma", "mmio")],
-    *[(f"pcie/gen4-x16{'-copy' if c else ''}:{op}", lambda c=c: model("pcie/gen4-x16", bounce_host_copy=c), op, args)
-      for c in (False, True)
-      for op, args in (("dma", st.tuples(st.integers(0, 1 << 30))),
-                       ("memcpy", st.tuples(st.integers(0, 1 << 30), st.booleans(),
+    *[(f"{p}{'-copy' if c else ''}:{op}", lambda p=p, c=c: model(p, bounce_host_copy=c), op, args)
+      for p in ("pcie/gen4-x16", "pcie/u200-gen3-x16") for c in (False, True)
+      for op, args in (("dma", st.tuples(st.integers(0, 1 << 30), st.sampled_from(["h2d", "d2h"]))),
+                       ("memcpy", st.tuples(st.integers(0, 1 << 30), st.sampled_from(["h2d", "d2h", "d2h2d"]),
                                             st.sampled_from(["cpu/i5-9600k", "cpu/riscv-u200"]).map(model))))],
     ("gpu/rtx3090:layer", lambda: model("gpu/rtx3090"), "layer",
      st.tuples(WIDTH, WIDTH, st.integers(1, 100_000), DIRECTION)),

@@ -136,7 +136,7 @@ def test_link_energy_per_path_matches_the_fabric_models():
     assert pcie_links(pcie) == 2  # the GPU's and the memory card's
     assert pcie_links(build_devices(load_system("pmem"))) == 1
     assert pcie_links(pcie, Deployment(4, 2)) == 6  # each GPU's and each card's
-    assert pcie["pcie"].energy_J(2e6) == pytest.approx(pcie["pcie"].memcpy_cost(1e6, True, pcie["host_cpu"]).energy_J)
+    assert pcie["pcie"].energy_J(2e6) == pytest.approx(pcie["pcie"].memcpy_cost(1e6, "d2h2d", pcie["host_cpu"]).energy_J)
 
 
 # -- capacity provisioning ----------------------------------------------------------------------

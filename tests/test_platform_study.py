@@ -12,11 +12,17 @@ def test_each_assumption_reaches_the_systems_holding_its_preset():
     by_name = {a.name: a for a in study.ASSUMPTIONS}
     assert by_name["riscv_ipc"].sets("pmem", 2.0) == []  # the baselines run on the i5-9600K
     assert by_name["riscv_ipc"].sets("cxl", 2.0) == [("devices.host_cpu.params.software_ipc", 1.4)]
-    assert by_name["u200_pcie_efficiency"].sets("pcie", 2.0) == [("devices.pcie.params.link_efficiency_fraction", 1.0)]
+    # the U200's DMA efficiency is measured: set per direction to each tool's reading, not scaled
+    u200 = by_name["u200_pcie_efficiency"]
+    low, high = u200.variants()
+    assert u200.sets("pcie", low) == [("devices.pcie.params.h2d_efficiency_fraction", pytest.approx(9.30 / 15.7538, rel=1e-4)),
+                                      ("devices.pcie.params.d2h_efficiency_fraction", pytest.approx(11.91 / 15.7538, rel=1e-4))]
+    assert [v for _, v in u200.sets("pcie", high)] == pytest.approx([9.58 / 15.7538, 11.96 / 15.7538], rel=1e-4)
+    assert u200.sets("cxl-d", low) == []
     assert by_name["optane_modules"].sets("pmem", 0.5) == [("devices.table_memory.count", 2)]
     assert by_name["optane_modules"].sets("cxl", 0.5) == []  # the CXL-MEM emulates its PMEM
     for a in study.ASSUMPTIONS:  # every assumption reaches some system of the study
-        assert any(a.sets(s, 2.0) for s in study.study_lists().systems), a.name
+        assert any(a.sets(s, a.variants()[-1]) for s in study.study_lists().systems), a.name
 
 
 def test_conclusions_and_speedups():
@@ -38,7 +44,7 @@ def test_run_simulates_only_what_a_variant_reaches(monkeypatch):
 
     monkeypatch.setattr(study, "batch_times", fake)
     out = study.run(["rm1"], batches=1)
-    assert len(out["variants"]) == sum(len(a.factors) for a in study.ASSUMPTIONS)
+    assert len(out["variants"]) == sum(len(a.variants()) for a in study.ASSUMPTIONS)
     # the emulated PMEM's requests in flight: both readings (16, the preset; 4, Table 2's write bandwidth)
     emulated = [v for v in out["variants"] if v["assumption"] == "emulated_outstanding"]
     assert [v["factor"] for v in emulated] == [0.25, 0.5, 2.0]
@@ -47,4 +53,5 @@ def test_run_simulates_only_what_a_variant_reaches(monkeypatch):
     assert all(sets for s, sets in calls[len(study.study_lists().systems):])  # after the base, only reached systems rerun
     head, rows = study.table(out)
     assert rows[0][0] == "base" and len(rows) == 1 + len(out["variants"]) and len(head) == len(rows[0])
+    assert "u200_pcie_efficiency xbutil validate 9.30/11.91 GB/s" in [r[0] for r in rows]
     assert "| base |" in study.markdown(out)

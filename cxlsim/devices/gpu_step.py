@@ -26,7 +26,7 @@ Contract (times ns, sizes B; pure, no simulation engine):
   host``), kernel times from the GPU model (a layer's kernels are the MLP timing table's layer time
   split in the formula's proportions; other kernels from :meth:`~cxlsim.devices.gpu.GpuModel.gemm`
   / ``elementwise``), the launch latency from the GPU preset, copies from the link
-  (``link.dma_ns``; no link: 0).
+  (``link.dma_ns(size, direction)``, the copy's direction ``"h2d"`` or ``"d2h"``; no link: 0).
 * :func:`schedule` ``(ops, host_free_ns, gpu_free_ns, sync_at=(), sync_at_end=False, sync_ns=0)
   -> Schedule`` -- the stream: the host dispatches op ``i`` at ``D_i = D_{i-1} + dispatch_i``
   (running ahead of the GPU); the GPU starts op ``i``'s kernel at ``max(end of the previous stream
@@ -223,12 +223,13 @@ class StepModel(DeviceModel):
         d = self.dispatch_ns(caller) if dispatch_ns is None else dispatch_ns
         return StepOp(name, what, caller, "kernel", d, self.gpu.launch_ns, gpu_ns)
 
-    def copy(self, name: str, what: str, caller: str, size_B: float) -> StepOp:
-        """A synchronous copy from or to pageable host memory: dispatch + one memcpy call, the DMA
-        on the stream, then a stream synchronisation."""
+    def copy(self, name: str, what: str, caller: str, size_B: float, direction: str) -> StepOp:
+        """A synchronous copy from or to pageable host memory in ``direction`` (``"h2d"`` host →
+        GPU, ``"d2h"`` GPU → host): dispatch + one memcpy call, the DMA on the stream, then a stream
+        synchronisation."""
         host, link = self.host, self.link
         return StepOp(name, what, caller, "copy", self.dispatch_ns(caller) + host.memcpy_call_ns(), 0.0,
-                      link.dma_ns(size_B) if link is not None else 0.0, True, host.sync_call_ns())
+                      link.dma_ns(size_B, direction) if link is not None else 0.0, True, host.sync_call_ns())
 
     def python_elements_ns(self, n: int) -> float:
         """Host time of Python building ``n`` list elements."""

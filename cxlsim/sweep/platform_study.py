@@ -8,7 +8,9 @@ unknown about its apparatus with named assumptions (:data:`ASSUMPTIONS`: the RIS
 IPC and MMIO cost, the i5-9600K's last-level cache in front of tables, the U200 links' efficiency and latency, the FPGA logic's outstanding requests,
 the split of the 512 GB Optane into modules, the emulated PMEM's requests in flight). Each is set to
 half and to twice its preset value (the emulated PMEM's requests in flight also to a quarter: 4,
-the count Table 2's write bandwidth implies; the host's last-level cache also to 0: off), on every role of the prototype whose preset it belongs to (an
+the count Table 2's write bandwidth implies; the host's last-level cache also to 0: off; a
+measured parameter, the U200's DMA efficiency per direction, instead to each of its sources'
+readings, :attr:`Assumption.readings`), on every role of the prototype whose preset it belongs to (an
 efficiency is capped at 1), and every system it reaches is simulated again; systems it does not
 reach keep their base runs. For each variant the study reports the paper's conclusions
 (:data:`CONCLUSIONS`) per workload and whether they still hold, plus each CXL system's speed-up
@@ -75,13 +77,25 @@ class Assumption:
     factors: tuple[float, ...] = FACTORS
     #: the roles it is set on (empty: every role holding ``preset``)
     roles: tuple[str, ...] = ()
+    #: a measured parameter is run at the readings of its sources instead of scaled: ``(label,
+    #: ((key, value), ...))`` each, its variants then the labels (:meth:`variants`)
+    readings: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
 
-    def sets(self, system: str, factor: float) -> list[tuple[str, Any]]:
-        """The overrides that scale it by ``factor`` on ``system`` (none where it does not reach)."""
+    def variants(self) -> tuple[float | str, ...]:
+        """Its variants: the readings' labels where it has readings, else the factors."""
+        return tuple(label for label, _ in self.readings) or self.factors
+
+    def sets(self, system: str, factor: float | str) -> list[tuple[str, Any]]:
+        """The overrides that scale it by ``factor``, or set it to the reading labelled ``factor``,
+        on ``system`` (none where it does not reach)."""
         cfg = load_system(system, [("platform", study_lists().platforms[0])])
         out: list[tuple[str, Any]] = []
         for role, dev in cfg.devices.items():
             if dev.preset.name != self.preset or (self.roles and role not in self.roles):
+                continue
+            if isinstance(factor, str):
+                values = dict(self.readings)[factor]
+                out += [(f"devices.{role}.params.{key}", value) for key, value in values]
                 continue
             if self.count:
                 out.append((f"devices.{role}.count", max(1, round(dev.count * factor))))
@@ -93,14 +107,23 @@ class Assumption:
         return out
 
 
+#: The U200's PCIe 3.0 x16 raw rate per direction (16 lanes × 8 GT/s × 128/130 / 8), GB/s: the
+#: measured DMA rates over it are the preset's efficiencies.
+U200_RAW_GBPS = 16 * 8 * 128 / 130 / 8
+
 ASSUMPTIONS = (
     Assumption("riscv_clock", "cpu/riscv-u200", "clock_GHz", "the RISC-V soft core's clock (100 MHz)"),
     Assumption("riscv_ipc", "cpu/riscv-u200", "software_ipc", "its IPC on host software (0.7)"),
     Assumption("riscv_mmio", "cpu/riscv-u200", "mmio_write_instructions", "its cost per MMIO register write (30)"),
     Assumption("u200_cxl_port_latency", "cxl_link/alveo-u200-gen3x16", "port_latency_ns",
                "the U200 CXL controller's port latency (62 ns)"),
-    Assumption("u200_pcie_efficiency", "pcie/u200-gen3-x16", "link_efficiency_fraction",
-               "the U200 PCIe DMA engine's efficiency (0.8; capped at 1)", maximum=1.0),
+    Assumption("u200_pcie_efficiency", "pcie/u200-gen3-x16", "h2d_efficiency_fraction",
+               "the U200 PCIe DMA engine's efficiency per direction, measured (reference/cxl-measurements.md "
+               "§6; the preset the midpoints, 9.44 GB/s host → card, 11.94 card → host): at each tool's reading",
+               readings=(("xbutil validate 9.30/11.91 GB/s", (("h2d_efficiency_fraction", 9.30 / U200_RAW_GBPS),
+                                                              ("d2h_efficiency_fraction", 11.91 / U200_RAW_GBPS))),
+                         ("xbutil dmatest 9.58/11.96 GB/s", (("h2d_efficiency_fraction", 9.58 / U200_RAW_GBPS),
+                                                             ("d2h_efficiency_fraction", 11.96 / U200_RAW_GBPS))))),
     Assumption("u200_pcie_dma_latency", "pcie/u200-gen3-x16", "dma_latency_ns", "its DMA latency (2 us)"),
     Assumption("ndp_outstanding", "ndp/alveo-u200", "outstanding_per_mc_count",
                "near-data logic: outstanding reads per memory controller (32)"),
@@ -150,9 +173,9 @@ def run(workloads: Sequence[str] | None = None, batches: int = 2, seed: int = 1,
     base = {w: {s: batch_times(s, w, [], batches, seed) for s in systems} for w in workloads}
     variants = []
     for a in ASSUMPTIONS:
-        for f in a.factors:
+        for f in a.variants():
             if progress:
-                progress(f"{a.name} x{f:g}")
+                progress(f"{a.name} {_label(f)}")
             reached = {s: a.sets(s, f) for s in systems}
             bt = {w: {s: (batch_times(s, w, reached[s], batches, seed) if reached[s] else base[w][s])
                       for s in systems} for w in workloads}
@@ -185,8 +208,13 @@ def table(study: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
 
     rows = [row("base", "", study["base"])]
     for var in study["variants"]:
-        rows.append(row(f"{var['assumption']} ×{var['factor']:g}", ", ".join(var["systems"]), var["batch_time_ms"]))
+        rows.append(row(f"{var['assumption']} {_label(var['factor'])}", ", ".join(var["systems"]), var["batch_time_ms"]))
     return head, rows
+
+
+def _label(variant: float | str) -> str:
+    """A variant as the table names it: ``×2`` for a factor, the reading's label for a reading."""
+    return variant if isinstance(variant, str) else f"×{variant:g}"
 
 
 def markdown(study: dict[str, Any]) -> str:

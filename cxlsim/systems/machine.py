@@ -414,12 +414,13 @@ class TrainingMachine:
             out = self.cpu.storage_reads_in_flight()
         return self.serve(mem, t, self.rows_addr(rows), self.row_B, True, out).done_ns
 
-    def copy_ns(self, nbytes: float, bounce: bool) -> float:
-        """A software copy of ``nbytes`` over the ``pcie`` role by this system's host, ns: direct, or
-        bounced through host memory with its legs in sequence or overlapped chunk by chunk
-        (``pipeline.bounce``; :meth:`~cxlsim.devices.pcie.PcieLink.memcpy_ns`)."""
-        chunk_B = self.pcie.params.bounce_chunk_B if bounce and self.pipe.bounce == "chunked" else 0
-        return self.pcie.memcpy_ns(nbytes, bounce, self.cpu, chunk_B)
+    def copy_ns(self, nbytes: float, route: str) -> float:
+        """A software copy of ``nbytes`` over the ``pcie`` role by this system's host, ns: direct in
+        a direction (``"h2d"``, ``"d2h"``), or bounced through host memory (``"d2h2d"``) with its
+        legs in sequence or overlapped chunk by chunk (``pipeline.bounce``;
+        :meth:`~cxlsim.devices.pcie.PcieLink.memcpy_ns`)."""
+        chunk_B = self.pcie.params.bounce_chunk_B if route == "d2h2d" and self.pipe.bounce == "chunked" else 0
+        return self.pcie.memcpy_ns(nbytes, route, self.cpu, chunk_B)
 
     def count_link(self, path: str, nbytes: float) -> None:
         """Accounting, no timing effect: ``nbytes`` on link ``path`` in the batch being served

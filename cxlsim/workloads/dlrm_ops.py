@@ -269,18 +269,20 @@ class _PhaseBuilder:
     def kernel(self, name: str, what: str, caller: str, gpu_ns: float, dispatch_ns: float | None = None) -> None:
         self._add(self.model.kernel(name, what, caller, gpu_ns, dispatch_ns))
 
-    def copy(self, name: str, what: str, caller: str, size_B: float) -> None:
-        """A synchronous copy from or to pageable host memory (PyTorch's copy_ with non_blocking=False)."""
-        self._add(self.model.copy(name, what, caller, size_B))
+    def copy(self, name: str, what: str, caller: str, size_B: float, direction: str) -> None:
+        """A synchronous copy from or to pageable host memory (PyTorch's copy_ with non_blocking=False),
+        ``direction`` ``"h2d"`` (to the GPU) or ``"d2h"``."""
+        self._add(self.model.copy(name, what, caller, size_B, direction))
 
-    def to_device(self, name: str, what: str, caller: str, size_B: float) -> None:
-        """``Tensor.to(device)`` / ``.cpu()`` between pageable host memory and the GPU: ``to`` ->
+    def to_device(self, name: str, what: str, caller: str, size_B: float, direction: str) -> None:
+        """``Tensor.to(device)`` (``direction`` ``"h2d"``) / ``.cpu()`` (``"d2h"``) between pageable host
+        memory and the GPU: ``to`` ->
         ``_to_copy`` -> ``empty_strided`` (the destination) and ``copy_`` (the copy, which
         synchronises); four operators, as the profiler lists them."""
         self.host_op(name, f"{what}: dispatch", caller)
         self.host_op("_to_copy", f"{what}: (nested)", "cpp")
         self.host_op("empty_strided", f"{what}: the destination (nested)", "cpp")
-        self.copy("copy_", f"{what}: the copy (nested), pageable (synchronises)", "cpp", size_B)
+        self.copy("copy_", f"{what}: the copy (nested), pageable (synchronises)", "cpp", size_B, direction)
 
     def elementwise_ns(self, size_B: float) -> float:
         return self.model.elementwise_ns(size_B)
@@ -347,7 +349,7 @@ class _PhaseBuilder:
         s = self.shapes
         if self.options.input_copies:
             self.to_device("to", "dlrm_wrap: dense features X.to(device), H2D", "python_no_grad",
-                           FP32_B * s.batch * s.bottom[0])
+                           FP32_B * s.batch * s.bottom[0], "h2d")
         self.module("DLRM_Net", "dlrm_wrap: dlrm(X, lS_o, lS_i)")
         self.module("nn.Sequential", "apply_mlp: the bottom MLP")
         for i, (a, c) in enumerate(s.layers("bottom")):
@@ -378,7 +380,7 @@ class _PhaseBuilder:
         self.host_op("index", "interaction: Zflat = Z[:, li, lj] (advanced indexing)")
         if not o.cached_tril_indices:
             for which in ("li", "lj"):
-                self.to_device("to", f"interaction: index moves CPU {which} to the GPU, H2D", "cpp", TORCH_INDEX_B * pairs)
+                self.to_device("to", f"interaction: index moves CPU {which} to the GPU, H2D", "cpp", TORCH_INDEX_B * pairs, "h2d")
         self.kernel("index", f"interaction: gather {pairs} pairs per sample", "cpp",
                     self.elementwise_ns(2 * FP32_B * b * pairs + 2 * TORCH_INDEX_B * pairs))
         self._cat_kernels("cat", "interaction: R = cat([x, Zflat])", "python", 2, FP32_B * b * s.interaction_width)
@@ -391,7 +393,7 @@ class _PhaseBuilder:
         # loss
         self.part = "loss"
         if o.input_copies:
-            self.to_device("to", "loss_fn_wrap: targets T.to(device), H2D", "python_no_grad", FP32_B * b)
+            self.to_device("to", "loss_fn_wrap: targets T.to(device), H2D", "python_no_grad", FP32_B * b, "h2d")
         loss = "binary_cross_entropy" if o.loss == "bce" else "mse_loss"
         self.module("nn.BCELoss" if o.loss == "bce" else "nn.MSELoss", "loss_fn_wrap: dlrm.loss_fn(Z, T)")
         self.kernel(loss, f"loss: {loss} per sample", "python", self.elementwise_ns(3 * FP32_B * b))
@@ -403,7 +405,7 @@ class _PhaseBuilder:
             self.part = "readback"
             self.host_op("detach", "loop: L = E.detach().cpu().numpy(): E.detach()", "python_no_grad")
             self.host_op("detach", "loop: E.detach(): the view (nested)", "cpp")
-            self.to_device("cpu", "loop: .cpu(), D2H", "python_no_grad", FP32_B)
+            self.to_device("cpu", "loop: .cpu(), D2H", "python_no_grad", FP32_B, "d2h")
             self.attribute("numpy", "loop: .numpy() of the host tensor (no operator)")
         # optimizer.zero_grad(), then E.backward()
         self.part = "zero_grad"
