@@ -142,3 +142,22 @@ def test_microbench_json_has_cache_ops(capsys):
 def test_unknown_op_is_refused():
     with pytest.raises(ValueError, match="unknown CXL.cache op"):
         cxl_cache_ops.op_latency_ns(build_device(DEVICE), "RdAny", _direct())
+
+
+@pytest.mark.slow
+def test_the_systems_pull_with_rdcurr_and_declare_the_tracking_cap_unused():
+    """cxl-d's MLP pull is timed as the RdCurr op and reads no allocation cap; the axes say why."""
+    import cxlsim
+
+    cfg = cxlsim.load_config("cxl-d", [("platform", "prototype")])
+    r = cxlsim.simulate(cfg, workload="rm3", batches=1, warmup=0, workload_sets={"batch_size": 16}, trace=False)
+    params = cfg.devices["cxl_protocol"].params
+    assert "RdCurr" in params.skipped["coherence_alloc_interval_ns"]
+    assert "home_write_interval_ns" in params.skipped and "device_cache_hit_ns" in params.skipped
+    assert "device_completion_ns" in params.reads
+    mc = r.machine
+    nbytes = 1 << 20
+    path = mc._path(("gpu", mc.sides[0].source_gpu), ("mem", 0))
+    gpu_bw = mc.gpu.params.mem_bw_GBps * mc.gpu.params.mem_bw_efficiency_fraction
+    assert mc.puller.pull_ns(nbytes, 0) == op_stream_ns(mc.cxl, "RdCurr", nbytes // 64, path, 0.0, 64 / gpu_bw,
+                                                        mc.cxl.cache_fill_home_ns())
