@@ -14,7 +14,7 @@ from cxlsim.devices import build_device as _build
 from cxlsim.devices.cxl_dcoh import EXCLUSIVE, INVALID, MODIFIED, SHARED, DcohState
 from cxlsim.devices.cxl_path import FabricPath
 
-PRESETS = ("cxl_protocol/asic", "cxl_protocol/fpga")
+PRESETS = ("cxl_protocol/asic", "cxl_protocol/fpga", "cxl_protocol/agilex7")
 
 
 @cache

@@ -63,9 +63,10 @@ CASES = [
       for p in ("cxl_protocol/asic", "cxl_protocol/fpga") for op in ("read", "write")],
     *[(f"{p}:flush", lambda p=p: model(p), "flush", st.tuples(st.integers(1, 1 << 18), paths()))
       for p in ("cxl_protocol/asic", "cxl_protocol/fpga")],
-    *[(f"{p}:cache_fill", lambda p=p: model(p), "cache_fill",
-       st.tuples(st.integers(1, 1 << 14), st.floats(0, 1000), paths(), st.sampled_from([0.0, 1.0, 10.0, 100.0])))
-      for p in ("cxl_protocol/asic", "cxl_protocol/fpga")],
+    *[(f"{p}:cache_fill{'-' + op if op else ''}", lambda p=p: model(p), "cache_fill",
+       st.tuples(st.integers(1, 1 << 14), st.floats(0, 1000), paths(), st.sampled_from([0.0, 1.0, 10.0, 100.0]),
+                 *([st.just(op)] if op else [])))
+      for p in ("cxl_protocol/asic", "cxl_protocol/fpga", "cxl_protocol/agilex7") for op in ("", "RdShared")],
     *[(f"cxl_protocol/asic-{pol}:configure_batch", lambda pol=pol: model("cxl_protocol/asic", index_transfer_policy=pol),
        "configure_batch", st.tuples(st.integers(0, 64), st.integers(0, 1 << 24), paths())) for pol in ("dma", "mmio")],
     *[(f"{p}{'-copy' if c else ''}:{op}", lambda p=p, c=c: model(p, bounce_host_copy=c), op, args)

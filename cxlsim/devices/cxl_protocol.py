@@ -39,6 +39,11 @@ CXL.cache + DCOH (a device caches lines of another's memory; state in
   flushed, one pipeline slot per clean line scanned. This is the automatic data movement of SPEC
   §1.2 (pooled embeddings to the GPU, gradients back) and, with :meth:`CxlProtocol.cache_fill_ns`,
   the checkpointing logic's pull of MLP parameters. Bounded ops ``"flush"``, ``"cache_fill"``.
+  ``dcoh_occupancy_ns`` is the device side of every op (its request pipeline); the home's coherence
+  tracking (``coherence_alloc_interval_ns``) caps allocating reads only. ``cache_fill_ns(n,
+  media_ns, path, media_interval_ns, op="RdCurr")`` is a stream of one device-initiated CXL.cache
+  op (:mod:`cxlsim.devices.cxl_cache_ops`: RdCurr, RdShared, RdOwn, ItoMWr, WOWrInvF, their stages
+  and limits) to a peer device's memory, whose pipeline is :meth:`CxlProtocol.cache_fill_home_ns`.
 
 CXL.io
   MMIO register write (posted) and read (round trip); the per-batch configuration
@@ -63,6 +68,7 @@ from typing import Any
 import numpy as np
 
 from cxlsim.config.params import Param, Schema
+from cxlsim.devices import cxl_cache_ops as cache_ops
 from cxlsim.devices.base import Cost, DeviceModel, check_non_negative
 from cxlsim.devices.cxl_dcoh import DcohState, Transitions
 from cxlsim.devices.cxl_path import FabricPath
@@ -82,7 +88,16 @@ SCHEMA = Schema(
         Param("dcoh_lookup_ns", float, "DCOH directory lookup per line", minimum=0),
         Param("dcoh_state_change_ns", float, "DCOH state transition per line", minimum=0),
         Param("dcoh_snoop_ns", float, "DCOH service of one snoop (beyond lookup)", minimum=0),
-        Param("dcoh_occupancy_ns", float, "DCOH pipeline issue interval per line in a bulk operation", minimum=0, exclusive_minimum=True),
+        Param("dcoh_occupancy_ns", float, "the device's CXL.cache request pipeline (DCOH): issue interval per line of "
+              "every op (flush, read, write)", minimum=0, exclusive_minimum=True),
+        Param("coherence_alloc_interval_ns", float, "the home's coherence tracking (snoop filter / home DCOH): one "
+              "entry allocated per interval; caps allocating reads (RdShared, RdOwn) only", minimum=0,
+              exclusive_minimum=True),
+        Param("device_completion_ns", float, "the device's handling of a returning response or data (tracker "
+              "release, delivery) per transaction", minimum=0),
+        Param("home_write_interval_ns", float, "the home's write path: interval per line write it commits (a "
+              "WOWrInvF commits two)", minimum=0),
+        Param("device_cache_hit_ns", float, "a device request that hits the device's own cache", minimum=0),
         Param("mmio_write_ns", float, "host-side issue cost of one posted MMIO (uncached) register write when no host "
               "model is passed (a system passes its host: cpu mmio_write_instructions)", minimum=0),
         Param("mmio_read_ns", float, "device register read service + root-complex handling of one MMIO read", minimum=0),
@@ -245,24 +260,32 @@ class CxlProtocol(DeviceModel):
         back = path.message_ns(self.line_B if dirty else 0)
         return self.proto_ns + path.message_ns(0) + p["dcoh_lookup_ns"] + p["dcoh_snoop_ns"] + p["dcoh_state_change_ns"] + back
 
-    def cache_fill_ns(self, n_lines: int, media_ns: float, path: FabricPath, media_interval_ns: float = 0.0) -> float:
-        """This device reads ``n_lines`` lines of another device's memory over CXL.cache
-        (request → home DCOH lookup + media → data → local state change), pipelined, ns."""
-        if n_lines <= 0:
-            return 0.0
-        p = self.params
-        first = (2 * p["device_protocol_ns"] + path.message_ns(0) + p["dcoh_lookup_ns"] + media_ns
-                 + path.message_ns(self.line_B) + p["dcoh_state_change_ns"])
-        interval = max(self._interval(first, self.line_transfer_ns(path), media_interval_ns), p["dcoh_occupancy_ns"])
-        return first + (n_lines - 1) * interval
+    def cache_fill_home_ns(self) -> float:
+        """The home's request pipeline when the home is a peer device (its controller's protocol
+        processing and a lookup in its DCOH), ns."""
+        return self.params["device_protocol_ns"] + self.params["dcoh_lookup_ns"]
 
-    def _bound_cache_fill(self, n_lines: int, media_ns: float, path: FabricPath, media_interval_ns: float = 0.0) -> float:
-        """Bound of :meth:`cache_fill_ns` (as the read bound, plus the DCOH pipeline)."""
+    def cache_fill_ns(self, n_lines: int, media_ns: float, path: FabricPath, media_interval_ns: float = 0.0,
+                      op: str = "RdCurr") -> float:
+        """This device reads ``n_lines`` lines of a peer device's memory over CXL.cache with ``op``
+        (:mod:`cxlsim.devices.cxl_cache_ops`; the home's pipeline :meth:`cache_fill_home_ns`, its
+        media ``media_ns`` per line and ``media_interval_ns`` between lines), pipelined, ns."""
+        return cache_ops.op_stream_ns(self, op, n_lines, path, media_ns, media_interval_ns, self.cache_fill_home_ns())
+
+    def _bound_cache_fill(self, n_lines: int, media_ns: float, path: FabricPath, media_interval_ns: float = 0.0,
+                          op: str = "RdCurr") -> float:
+        """Bound of :meth:`cache_fill_ns` (as the read bound: the op's pipelines without the
+        crossings' serialisation, plus the device pipeline and, allocating, the home's tracking and
+        the victim's pipelines)."""
         if n_lines <= 0:
             return 0.0
-        p = self.params
-        fixed = 2 * p["device_protocol_ns"] + p["dcoh_lookup_ns"] + p["dcoh_state_change_ns"]
-        return self._bound(n_lines * self.line_B, media_ns, path, media_interval_ns, fixed, p["dcoh_occupancy_ns"])
+        p, o = self.params, cache_ops.OPS[op]
+        fixed = p["device_protocol_ns"] + self.cache_fill_home_ns() + p["device_completion_ns"]
+        occupancy = p["dcoh_occupancy_ns"]
+        if o.allocating:
+            fixed += p["dcoh_state_change_ns"] + p["device_protocol_ns"] + self.cache_fill_home_ns() + p["device_completion_ns"]
+            occupancy = max(occupancy, p["coherence_alloc_interval_ns"])
+        return self._bound(n_lines * self.line_B, media_ns, path, media_interval_ns, fixed, occupancy)
 
     # -- CXL.io ----------------------------------------------------------------------------
     def mmio_write_ns(self, path: FabricPath) -> float:
@@ -348,6 +371,9 @@ def microbench(pr: CxlProtocol, options: Mapping[str, Any]) -> dict[str, Any]:
         "flush_energy_nJ_per_line": pr.flush_cost(1024, path).energy_J / 1024 / 1e-9,
         "snoop_ns": {"clean": pr.snoop_ns(False, path), "dirty": pr.snoop_ns(True, path)},
         "cache_fill_ns_1024_lines_media_300ns": pr.cache_fill_ns(1024, 300.0, path),
+        # the device-initiated CXL.cache ops to host memory over one direct link (as C2 Sight)
+        "cache_ops": cache_ops.cache_ops(pr, paths[0]),
+        "device_cache_hit_ns": cache_ops.device_cache_hit_ns(pr),
         "mmio_ns": {"write": pr.mmio_write_ns(path), "read": pr.mmio_read_ns(path)},
         "configure_batch_us_10reg_64KiB": pr.configure_batch_ns(10, 65536, path) / 1e3,
     }

@@ -90,6 +90,19 @@ class CxlCache(DataMover):
     def declare_unused(self) -> None:
         if not self.m.engine.on_device:
             _skip_mmio(self.m)
+        _skip_cache_ops(self.m)
+
+
+def _skip_cache_ops(machine) -> None:
+    """The CXL.cache op parameters no data movement of these systems times (docs/devices-fabric.md,
+    "CXL.cache operations and coherence tracking"): flushes write back lines the device owns (no
+    new tracking entry, no push write) and no step's time is a hit in a device's cache; an MLP pull
+    over CXL.cache declares the tracking cap itself (:class:`~cxlsim.axes.mlp_pull.cxl_cache.CxlCachePull`)."""
+    cxl = machine.cxl.params
+    if not getattr(getattr(machine, "puller", None), "over_cxl_cache", False):
+        cxl.skip("coherence_alloc_interval_ns", "no step allocates a coherence-tracking entry (flushed lines stay tracked)")
+    cxl.skip("home_write_interval_ns", "no step pushes lines with ItoMWr/WOWrInvF (flushes are writebacks of owned lines)")
+    cxl.skip("device_cache_hit_ns", "no step's time is a hit in a device's cache")
 
 
 def _skip_mmio(machine) -> None:

@@ -1,4 +1,16 @@
-"""``mlp_pull: cxl_cache``: the device fills lines from GPU memory over CXL.cache."""
+"""``mlp_pull: cxl_cache``: the checkpointing logic reads the MLP parameters from GPU memory over
+CXL.cache, with a non-allocating read (:data:`MLP_PULL_OP`).
+
+Which op (docs/devices-fabric.md, "CXL.cache operations and coherence tracking"): the paper's
+checkpointing logic sends CXL.cache requests for the parameters' address range and *stores what
+arrives in the log region* (its CXL DMA engine and counters), then sets the MLP log's persistent
+flag; nothing reads the lines from the CXL-MEM's cache afterwards, and the GPU overwrites every one
+of them at its next optimizer step. A copy into PMEM is a snapshot read of the current value:
+RdCurr, which changes no line's state and allocates nothing in the home's (the CXL-GPU's DCOH)
+coherence tracking. An allocating read (RdShared) would gain nothing and cost twice: the tracking
+cap (one allocation per ``coherence_alloc_interval_ns``) and, at the GPU's next parameter write, a
+snoop-invalidate of every line the CXL-MEM holds.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +18,18 @@ import math
 
 from cxlsim.axes.data_movement.cxl_cache import FABRIC_ROLES
 from cxlsim.axes.mlp_pull import MlpPull
+from cxlsim.devices.cxl_cache_ops import OPS
 from cxlsim.systems.activity import cxl_path_key
 from cxlsim.systems.axes import register
+
+#: The CXL.cache op of the pull (module docstring): a non-allocating read.
+MLP_PULL_OP = "RdCurr"
 
 
 @register("mlp_pull", "cxl_cache")
 class CxlCachePull(MlpPull):
     by_device = True
+    over_cxl_cache = True
 
     @classmethod
     def roles(cls, pipeline) -> list[str]:
@@ -25,10 +42,15 @@ class CxlCachePull(MlpPull):
         # is not a GPU-preset parameter and is negligible against megabyte pulls: left out
         gpu_bw = mc.gpu.params.mem_bw_GBps * mc.gpu.params.mem_bw_efficiency_fraction
         path = mc._path(("gpu", mc.sides[m].source_gpu), ("mem", m))
-        return mc.cxl.cache_fill_ns(lines, 0.0, path, mc.cxl.line_B / gpu_bw)
+        return mc.cxl.cache_fill_ns(lines, 0.0, path, mc.cxl.line_B / gpu_bw, MLP_PULL_OP)
 
     def count(self, side, nbytes: float) -> None:
         mc = self.m
         path = mc._path(("gpu", side.source_gpu), ("mem", side.index))
         mc.count_link(cxl_path_key(mc._ep(("gpu", side.source_gpu)), mc._ep(("mem", side.index))),
                       mc.cxl.read_cost(nbytes, 0.0, path).size_B)
+
+    def declare_unused(self) -> None:
+        if not OPS[MLP_PULL_OP].allocating:
+            self.m.cxl.params.skip("coherence_alloc_interval_ns", "no step allocates a coherence-tracking entry "
+                                   "(flushed lines stay tracked; the MLP pull is a non-allocating RdCurr)")
