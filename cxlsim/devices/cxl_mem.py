@@ -249,24 +249,31 @@ def microbench(dev: CxlMem, options: Mapping[str, Any]) -> dict[str, Any]:
     bandwidth by read:write mix, by threads, sequential vs random, by stride; switched devices:
     the two-stream contention probe; Type-2: ``cache_ops``."""
     f = dev.fabric()
-    peak = mlc.peak_bw_GBps(f)
     mixes = {k: mlc.peak_bw_GBps(f, mix).bw_GBps for k, mix in mlc.MIXES.items()}
+    peak = mlc.Result(mixes["1:0"], mixes["1:0"], 0.0)
+    quick = mlc.REQUESTS
     out: dict[str, Any] = {
         "idle_latency_ns": mlc.idle_latency_ns(f),
         "idle_latency_sequential_ns": mlc.idle_latency_ns(f, "sequential"),
         "read_line_ns": dev.read_line_ns(),
+        "load_adder_over_media_ns": mlc.idle_latency_ns(f) - dev.media_preset.params["read_latency_random_ns"],
         "loaded_latency": mlc.loaded_latency(f, peak.bw_GBps),
         "bw_by_mix_GBps": mixes,
-        "bw_by_threads_GBps": {str(n): mlc.peak_bw_GBps(f, threads=n).bw_GBps for n in mlc.THREADS},
-        "bw_by_pattern_GBps": {pat: mlc.peak_bw_GBps(f, pattern=pat).bw_GBps for pat in ("random", "sequential")},
-        "bw_by_stride_GBps": {str(s): mlc.peak_bw_GBps(f, pattern="sequential", stride_B=s).bw_GBps
+        "bw_by_threads_GBps": {str(n): mlc.peak_bw_GBps(f, threads=n, requests=quick).bw_GBps for n in mlc.THREADS},
+        "bw_by_pattern_GBps": {pat: mlc.peak_bw_GBps(f, pattern=pat, requests=quick).bw_GBps
+                               for pat in ("random", "sequential")},
+        "bw_by_stride_GBps": {str(s): mlc.peak_bw_GBps(f, pattern="sequential", stride_B=s, requests=quick).bw_GBps
                               for s in mlc.STRIDES_B},
         "link_raw_bw_GBps": dev.link.raw_bw_GBps,
     }
     if dev.host_ports > 1:
         # two streams, one on each host port, competing for one device's link (the pool's contention)
-        two = mlc.peak_bw_GBps(dev.fabric(devices=1), threads=2 * 16, ports=[k % 2 for k in range(32)])
-        out["two_streams_one_device_GBps"] = {"each": two.bw_GBps / 2, "total": two.bw_GBps}
+        one = dev.fabric(devices=1)
+        ports = [k % 2 for k in range(32)]
+        out["two_streams_one_device_GBps"] = {
+            "read_each": mlc.peak_bw_GBps(one, ports=ports).bw_GBps / 2,
+            "write_each": mlc.peak_bw_GBps(one, (0, 1), ports=ports).bw_GBps / 2,
+        }
     if dev.params["device_type"] == "2":
         out["cache_ops"] = cache_ops_hook(dev)
     return out

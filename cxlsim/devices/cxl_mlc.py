@@ -50,8 +50,10 @@ LINE_B = 64
 #: Lines each bandwidth thread keeps in flight (as :mod:`cxlsim.devices.media_bench`'s requesters:
 #: a core's line-fill buffers).
 LINES_PER_THREAD = 12
-#: Requests a probe runs (after :data:`WARMUP_FRACTION` of them, measured).
+#: Requests a probe runs (after :data:`WARMUP_FRACTION` of them, measured); the peak-bandwidth
+#: probes run :data:`PEAK_REQUESTS` (the write queues of a mix take longer to settle).
 REQUESTS = 4000
+PEAK_REQUESTS = 8000
 WARMUP_FRACTION = 0.2
 MIXES = {"1:0": (1, 0), "3:1": (3, 1), "2:1": (2, 1), "1:1": (1, 1), "0:1": (0, 1)}
 THREADS = (1, 2, 4, 8, 16, 32)
@@ -379,9 +381,9 @@ def idle_latency_ns(f: Fabric, pattern: str = "random") -> float:
 
 
 def peak_bw_GBps(f: Fabric, mix: tuple[int, int] = (1, 0), threads: int = 32, pattern: str = "random",
-                 stride_B: int = LINE_B, ports: Sequence[int] | None = None) -> Result:
+                 stride_B: int = LINE_B, ports: Sequence[int] | None = None, requests: int = PEAK_REQUESTS) -> Result:
     """Saturating closed-loop threads (MLC's peak injection bandwidth)."""
-    return simulate(f, threads=threads, mix=mix, pattern=pattern, stride_B=stride_B, ports=ports)
+    return simulate(f, threads=threads, mix=mix, pattern=pattern, stride_B=stride_B, ports=ports, requests=requests)
 
 
 def loaded_latency(f: Fabric, peak_GBps: float, fractions: Sequence[float] = (
