@@ -323,7 +323,7 @@ def simulate(f: Fabric, *, threads: int = 0, lines_per_thread: int = LINES_PER_T
 
     if inject_GBps > 0:
         mean_gap = LINE_B / inject_GBps
-        gaps = sim.rng.exponential(mean_gap, size=4 * requests + 16)  # Poisson arrivals (many threads)
+        gaps = sim.rng.exponential(mean_gap, size=requests)  # Poisson arrivals (many threads)
         gaps *= mean_gap / gaps.mean()  # exactly the offered rate on average
         state = {"next": 0.0, "stalled": False, "i": 0}
 
@@ -371,7 +371,7 @@ def simulate(f: Fabric, *, threads: int = 0, lines_per_thread: int = LINES_PER_T
         xs = [r.done_ns - r.issue_ns for r in window if r.kind == kind]
         if xs:
             lat[kind] = float(np.mean(xs))
-    return Result(rd + wr, rd, wr, lat, span)
+    return Result(float(rd + wr), float(rd), float(wr), lat, float(span))
 
 
 # -- the probes --------------------------------------------------------------------------------
@@ -394,6 +394,6 @@ def loaded_latency(f: Fabric, peak_GBps: float, fractions: Sequence[float] = (
     for frac in fractions:
         offered = frac * peak_GBps
         res = simulate(f, inject_GBps=offered, probe=True)
-        rows.append({"offered_GBps": offered, "achieved_GBps": res.bw_GBps,
-                     "latency_ns": res.latency_ns.get("probe", math.nan)})
+        rows.append({"offered_GBps": float(offered), "achieved_GBps": float(res.bw_GBps),
+                     "latency_ns": float(res.latency_ns.get("probe", math.nan))})
     return rows
