@@ -179,6 +179,8 @@ class _Sim:
         self.heap: list = []
         self.seq = 0
         self.rng = np.random.default_rng(seed)
+        self._draws = self.rng.integers(0, 1 << 62, size=1 << 14).tolist()  # drawn in bulk (speed)
+        self._next = 0
         self.credits = [_Pool(f.host_credits) for _ in range(f.host_ports)]
         paths = f.host_ports if (f.switched and not f.arbitrate) else 1
         # host-port links (one per host port), device links (per device; per host port and device
@@ -192,6 +194,14 @@ class _Sim:
         self.media = [[_Port(self) for _ in range(f.media_count)] for _ in range(f.devices)]
         self.last_unit = [[-1] * f.media_count for _ in range(f.devices)]
         self.done: list[_Req] = []
+
+    def draw(self, n: int) -> int:
+        """A uniform integer in [0, n)."""
+        self._next += 1
+        if self._next >= len(self._draws):
+            self._draws = self.rng.integers(0, 1 << 62, size=1 << 14).tolist()
+            self._next = 0
+        return self._draws[self._next] % n
 
     def at(self, t: float, fn: Callable, arg: Any) -> None:
         self.seq += 1
@@ -231,7 +241,7 @@ class _Sim:
         f = self.f
         op = "write" if r.write else "read"
         unit = r.addr_B // max(f.media_interleave_B, LINE_B)
-        ch = int(self.rng.integers(f.media_count)) if self.pattern == "random" else unit % f.media_count
+        ch = self.draw(f.media_count) if self.pattern == "random" else unit % f.media_count
         bus = f.media_bus_ns[op]
         rest = max(0.0, f.media_latency_ns[(op, self.pattern)] - bus)
         media_unit = r.addr_B // f.media_unit_B
@@ -294,7 +304,7 @@ def simulate(f: Fabric, *, threads: int = 0, lines_per_thread: int = LINES_PER_T
 
     def addr(stream: int, i: int) -> int:
         if pattern == "random":
-            return int(sim.rng.integers(region_B // LINE_B)) * LINE_B
+            return sim.draw(region_B // LINE_B) * LINE_B
         return stream * ((1 << 30) + f.media_interleave_B) + i * stride_B  # streams start on different channels
 
     port_of = list(ports) if ports is not None else [k % f.host_ports for k in range(threads)]
