@@ -127,7 +127,6 @@ def test_the_e3s_mix_curve_holds():
         assert err(mlc.peak_bw_GBps(d.fabric(), mlc.MIXES[key]).bw_GBps, measured) <= TOL, key
 
 
-@pytest.mark.slow
 # -- the device's queues and the host's credits ------------------------------------------------
 def test_the_queues_bound_bandwidth_and_make_the_knee():
     """The device's queue entries bound reads by Little's law (17.8 GB/s); with unbounded queues
@@ -147,7 +146,6 @@ def test_host_credits_bound_bandwidth_when_fewer_than_the_device_queues():
     assert few == pytest.approx(8 * mlc.LINE_B / mlc.idle_latency_ns(d.fabric()), rel=0.03)
 
 
-@pytest.mark.slow
 def test_loaded_latency_is_flat_then_knees_before_saturation():
     d = dev()
     f = d.fabric()
@@ -159,7 +157,6 @@ def test_loaded_latency_is_flat_then_knees_before_saturation():
     assert rows[3]["achieved_GBps"] <= peak * 1.02
 
 
-@pytest.mark.slow
 # -- the switch --------------------------------------------------------------------------------
 def test_two_streams_share_one_device_by_arbitration():
     """§5: two competing streams (one per host port) on one device get 10.6 GB/s each: round robin
@@ -191,7 +188,6 @@ def test_the_switch_adds_its_hop_to_the_idle_latency():
     assert mlc.idle_latency_ns(d.fabric()) == pytest.approx(mlc.idle_latency_ns(direct.fabric()) + hop + extra_ser, abs=1.0)
 
 
-@pytest.mark.slow
 # -- properties --------------------------------------------------------------------------------
 @settings(max_examples=8, deadline=None)
 @given(lanes=st.sampled_from([4, 8, 16]), queue=st.integers(2, 128), credits=st.integers(2, 256),
