@@ -7,6 +7,11 @@ flight each, 6 for non-temporal stores; default: a saturating requester), --patt
 loaded latency (latency vs offered bandwidth, as Intel MLC) and persist latency (stores + fence)
 by size; the Little's-law bound of presets with a controller limit. Keys: docs/devices-media.md.
 Links and switches: latency_ns and bw_GBps per direction (a saturated direction is a long stream).
+CXL memory devices (cxl_mem: link + controller + media, + switch when pooled): MLC-style probes from
+a discrete queueing model: idle_latency_ns, loaded_latency [{offered_GBps, achieved_GBps,
+latency_ns}], bw_by_mix_GBps (1:0, 3:1, 2:1, 1:1, 0:1), bw_by_threads_GBps, by pattern and stride;
+cache_ops for a Type-2 device; --plot F.png draws them; --set link.params.lanes_count=16 overrides
+one part's parameter.
 GPUs: forward/backward time of an MLP from the timing table, e.g.
   cxlsim microbench gpu/rtx3090 --mlp 13-8192-2048-32 --batch 2048
 Host CPUs: a batch's embedding lookup and update run as the simulator runs them, a media stream
@@ -21,6 +26,7 @@ Examples:
   cxlsim microbench pmem/paper --set write_bw_GBps=2.0
   cxlsim microbench cpu/i5-9600k --medium pmem/optane-100 --modules 6
   cxlsim microbench cxl_protocol/fpga --link cxl_link/cxl2-x16 --switch cxl_switch/cxl2-x16
+  cxlsim microbench cxl_mem/e3s-x8-spr --json --plot e3s.png
 """
 
 from __future__ import annotations
@@ -76,6 +82,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--switch", help=f"CXL protocol presets: switch preset of every switch (default {DEFAULT_SWITCH})")
     p.add_argument("--host", help=f"PCIe presets: the host CPU preset the software path's calls run on "
                    f"(default {DEFAULT_HOST})")
+    p.add_argument("--plot", metavar="F.png", help="CXL memory presets (cxl_mem): draw the MLC-style curves "
+                   "(loaded latency, bandwidth by mix and by threads) into F.png")
 
 
 def _model(option: str, name: str, families: tuple[str, ...]) -> Any:
@@ -155,8 +163,37 @@ def run(args: argparse.Namespace) -> int:
     for key in PRESET_OPTIONS.get(pre.family, {}):
         result[key] = getattr(args, key) or DEFAULTS[key]
     result.update(family.microbench(model, options))
+    if getattr(args, "plot", None):
+        if "loaded_latency" not in result:
+            raise InputError(f"--plot: family {pre.family} draws no curves (cxl_mem presets do)")
+        result["plot"] = plot_mlc(result, args.plot)
     emit(args, result, render_result)
     return 0
+
+
+def plot_mlc(d: dict, path: str) -> str:
+    """Draw a ``cxl_mem`` preset's MLC-style curves into ``path`` (PNG): loaded latency against
+    achieved bandwidth, bandwidth by read:write mix, bandwidth by threads."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    rows = d["loaded_latency"]
+    axes[0].plot([r["achieved_GBps"] for r in rows], [r["latency_ns"] for r in rows], "o-")
+    axes[0].set(xlabel="achieved bandwidth (GB/s)", ylabel="probe latency (ns)", title="loaded latency")
+    mix = d["bw_by_mix_GBps"]
+    axes[1].bar(list(mix), list(mix.values()))
+    axes[1].set(xlabel="reads : writes", ylabel="GB/s", title="bandwidth by mix")
+    thr = d["bw_by_threads_GBps"]
+    axes[2].plot([int(k) for k in thr], list(thr.values()), "o-")
+    axes[2].set(xscale="log", xlabel="threads", ylabel="GB/s", title="bandwidth by threads")
+    fig.suptitle(d["device"])
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
 
 
 def render_result(d: dict) -> str:

@@ -2,7 +2,8 @@
 
 Contract. A validation catalog (YAML, ``configs/validation/*.yaml``, shipped as package data) lists
 checks; each names a device preset, the options of its family's microbenchmark, the metric read
-from the microbenchmark's output (a dotted path, ``{x}`` standing for the point's x) and the
+from the microbenchmark's output (a dotted path, ``{x}`` standing for the point's x; a number
+indexes a list, e.g. ``loaded_latency.0.latency_ns`` of a ``cxl_mem`` preset's MLC probes) and the
 published points ``[x, measured]`` with their source and figure/table, and states its tolerance
 ``tolerance_rel`` on ``|model − measured| / measured``. Optional: ``relative_to`` (a preset: the
 model value is the metric's ratio to that preset's, same options), ``baseline_x`` (the model value
@@ -154,6 +155,9 @@ def _substitute(value: Any, x: Any) -> Any:
 def _metric(result: Mapping[str, Any], path: str, check: Check) -> float:
     node: Any = result
     for part in path.split("."):
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):  # a row of a list (loaded_latency.3)
+            node = node[int(part)]
+            continue
         if not isinstance(node, Mapping) or part not in node:
             raise ConfigError(check.id, "metric", f"{path!r}: no such key in {check.device}'s microbenchmark output")
         node = node[part]
