@@ -7,6 +7,7 @@ import math
 import statistics
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from cxlsim.cli import main
@@ -163,7 +164,7 @@ def test_report_points_and_summary(report):
 def test_cli_json_is_stable_and_device_filter_and_overrides(capsys, tmp_path):
     assert main(["validate", "--device", "cxl_protocol/fpga", "--json", "--plot", str(tmp_path)]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"version", "checks", "devices", "plots"}
+    assert set(out) == {"version", "checks", "devices", "groups", "plots"}
     assert set(out["devices"]) == {"cxl_protocol/fpga"}
     assert set(out["checks"][0]) == {
         "id", "device", "title", "metric", "relative_to", "x_label", "unit", "source", "figure", "note",
@@ -191,3 +192,24 @@ def test_a_bad_catalog_names_file_and_key(tmp_path, capsys):
     assert main(["validate", "--config", str(bad)]) == 2
     err = capsys.readouterr().err
     assert str(bad) in err and "checks[0].title" in err
+
+
+def test_groups_summarise_the_media_and_the_fabric_with_their_median(report):
+    """``groups`` splits the points by family (media / fabric) and states each group's median |error|
+    (the fabric's is issue 33's done-when: at most 15 %)."""
+    groups = report["groups"]
+    assert set(groups) == {"media", "fabric"}
+    by_id = {c["id"]: c for c in report["checks"]}
+    fabric_errs = sorted(abs(p["rel_error"]) for c in by_id.values()
+                         if c["device"].split("/")[0] in validate.GROUPS["fabric"] for p in c["points"])
+    assert groups["fabric"]["points_count"] == len(fabric_errs)
+    assert groups["fabric"]["median_abs_rel_error"] == pytest.approx(float(np.median(fabric_errs)))
+    assert groups["fabric"]["median_abs_rel_error"] <= 0.15
+    assert sum(g["points_count"] for g in groups.values()) == sum(len(c["points"]) for c in report["checks"])
+
+
+def test_markdown_prints_the_three_tables(capsys):
+    assert main(["validate", "--device", "cxl_protocol/fpga", "--markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "| `cxl-load-latency-fpga` | cxl_protocol/fpga |" in out
+    assert "| cxl_protocol/fpga |" in out and "| fabric |" in out and "median" in out

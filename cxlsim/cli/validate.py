@@ -11,6 +11,7 @@ Examples:
   cxlsim validate
   cxlsim validate --device pmem/optane-100 --plot plots/validation
   cxlsim validate --device pmem/optane-100 --set write_contention_ratio=0 --json
+  cxlsim validate --markdown        the tables docs/validation.md holds (per check, per preset, per group)
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ HELP = "hold the device models against published measurements (model vs measured
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", metavar="PRESET", help="only the checks of this preset, e.g. pmem/optane-100")
     p.add_argument("--plot", metavar="DIR", help="write one PNG per check into DIR")
+    p.add_argument("--markdown", action="store_true",
+                   help="print the per-check, per-preset and per-group tables as Markdown (docs/validation.md)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,8 +44,33 @@ def run(args: argparse.Namespace) -> int:
         from cxlsim.reports.validation_plot import plot_checks
 
         report["plots"] = [str(p) for p in plot_checks(report, args.plot)]
+    if getattr(args, "markdown", False) and not getattr(args, "json", False):
+        print(markdown(report, args.plot))
+        return 0
     emit(args, report, render)
     return 0
+
+
+def markdown(report: dict, plot_dir: str | None = None) -> str:
+    """The three tables of docs/validation.md: per check (with its plot when ``plot_dir`` is given,
+    linked as ``../plots/validation/<id>.png``), per preset, per group (median |error|)."""
+    lines = ["| check | preset | points in tolerance | tolerance | mean / worst \\|error\\| | plot |",
+             "|---|---|---|---|---|---|"]
+    for c in report["checks"]:
+        plot = f"[png](../plots/validation/{c['id']}.png)" if plot_dir else ""
+        lines.append(f"| `{c['id']}` | {c['device']} | {c['within_count']}/{len(c['points'])} | "
+                     f"±{c['tolerance_rel']:.0%} | {c['mean_abs_rel_error']:.1%} / {c['max_abs_rel_error']:.1%} | {plot} |")
+    lines += ["", "| preset | checks in tolerance | points in tolerance | mean \\|error\\| | worst \\|error\\| |",
+              "|---|---|---|---|---|"]
+    for name, d in report["devices"].items():
+        lines.append(f"| {name} | {d['checks_within_count']}/{d['checks_count']} | {d['within_count']}/{d['points_count']} | "
+                     f"{d['mean_abs_rel_error']:.1%} | {d['max_abs_rel_error']:.1%} |")
+    lines += ["", "| group | checks in tolerance | points in tolerance | median \\|error\\| | mean \\|error\\| |",
+              "|---|---|---|---|---|"]
+    for name, g in report.get("groups", {}).items():
+        lines.append(f"| {name} | {g['checks_within_count']}/{g['checks_count']} | {g['within_count']}/{g['points_count']} | "
+                     f"{g['median_abs_rel_error']:.1%} | {g['mean_abs_rel_error']:.1%} |")
+    return "\n".join(lines)
 
 
 def render(report: dict) -> str:
@@ -65,6 +93,12 @@ def render(report: dict) -> str:
         lines.append(f"  {name:<22} {d['checks_within_count']:>4}/{d['checks_count']:<4} "
                      f"{d['within_count']:>5}/{d['points_count']:<4} {d['mean_abs_rel_error']:>10.1%} "
                      f"{d['max_abs_rel_error']:>10.1%}")
+    if report.get("groups"):
+        lines.append("summary by group (median |err| over the group's points)")
+        for name, g in report["groups"].items():
+            lines.append(f"  {name:<22} {g['checks_within_count']:>4}/{g['checks_count']:<4} "
+                         f"{g['within_count']:>5}/{g['points_count']:<4} median {g['median_abs_rel_error']:.1%}, "
+                         f"mean {g['mean_abs_rel_error']:.1%}")
     if report.get("plots"):
         lines.append(f"plots: {len(report['plots'])} PNGs in {report['plots'][0].rsplit('/', 1)[0]}")
     return "\n".join(lines)

@@ -222,4 +222,33 @@ def run(checks: list[Check], device: str | None = None,
         errs = d.pop("_errs")
         d["mean_abs_rel_error"] = sum(errs) / len(errs)
         d["max_abs_rel_error"] = max(errs) if errs else math.nan
-    return {"version": VERSION, "checks": results, "devices": devices}
+    return {"version": VERSION, "checks": results, "devices": devices, "groups": group_summary(results)}
+
+
+#: The catalog's halves by device family: the memory media, and the fabric that reaches them.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "media": ("pmem", "dram", "ssd", "hbm"),
+    "fabric": ("cxl_link", "cxl_protocol", "cxl_switch", "cxl_mem", "pcie"),
+}
+
+
+def group_summary(results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per group of :data:`GROUPS` (families not listed: ``other``): checks and points counted,
+    within tolerance, and the median and mean |relative error| over the group's points."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in results:
+        family = r["device"].split("/", 1)[0]
+        name = next((g for g, fams in GROUPS.items() if family in fams), "other")
+        g = out.setdefault(name, {"checks_count": 0, "checks_within_count": 0, "points_count": 0,
+                                  "within_count": 0, "_errs": []})
+        g["checks_count"] += 1
+        g["checks_within_count"] += int(r["within"])
+        g["points_count"] += len(r["points"])
+        g["within_count"] += r["within_count"]
+        g["_errs"].extend(abs(p["rel_error"]) for p in r["points"])
+    for g in out.values():
+        errs = sorted(g.pop("_errs"))
+        n = len(errs)
+        g["median_abs_rel_error"] = (errs[n // 2] if n % 2 else (errs[n // 2 - 1] + errs[n // 2]) / 2) if n else math.nan
+        g["mean_abs_rel_error"] = sum(errs) / n if n else math.nan
+    return out
