@@ -422,30 +422,50 @@ def _binned(rows_per_table, exponent: float):
     return [(*_rank_bins(int(n), exponent), int(c)) for n, c in zip(sizes, mult, strict=True)]
 
 
-def _young(bins, positions: float, reuse: float, tau: float) -> float:
-    """Expected rows accessed within the last ``tau`` batches."""
-    total = 0.0
+def _survival_terms(bins, positions: float, reuse: float) -> list[tuple]:
+    """Per bin group of :func:`_binned`: ``(count, mult, log A(1), beta, beta infinite)``, the
+    terms :func:`_young` evaluates at every age (computed once per stream)."""
+    out = []
     with np.errstate(divide="ignore"):
         for p, count, mult in bins:
             log_a1 = positions * np.log1p(-np.minimum(p, 1.0))
             beta = -positions * np.log1p(-np.minimum((1.0 - reuse) * p, 1.0))
-            la = np.where(np.isinf(beta), -np.inf, log_a1 - beta * max(tau - 1.0, 0.0))
-            total += mult * float(np.sum(count * -np.expm1(la)))
+            out.append((count, mult, log_a1, beta, np.isinf(beta)))
+    return out
+
+
+def _young(terms, tau: float) -> float:
+    """Expected rows accessed within the last ``tau`` batches (``terms``: :func:`_survival_terms`)."""
+    total = 0.0
+    for count, mult, log_a1, beta, inf in terms:
+        la = np.where(inf, -np.inf, log_a1 - beta * max(tau - 1.0, 0.0))
+        total += mult * float(np.sum(count * -np.expm1(la)))
+    return total
+
+
+def _young_grid(terms, taus: np.ndarray) -> np.ndarray:
+    """:func:`_young` at every age of ``taus``, a row per age (each row's sum is the 1-D sum
+    :func:`_young` takes, in the same group order; a test holds them equal bit for bit)."""
+    shift = np.maximum(np.asarray(taus, np.float64) - 1.0, 0.0)[:, None]
+    total = np.zeros(shift.shape[0])
+    for count, mult, log_a1, beta, inf in terms:
+        la = np.where(inf[None, :], -np.inf, log_a1[None, :] - beta[None, :] * shift)
+        total += mult * np.sum(count[None, :] * -np.expm1(la), axis=1)
     return total
 
 
 def horizon(rows_per_table, exponent: float, positions: int, reuse: float, target: float) -> float:
     """The age ``τ`` (batches) whose expected count of rows accessed within it is ``target``
     (``inf`` when every row fits)."""
-    bins = _binned(rows_per_table, exponent)
-    if _young(bins, positions, reuse, 1e18) <= target:
+    terms = _survival_terms(_binned(rows_per_table, exponent), positions, reuse)
+    if _young(terms, 1e18) <= target:
         return float("inf")
     lo, hi = 1.0, 1e18
-    if _young(bins, positions, reuse, lo) >= target:
+    if _young(terms, lo) >= target:
         return lo
     for _ in range(BISECTIONS):
         mid = np.sqrt(lo * hi)
-        lo, hi = (mid, hi) if _young(bins, positions, reuse, mid) < target else (lo, mid)
+        lo, hi = (mid, hi) if _young(terms, mid) < target else (lo, mid)
     return hi
 
 
@@ -699,8 +719,7 @@ def _touched_inputs(touched, rows_per_table, row_base, table_keys, exponent, pos
     order = set_order(sets, key) if n_sets < 1 << 32 else np.lexsort((key, sets))
     top = min(tau_h, 1e12)
     grid = np.unique(np.ceil(np.geomspace(1.0, max(top, 1.0), AGE_GRID_POINTS)))
-    bins = _binned(rows_per_table, exponent)
-    young = np.array([_young(bins, float(positions), float(reuse), float(g)) for g in grid])
+    young = _young_grid(_survival_terms(_binned(rows_per_table, exponent), float(positions), float(reuse)), grid)
     touched_young = np.searchsorted(np.sort(ages), grid, side="right")
     mu = np.maximum.accumulate(np.maximum(young - touched_young, 0.0)) / n_sets
     s_sorted = sets[order].astype(np.int64)
