@@ -72,8 +72,9 @@ class VectorCache:
         out = VectorCache.__new__(VectorCache)
         out.ways = self.ways
         out.index = self.index.copy()
-        out.pool = _aligned_zeros(*self.pool.shape)
-        out.pool[:] = self.pool
+        out.pool = _aligned_zeros(*self.pool.shape)  # rows past ``used`` are zero: left uncommitted
+        n = int(self.used[0])
+        out.pool[:n] = self.pool[:n]
         out.used = self.used.copy()
         return out
 

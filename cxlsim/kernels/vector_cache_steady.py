@@ -743,7 +743,9 @@ def steady_state_touched(touched, rows_per_table, row_base, table_keys, exponent
      mu) = _touched_inputs(touched, rows_per_table, row_base, table_keys, exponent, positions, reuse,
                            capacity_rows, ways, seed, reverse_tables, tau_h)
     cache = VectorCache(capacity_rows, ways)
-    cache.pool = _aligned_zeros(max(1, set_ids.size), cache.ways)
+    # room for as many sets again (zero pages, committed only when a run opens a set): a run's
+    # first access reserves room for every key it brings and would otherwise copy the whole pool
+    cache.pool = _aligned_zeros(max(1, min(cache.n_sets, 2 * set_ids.size)), cache.ways)
     bitmap = np.zeros(total // 8 + 1, np.uint8)
     np.bitwise_or.at(bitmap, touched >> 3, (1 << (touched & 7)).astype(np.uint8))
     empty = _fill_touched(set_ids, starts, keys, rows, grid, mu, int(seed), total, touched, bitmap, not reverse_tables,
