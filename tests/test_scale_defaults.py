@@ -123,9 +123,9 @@ def test_one_gpu_settles_to_the_configuration_as_loaded(system, rm1):
 
 
 def test_a_small_topology_runs_as_before():
-    """4 GPUs × 4 CXL-MEMs: the defaults (auto, derived policy, levels and scratchpad) time the run
+    """2 GPUs × 2 CXL-MEMs: the defaults (auto, derived policy, levels and scratchpad) time the run
     exactly as the explicit settings it had before (off, whole, one level, the preset's 4 MiB)."""
-    top = [("topology.gpus_count", 4), ("topology.cxl_mems_count", 4)]
+    top = [("topology.gpus_count", 2), ("topology.cxl_mems_count", 2)]
     old = top + [("topology.symmetry", "off"), ("topology.tables_policy", "whole"), ("devices.switch.levels", 1),
                  ("devices.ndp.params.scratchpad_KiB", 4096)]
     a = cxlsim.simulate("cxl", workload="rm3", batches=1, warmup=0, workload_sets=SMALL, trace=False, sets=top)
