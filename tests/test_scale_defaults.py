@@ -40,6 +40,12 @@ def test_symmetry_auto_is_the_default():
     assert cxlsim.load_config("cxl").topology.as_dict()["symmetry"] == "auto"
 
 
+@pytest.mark.parametrize(("value", "policy"), [(False, "off"), (True, "on"), ("off", "off")])
+def test_yaml_off_and_on_name_the_symmetry_policy(value, policy):
+    """``--set topology.symmetry=off`` (the fix refusals name) reaches the config as YAML's false."""
+    assert cxlsim.load_config("cxl", [("topology.symmetry", value)]).topology.as_dict()["symmetry"] == policy
+
+
 @pytest.mark.parametrize(("devices", "fanout", "levels"), [
     (2, 15, 1), (15, 15, 1), (16, 15, 2), (225, 15, 2), (226, 15, 3), (1024 + 256, 15, 3), (9, 2, 4)])
 def test_switch_levels_are_the_fewest_whose_leaves_hold_every_device(devices, fanout, levels):

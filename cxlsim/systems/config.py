@@ -415,6 +415,8 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None,
         except ConfigError as exc:
             raise origins.blame(exc, where) from None
     topology_doc = located(_mapping, doc, "topology", where, "a mapping of parameter: value")
+    if isinstance(topology_doc.get("symmetry"), bool):  # YAML 1.1 reads `off`/`on` as false/true
+        topology_doc = {**topology_doc, "symmetry": "on" if topology_doc["symmetry"] else "off"}
     try:
         topology = TOPOLOGY.validate(topology_doc, {}, where, "topology.")
     except ConfigError as exc:
