@@ -23,7 +23,7 @@ from cxlsim.kernels.access import (
     unique_table_rows_into,
     unique_table_rows_ref,
 )
-from cxlsim.kernels.sampling import draw_table, feistel_permute, power_law_ranks
+from cxlsim.kernels.sampling import draw_table, feistel_inverse, feistel_permute, power_law_ranks
 from cxlsim.kernels.sorting import radix_sort_perm, unique_counts_sorted
 from cxlsim.workloads import TableLayout, analyze_batch
 
@@ -46,6 +46,15 @@ def test_radix_sort_is_a_stable_sort(values):
 def test_feistel_is_a_bijection_of_0_n(n, key):
     out = feistel_permute(np.arange(n, dtype=np.int64), n, np.uint64(key))
     np.testing.assert_array_equal(np.sort(out), np.arange(n))
+
+
+@given(n=st.integers(1, 5000), key=st.integers(0, 2**64 - 1))
+@settings(max_examples=40, deadline=None)
+def test_feistel_inverse_undoes_the_permutation(n, key):
+    x = np.arange(n, dtype=np.int64)
+    rows = feistel_permute(x, n, np.uint64(key))
+    np.testing.assert_array_equal(feistel_inverse(rows, n, np.uint64(key)), x)
+    np.testing.assert_array_equal(feistel_permute(feistel_inverse(x, n, np.uint64(key)), n, np.uint64(key)), x)
 
 
 def test_feistel_keys_give_different_permutations():

@@ -48,9 +48,10 @@ def test_the_tree_places_devices_and_names_the_links_they_cross():
     assert f.powered_switches() == 3 and len(f.powered_links()) == 4 + 2 + 1  # devices, trunks, host
 
 
-def test_a_tree_too_small_for_the_devices_is_refused():
-    with pytest.raises(ConfigError, match="exceed the 15 leaf ports"):
-        run(gpus=8, mems=8)
+def test_a_tree_too_small_for_the_devices_is_refused_naming_the_levels_that_hold_them():
+    # levels given: they win over the topology's, and the refusal names the --set that fixes it
+    with pytest.raises(ConfigError, match=r"exceed the 15 leaf ports.*--set devices\.switch\.levels=2"):
+        run(gpus=8, mems=8, extra=[("devices.switch.levels", 1)])
 
 
 def test_whole_tables_spread_by_bytes_and_rows_shard_evenly():

@@ -94,6 +94,8 @@ def test_tpu_ps_tiles_a_group_of_chips():
 @pytest.mark.parametrize("workload,gpus,mems,reading", [
     ("rm1", 16, 16, {}), ("rm4", 8, 4, {}),
     ("rm1", 16, 16, {"bag_size": "dlrm_uniform"}),
+    # 62,500 rows a device: its tail ranks enumerated
+    pytest.param("rm1", 16, 16, {"rows_per_table": 1_000_000}, marks=pytest.mark.slow),
     pytest.param("rm1", 16, 16, {"bag_size": "dlrm_uniform", "bag_dedup": True}, marks=pytest.mark.slow),
 ])
 def test_a_device_stream_is_the_full_systems_device_part(workload, gpus, mems, reading):
@@ -177,3 +179,29 @@ def test_the_reduction_agrees_with_full_detail_where_a_trunk_binds():
     assert kind(red["bottleneck"]["resource"]) == "link.s2"
     assert red["bottleneck"]["utilisation"] <= 1.0
     assert red["batch_time_ms"]["mean"] == pytest.approx(full["batch_time_ms"]["mean"], rel=STATED_ERROR)
+
+
+def test_an_enumerated_tail_is_the_rejection_samplers_distribution():
+    """A device's enumerated tail (ENUMERATED_ROWS) holds exactly its rows of rank ≥ K, and a tail
+    draw lands on it as often as the power law restricted to the tail, mapped by the bijection, puts
+    it there (rejection, the path of larger ranges)."""
+    from cxlsim.kernels.sampling import feistel_inverse, feistel_permute, power_law_ranks
+    from cxlsim.systems.device_streams import ENUMERATED_ROWS, _Head, _TableStream
+
+    n, lo, hi = 4_000_000, 1_000_000, 1_062_500
+    h = _Head(n, 1.1, np.uint64(12345))
+    ts = _TableStream(h, lo, hi, 10**6, 0.5)
+    assert hi - lo <= ENUMERATED_ROWS and ts.tail_rows is not None
+    ranks = feistel_inverse(np.arange(lo, hi, dtype=np.int64), n, h.key)
+    assert np.array_equal(np.sort(ts.tail_rows), np.sort(np.arange(lo, hi)[ranks >= h.K]))
+    rng = np.random.default_rng(3)
+    u = h.F + (1.0 - h.F) * rng.random(2_000_000)
+    rows = feistel_permute(np.maximum(power_law_ranks(u, n, 1.1), h.K), n, h.key)
+    on = (rows >= lo) & (rows < hi)
+    p = ts.t / (1.0 - h.F)
+    assert on.mean() == pytest.approx(p, abs=4 * np.sqrt(p / 2_000_000))
+    # which rows: the heaviest of the device's tail rows drawn as often as its probability says
+    top = ts.tail_rows[np.argmax(np.diff(np.append(0.0, ts.tail_cdf)))]
+    w = float(np.max(np.diff(np.append(0.0, ts.tail_cdf)))) / (1.0 - h.F)
+    assert np.count_nonzero(rows == top) == pytest.approx(w * 2_000_000, abs=5 * np.sqrt(w * 2_000_000) + 2)
+

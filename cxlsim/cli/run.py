@@ -50,8 +50,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_platform_option(p)
     p.add_argument("--symmetry", choices=("off", "on", "auto"),
                    help="topology.symmetry: simulate one group of identical GPUs and CXL-MEMs and load the shared "
-                   "fabric analytically (on: or refuse, with the reason; auto: from 32 GPUs on); default: the "
-                   "system's, off (full detail)")
+                   "fabric analytically (on: or refuse, with the reason; auto: from 32 GPUs on, full detail below; "
+                   "off: full detail); default: the system's, auto")
 
 
 def run(args: argparse.Namespace) -> int:

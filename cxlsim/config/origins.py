@@ -67,6 +67,12 @@ class Origins:
                 return best[1], best[2]
         return self.default, key
 
+    def given(self, key: str) -> bool:
+        """Whether some layer gave the key ``key`` itself (a platform entry, a system file, a set),
+        as opposed to a value nobody wrote (a schema's or a preset's default): a setting derived
+        when unset (:mod:`cxlsim.systems.scale`) yields to it."""
+        return key in self._at
+
     def where(self, key: str) -> str:
         return self.of(key)[0]
 

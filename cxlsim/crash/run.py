@@ -37,6 +37,7 @@ from cxlsim.crash.timeline import Timeline, from_simulation
 from cxlsim.errors import InputError
 from cxlsim.systems.config import SystemConfig, load_system
 from cxlsim.systems.graph import build_devices
+from cxlsim.systems.scale import settle
 from cxlsim.workloads.catalog import Workload
 
 
@@ -96,6 +97,7 @@ def prepare(system: str | SystemConfig, workload: str | None = None, scale: floa
     mems = cfg.topology.cxl_mems_count
     check_campaign(cfg, bug, mems)  # before the timing model: refusals cost nothing
     wl, extra = scaled_workload(cfg.workload, cfg.workload_overrides, scale)
+    cfg = settle(cfg, wl)  # the settings the topology derives, as the timing run takes them
     wl = global_batch(cfg.workload, {**cfg.workload_overrides, **extra}, wl, cfg.topology.gpus_count)
     t0 = time.perf_counter()
     tl = timeline or from_simulation(cfg, extra, n_batches, cfg.seed)

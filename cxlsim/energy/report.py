@@ -38,6 +38,7 @@ from cxlsim.systems.graph import build_devices
 from cxlsim.systems.provision import provision
 from cxlsim.systems.reach import check_overrides
 from cxlsim.systems.run import load_config, simulate
+from cxlsim.systems.scale import settle
 from cxlsim.systems.topology import Fabric
 
 SHARED_TOP_KEYS = ("seed", "batches", "warmup_batches", "platform")
@@ -61,9 +62,10 @@ def energy_detail(result: Any, config: SystemConfig | None = None) -> dict[str, 
     other family's component (module docstring)."""
     if not result.activity:
         raise InputError(f"the run of {result.config.name!r} recorded no batch activity to charge energy to")
-    cfg = config or result.config
-    _check_same_system(result.config, cfg)
     wl = result.workload
+    # a configuration to price with takes the settings its topology derives, as the run's did
+    cfg = settle(config, wl) if config is not None else result.config
+    _check_same_system(result.config, cfg)
     devices = result.devices if config is None else build_devices(cfg)
     m = result.machine
     if m is None:  # an analytic model: its activity records each device's usage (no fabric, no memory pools)

@@ -69,6 +69,31 @@ def feistel_permute(x: np.ndarray, n: int, key: np.uint64) -> np.ndarray:
 
 
 @njit(cache=True)
+def feistel_inverse(y: np.ndarray, n: int, key: np.uint64) -> np.ndarray:
+    """The inverse of :func:`feistel_permute`: the rank of every row of ``y`` (each in ``[0, n)``).
+    Each round undone in reverse order, then cycle-walked back until the value falls below ``n``
+    (the forward walk's first value below ``n`` is the row; every value it stepped over is ``≥ n``)."""
+    half = feistel_half_bits(n)
+    hb = np.uint64(half)
+    mask = (np.uint64(1) << hb) - np.uint64(1)
+    un = np.uint64(n)
+    out = np.empty(y.size, np.int64)
+    for i in range(y.size):
+        x = np.uint64(y[i])
+        while True:
+            left = x >> hb
+            right = x & mask
+            for r in range(FEISTEL_ROUNDS - 1, -1, -1):
+                f = _mix64(left ^ (key + np.uint64(r + 1) * GOLDEN_GAMMA)) & mask
+                left, right = right ^ f, left
+            x = (left << hb) | right
+            if x < un:
+                break
+        out[i] = np.int64(x)
+    return out
+
+
+@njit(cache=True)
 def power_law_ranks(u: np.ndarray, n: int, exponent: float) -> np.ndarray:
     """Ranks in ``[0, n)`` from uniforms ``u`` in ``[0, 1)`` under the bounded power law above."""
     out = np.empty(u.size, np.int64)

@@ -129,11 +129,12 @@ TOPOLOGY = Schema(
         Param("attach_policy", str, "where devices hang on the leaf switches: 'packed' (GPUs, then CXL-MEMs, left "
               "to right) or 'interleaved' (GPU, CXL-MEM, GPU, ...)", default="packed", choices=("packed", "interleaved")),
         Param("tables_policy", str, "where tables live: 'whole' (each table on one CXL-MEM, spread to balance "
-              "bytes) or 'row_sharded' (every table's rows split over all CXL-MEMs)", default="whole",
+              "bytes) or 'row_sharded' (every table's rows split over all CXL-MEMs); unset, it follows from the "
+              "topology (cxlsim.systems.scale.tables_policy)", default="whole",
               choices=("whole", "row_sharded")),
         Param("symmetry", str, "simulate one representative group of identical devices and load the shared "
               "fabric analytically (docs/scale-out.md, 'Symmetry'): 'off' (full detail), 'on' (reduce or refuse "
-              "with the reason), 'auto' (reduce from 32 GPUs on, else full detail)", default="off",
+              "with the reason), 'auto' (the default: reduce from 32 GPUs on, else full detail)", default="auto",
               choices=("off", "on", "auto")),
     ),
 )
@@ -414,6 +415,8 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None,
         except ConfigError as exc:
             raise origins.blame(exc, where) from None
     topology_doc = located(_mapping, doc, "topology", where, "a mapping of parameter: value")
+    if isinstance(topology_doc.get("symmetry"), bool):  # YAML 1.1 reads `off`/`on` as false/true
+        topology_doc = {**topology_doc, "symmetry": "on" if topology_doc["symmetry"] else "off"}
     try:
         topology = TOPOLOGY.validate(topology_doc, {}, where, "topology.")
     except ConfigError as exc:

@@ -16,9 +16,14 @@ with ``G``:
   other positions, ``Binomial(N − |S|, 1 − c)`` redraw, and those landing on the device are placed
   at distinct positions drawn uniformly outside ``S``.
 * A fresh draw lands on the device's *head* rows (ranks below :data:`HEAD_RANKS`, enumerated once
-  with their exact probabilities) or in the *tail* (the remaining ranks, drawn from the power law
-  restricted to them and kept when the bijection puts them on the device). The head/tail split is
-  exact (binomial); only the tail's draws cost work, about ``(1 − F(K))`` of the fresh draws.
+  with their exact probabilities) or in the *tail* (the remaining ranks). The head/tail split is
+  exact (binomial). A device holding at most :data:`ENUMERATED_ROWS` rows of a table (row-sharded
+  over many devices) enumerates its tail ranks too, once (the bijection's inverse,
+  :func:`~cxlsim.kernels.sampling.feistel_inverse`, of its rows), with their exact probabilities:
+  how many tail draws land on it is binomial and which rows a categorical draw, so the work is the
+  rows it keeps. A device holding more (whole tables, few devices) draws the tail from the power
+  law restricted to it and keeps the rows the bijection puts on the device (about ``(1 − F(K))``
+  of the fresh draws cost work). Both are the same distribution.
 * Lookups keep the system's order (table-major, then sample-major positions), so the engine sees
   the device's accesses in the order full detail gives it.
 * Bag readings (``bag_size: dlrm_uniform``, ``bag_dedup``; :mod:`cxlsim.workloads.generator`): the
@@ -40,16 +45,24 @@ import math
 
 import numpy as np
 
-from cxlsim.kernels.sampling import EXPONENT_ONE_TOL, feistel_permute, power_law_ranks
+from cxlsim.kernels.sampling import (
+    EXPONENT_ONE_TOL,
+    feistel_inverse,
+    feistel_permute,
+    power_law_ranks,
+)
 from cxlsim.rng import keyed_stream
-from cxlsim.systems.streams import BatchStreams
+from cxlsim.systems.streams import BatchStreams, count_dtype, row_dtype
 from cxlsim.systems.topology import Placement
 from cxlsim.workloads.catalog import Workload
 from cxlsim.workloads.generator import dedup_bags, dlrm_bag_sizes, table_keys
 from cxlsim.workloads.layout import TableLayout
 
-#: Ranks enumerated exactly per table (the head); the rest are drawn by rejection.
+#: Ranks enumerated exactly per table (the head); the rest are drawn by rejection or enumerated.
 HEAD_RANKS = 1 << 18
+#: A device's row range of a table up to this many rows has its tail ranks enumerated (memory: 24 B
+#: a row, 6 MiB a table at the bound); a larger one draws its tail by rejection.
+ENUMERATED_ROWS = 1 << 18
 #: Child stream of the user's seed for device streams (after the generator's 0-2).
 STREAM_DEVICE = 3
 
@@ -150,6 +163,13 @@ class _TableStream:
             self.head_rows = h.rows[on]
             self.head_cdf = np.cumsum(h.w[on])
             self.h = float(self.head_cdf[-1]) if self.head_cdf.size else 0.0
+            self.tail_rows = None  # the device's tail rows, enumerated (ENUMERATED_ROWS)
+            if hi - lo <= ENUMERATED_ROWS and h.K < h.n:
+                ranks = feistel_inverse(np.arange(lo, hi, dtype=np.int64), h.n, h.key)
+                ranks = np.sort(ranks[ranks >= h.K])
+                self.tail_rows = feistel_permute(ranks, h.n, h.key)
+                self.tail_cdf = np.cumsum(rank_cdf(ranks + 1, h.n, h.exponent) - rank_cdf(ranks, h.n, h.exponent))
+                self.t = float(self.tail_cdf[-1]) if self.tail_cdf.size else 0.0
 
     def _fresh(self, rng: np.random.Generator, draws: int) -> np.ndarray:
         """The rows on the device among ``draws`` fresh draws (their order random)."""
@@ -160,7 +180,11 @@ class _TableStream:
         n_head = int(rng.binomial(head, min(1.0, self.h / self.F))) if head and self.h > 0 else 0
         out = [self.head_rows[np.searchsorted(self.head_cdf, rng.random(n_head) * self.h, side="right")
                               .clip(max=self.head_rows.size - 1)]]
-        if tail:
+        if tail and self.tail_rows is not None:
+            n_tail = int(rng.binomial(tail, min(1.0, self.t / (1.0 - self.F)))) if self.t > 0 else 0
+            out.append(self.tail_rows[np.searchsorted(self.tail_cdf, rng.random(n_tail) * self.t, side="right")
+                                      .clip(max=self.tail_rows.size - 1)])
+        elif tail:
             u = self.F + (1.0 - self.F) * rng.random(tail)
             ranks = np.maximum(power_law_ranks(u, self.n, self.exponent), self.K)
             rows = feistel_permute(ranks, self.n, self.key)
@@ -278,15 +302,24 @@ class DeviceStreams:
             gpus * p.batch_size, p.lookups_per_table, p.bag_size == "dlrm_uniform", bool(p.bag_dedup))
         tables = [_TableStream(hs[t], lo, hi, positions, float(p.reuse_prev_fraction), bags)
                   for t, (lo, hi) in enumerate(_ranges(layout, placement, device))]
+        self.n, self._tables, self._rng, self._layout = n, tables, rng, layout
+        self._rows = row_dtype(int(layout.total_rows))  # held as the system's streams hold them
         self._batches: list[BatchStreams] = []
-        prev_unique = np.empty(0, np.int64)
-        for b in range(n):
-            lookup = np.concatenate([ts.next(rng, b == 0) + layout.row_base[t] for t, ts in enumerate(tables)])
-            unique, counts = np.unique(lookup, return_counts=True)
-            shared = _member(unique, prev_unique)
-            self._batches.append(BatchStreams(b, lookup, unique, counts, int(shared.sum()),
-                                              int(counts[shared].sum()), shared))
-            prev_unique = unique
+        self._prev_unique = np.empty(0, np.int64)
 
     def batch(self, n: int) -> BatchStreams:
+        """Batch ``n``; the batches are drawn in order as they are first asked for (the same
+        whatever is asked), so a run that stops early never draws the rest."""
+        if not 0 <= n < self.n:
+            raise IndexError(f"batch {n} of a device stream of {self.n}")
+        while len(self._batches) <= n:
+            b, layout = len(self._batches), self._layout
+            lookup = np.concatenate([ts.next(self._rng, b == 0) + layout.row_base[t]
+                                     for t, ts in enumerate(self._tables)])
+            unique, counts = np.unique(lookup, return_counts=True)
+            shared = _member(unique, self._prev_unique)
+            self._batches.append(BatchStreams(b, lookup.astype(self._rows), unique.astype(self._rows),
+                                              counts.astype(count_dtype(lookup.size)), int(shared.sum()),
+                                              int(counts[shared].sum()), shared))
+            self._prev_unique = unique
         return self._batches[n]

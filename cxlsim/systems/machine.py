@@ -60,6 +60,7 @@ from cxlsim.systems.config import DeviceRole
 from cxlsim.systems.dataflow import sfx
 from cxlsim.systems.graph import DeviceGraph
 from cxlsim.systems.host_llc import HostLlc
+from cxlsim.systems.scale import partial_sums_per_sample
 from cxlsim.systems.streams import BatchStreams, StreamSet
 from cxlsim.systems.symmetry import Reduction, SystemFabric, group_ring_edges
 from cxlsim.systems.topology import Fabric, Placement
@@ -702,11 +703,9 @@ class TrainingMachine:
         bag's de-duplication drops only rows it already has, so it leaves the event unchanged."""
         tables = self.reduction.tables_per_mem if self.reduction else self.sides[m].tables_count
         M = self.system_mems
-        if self.placement is None and self.reduction is None or self.cfg.topology.tables_policy != "row_sharded" or M == 1:
+        if self.placement is None and self.reduction is None:
             return float(tables)
-        if self.workload.params.bag_size == "fixed":
-            return tables * (1.0 - (1.0 - 1.0 / M) ** self.workload.params.lookups_per_table)
-        return tables * (1.0 - self.workload.mean_table_power(1.0 - 1.0 / M))
+        return partial_sums_per_sample(self.workload, tables, M, self.cfg.topology.tables_policy)
 
     def _move(self, nbytes: float, t: float, src, dst) -> OpOutcome:
         if self.reduction is not None:

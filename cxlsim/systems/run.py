@@ -38,6 +38,7 @@ from cxlsim.systems.machine import TrainingMachine
 from cxlsim.systems.provision import check_provision
 from cxlsim.systems.result import RunResult
 from cxlsim.systems.sampling import AUTO, Sampling, decide, parse_ci, rule_for
+from cxlsim.systems.scale import reduces, settle
 from cxlsim.systems.streams import StreamSet, stream_set
 from cxlsim.systems.symmetry import Reduction, plan, representative_streams
 from cxlsim.systems.topology import Fabric, Placement
@@ -122,11 +123,13 @@ class SimulationModel:
 
     ``reduce(cfg, wl)`` → (the symmetry reduction, or ``None``; the accelerators whose samples the
     input streams hold: all of them, or a reduced run's group); ``run(cfg, wl, streams, reduction,
-    rule, trace)`` times the batches ``rule`` asks for and returns the :class:`RunResult`.
+    rule, trace)`` times the batches ``rule`` asks for and returns the :class:`RunResult`;
+    ``settle(cfg, wl)`` first derives the settings the user left unset (:mod:`cxlsim.systems.scale`).
     """
 
     reduce: Callable[[SystemConfig, Workload], tuple[Any, int]]
     run: Callable[[SystemConfig, Workload, StreamSet, Any, Sampling, bool], RunResult]
+    settle: Callable[[SystemConfig, Workload], SystemConfig] = lambda cfg, wl: cfg
 
 
 def dataflow_reduction(cfg: SystemConfig, wl: Workload) -> tuple[Reduction | None, int]:
@@ -153,16 +156,40 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
         raise (exc if workload_sets else cfg.blame(exc)) from None
     rule = rule_for(cfg, wl)
     model = SIMULATION_MODELS[cfg.model]
+    cfg = model.settle(cfg, wl)
     reduction, gpus = model.reduce(cfg, wl)
     # the input streams hold every GPU's samples (a reduced run: its group's): a global batch of gpus × batch_size
-    global_wl = wl if gpus == 1 else load_workload(cfg.workload, {**overrides, "batch_size": wl.params.batch_size * gpus},
-                                                   cfg.source, f"topology.gpus_count ({gpus}) × ")
-    total = rule.max_total  # one more batch closes the last measured one
-    gp = global_wl.params
-    check_bound(cfg.source, "batches", total * gp.batch_size * gp.tables * gp.lookups_per_table, MAX_RUN_LOOKUPS,
-                f"embedding lookups in {total} batches of {global_wl.name} on {gpus} GPU(s)", "lookups one run holds in memory")
+    try:
+        global_wl = wl if gpus == 1 else load_workload(cfg.workload, {**overrides, "batch_size": wl.params.batch_size * gpus},
+                                                       cfg.source, f"topology.gpus_count ({gpus}) × ")
+        total = rule.max_total  # one more batch closes the last measured one
+        gp = global_wl.params
+        check_bound(cfg.source, "batches", total * gp.batch_size * gp.tables * gp.lookups_per_table, MAX_RUN_LOOKUPS,
+                    f"embedding lookups in {total} batches of {global_wl.name} on {gpus} GPU(s)",
+                    "lookups one run holds in memory")
+    except ConfigError as exc:
+        raise ConfigError(exc.where, exc.key, exc.message + _lookup_bound_fix(cfg, wl, reduction, rule)) from None
     streams = stream_set(global_wl, cfg.seed, total)
     return model.run(cfg, wl, streams, reduction, rule, trace)
+
+
+def _lookup_bound_fix(cfg: SystemConfig, wl: Workload, reduction: Any, rule: Sampling) -> str:
+    """What fixes a run refused by the bound on the lookups it holds (``MAX_RUN_LOOKUPS``): the
+    ``--set`` that reduces it to one group of identical devices, where it runs in full detail
+    (the streams then hold that group's samples only), else fewer batches or a smaller batch."""
+    gpus = cfg.topology.as_dict()["gpus_count"]
+    symmetry = cfg.topology.as_dict()["symmetry"]
+    if reduction is None and gpus > 1 and not reduces(symmetry, gpus):
+        return ("; simulate one group of identical GPUs and CXL-MEMs in detail and the rest analytically: "
+                "--set topology.symmetry=on (docs/scale-out.md, 'Symmetry')")
+    group = reduction.group_gpus if reduction is not None else gpus
+    p = wl.params
+    per_batch = group * p.batch_size * p.tables * p.lookups_per_table
+    fits = MAX_RUN_LOOKUPS // per_batch - 1 - (rule.warmup if isinstance(rule.warmup, int) else 0)
+    if fits >= 1 and rule.batches != AUTO:
+        return f"; measure fewer batches: --batches {fits} (or --set batches={fits})"
+    smaller = MAX_RUN_LOOKUPS // (group * p.tables * p.lookups_per_table * (rule.max_total))
+    return f"; a smaller per-GPU batch: --set workload_overrides.batch_size={max(1, smaller)}"
 
 
 def simulate_dataflow(cfg: SystemConfig, wl: Workload, streams: StreamSet, reduction: Reduction | None,
@@ -210,6 +237,6 @@ def simulate_dataflow(cfg: SystemConfig, wl: Workload, streams: StreamSet, reduc
 
 #: The simulation model of each ``model:`` (:data:`cxlsim.systems.config.MODELS`).
 SIMULATION_MODELS: dict[str, SimulationModel] = {
-    "dataflow": SimulationModel(dataflow_reduction, simulate_dataflow),
+    "dataflow": SimulationModel(dataflow_reduction, simulate_dataflow, settle),
     "tpu_ps": SimulationModel(chips_reduction, simulate_tpu_ps),
 }

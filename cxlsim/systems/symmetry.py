@@ -44,9 +44,10 @@ that do not split equally over the memory devices), a host-CPU embedding engine 
 every GPU: nothing splits into groups). Presets cannot be mixed within a role (one preset per
 role), so devices of a role are identical by construction.
 
-Policy (``topology.symmetry``): ``off`` (default: full detail, the reference every golden runs),
-``on`` (reduce wherever the system has at least two groups, else refuse), ``auto`` (reduce from
-:data:`AUTO_MIN_GPUS` GPUs on, refusing an asymmetric configuration there; full detail below).
+Policy (``topology.symmetry``): ``off`` (full detail), ``on`` (reduce wherever the system has at
+least two groups, else refuse), ``auto`` (the default: reduce from :data:`AUTO_MIN_GPUS` GPUs on,
+refusing an asymmetric configuration there with the ``--set`` that runs it; full detail below,
+where every golden runs). Each refusal names the setting that fixes it.
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.topology import Fabric, Placement
 from cxlsim.workloads.layout import TableLayout
 
+#: The setting that runs a configuration the reduction refuses in full detail (named in refusals).
+OFF = "--set topology.symmetry=off"
 #: ``auto`` reduces from this many GPUs on: full detail at 16 GPUs × 16 CXL-MEMs already costs
 #: ≈ 12 s and 1.3 GB per batch (issue 24's measurement) and grows linearly with the devices.
 AUTO_MIN_GPUS = 32
@@ -116,14 +119,16 @@ def plan(cfg: SystemConfig, layout: TableLayout) -> Reduction | None:
         return None
     why = f"topology.symmetry: {policy}: {cfg.name} with {G} GPUs and {M} memory devices is not symmetric: "
     if not axes.of(p, "embedding_engine").on_device:
-        raise SymmetryRefused(why + "one host CPU serves every GPU's embeddings, so nothing splits into groups")
+        raise SymmetryRefused(why + "one host CPU serves every GPU's embeddings, so nothing splits into groups: "
+                              f"{OFF} runs it in full detail")
     k = min(G, M)
     if G % k or M % k:
         raise SymmetryRefused(why + "the GPU count is not a multiple of the memory devices' (or the reverse), "
-                              "so they do not split into identical groups")
+                              f"so they do not split into identical groups: {OFF} runs it in full detail, or "
+                              "counts of which one divides the other reduce")
     if k < 2:
         raise SymmetryRefused(f"topology.symmetry: {policy}: {cfg.name} with {G} GPU(s) and {M} memory device(s) "
-                              "is one group: there is nothing to reduce (use topology.symmetry: off)")
+                              f"is one group: there is nothing to reduce ({OFF})")
     tables = shard_tables(layout, M, topo.tables_policy, why)
     return Reduction(G, M, G // k, M // k, tables)
 
@@ -135,15 +140,17 @@ def shard_tables(layout: TableLayout, mems: int, policy: str, why: str) -> int:
     rows = np.diff(np.append(layout.row_base, layout.total_rows))
     if policy == "row_sharded" or mems == 1:
         if mems > 1 and int(rows.min()) < mems:
-            raise SymmetryRefused(why + f"a table of {int(rows.min())} rows cannot be row-sharded over {mems} devices")
+            raise SymmetryRefused(why + f"a table of {int(rows.min())} rows cannot be row-sharded over {mems} devices "
+                                  f"into equal shards: {OFF} runs it in full detail")
         return int(rows.size)
     pl = Placement.of(layout, mems, policy)
     per_mem = np.bincount(pl.table_mem, minlength=mems)
     bytes_per = np.bincount(pl.table_mem, weights=rows, minlength=mems)
     if per_mem.min() != per_mem.max() or bytes_per.min() != bytes_per.max():
         raise SymmetryRefused(why + f"its {rows.size} whole tables do not split into equal shards over {mems} devices "
-                              f"({int(per_mem.min())}-{int(per_mem.max())} tables each; topology.tables_policy: "
-                              "row_sharded splits every table)")
+                              f"({int(per_mem.min())}-{int(per_mem.max())} tables each): --set "
+                              "topology.tables_policy=row_sharded splits every table (or leave it unset: it then "
+                              "follows from the topology)")
     return int(per_mem[0])
 
 
@@ -219,7 +226,7 @@ def chips_group(chips: int, policy: str, name: str) -> int | None:
     group = math.gcd(chips, TPU_GROUP_CHIPS)
     if chips // group < 2:
         raise SymmetryRefused(f"topology.symmetry: {policy}: {name} with {chips} chip(s) is one group: there is "
-                              "nothing to reduce (use topology.symmetry: off)")
+                              f"nothing to reduce ({OFF})")
     return group
 
 

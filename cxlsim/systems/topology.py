@@ -71,9 +71,13 @@ class Fabric:
             raise ConfigError(cfg.source, "topology.gpus_count", f"{gpus} GPUs + {mems} CXL-MEMs exceed CXL 3.0's "
                               f"{MAX_DEVICES} port-based routing ids per root port")
         if gpus + mems > tree.n_devices:
+            need = levels
+            while fanout > 1 and fanout**need < gpus + mems:
+                need += 1
             raise ConfigError(cfg.source, "topology.gpus_count", f"{gpus} GPUs + {mems} CXL-MEMs exceed the "
-                              f"{tree.n_devices} leaf ports of {levels} switch level(s) with fan-out {fanout}: add "
-                              "levels or fan-out")
+                              f"{tree.n_devices} leaf ports of {levels} switch level(s) with fan-out {fanout}: "
+                              f"--set devices.switch.levels={need} (or leave it unset: it then follows from the "
+                              "topology), or a larger topology.fanout_count")
         order = ([("gpu", g) for g in range(gpus)] + [("mem", m) for m in range(mems)]
                  if topo.attach_policy == "packed" else _interleave(gpus, mems))
         return cls(devices, gpus, mems, tree, {ep: i for i, ep in enumerate(order)})

@@ -7,6 +7,7 @@ import math
 from cxlsim.axes.embedding_engine import EmbeddingEngine
 from cxlsim.errors import InputError
 from cxlsim.systems.axes import register
+from cxlsim.systems.scale import scratchpad_KiB
 
 
 @register("embedding_engine", "ndp")
@@ -47,10 +48,12 @@ class NearData(EmbeddingEngine):
         bags = max(math.ceil(m.B * m.system_gpus * m._transfer_tables(side.index)) for side in m.sides)
         need_B = m.ndp.scratchpad_B(bags, m.dim)
         if not m.ndp.scratchpad_fits(bags, m.dim):
+            fix = scratchpad_KiB(need_B, m.ndp.params.scratchpad_KiB)
             raise InputError(
                 f"devices.ndp.params.scratchpad_KiB: {m.ndp.params.scratchpad_KiB:g} KiB cannot hold a batch's "
                 f"pooled vectors ({need_B / 1024:.0f} KiB: {bags} bags × {m.dim} fp32 on one device); "
-                "spilling them is not modelled: enlarge the scratchpad or reduce the batch")
+                f"spilling them is not modelled: --set devices.ndp.params.scratchpad_KiB={fix:g} (or leave it "
+                "unset: it then follows from the topology), or reduce the batch")
 
     def declare_unused(self) -> None:
         cpu = self.m.cpu.params
