@@ -57,10 +57,9 @@ from cxlsim.arrays import unique as sorted_unique
 from cxlsim.kernels.prefetch import prefetch_read, prefetch_write2
 from cxlsim.kernels.sampling import (
     EXPONENT_ONE_TOL,
-    FEISTEL_ROUNDS,
     GOLDEN_GAMMA,
     _mix64,
-    feistel_half_bits,
+    feistel_inverse,
     feistel_permute,
 )
 from cxlsim.kernels.vector_cache import (
@@ -498,29 +497,6 @@ PHANTOM_PREFETCH_SETS = 16
 #: Buckets of the phantoms' mean-measure lookup (each starts the search near its answer).
 MU_BUCKETS = 1024
 _PHANTOM_STREAM = np.uint64(0xD1B54A32D192ED03)
-
-
-@njit(cache=True)
-def feistel_inverse(y: np.ndarray, n: int, key: np.uint64) -> np.ndarray:
-    """Inverse of :func:`cxlsim.kernels.sampling.feistel_permute` (its rounds backwards, cycle-walked)."""
-    half = feistel_half_bits(n)
-    hb = np.uint64(half)
-    mask = (np.uint64(1) << hb) - np.uint64(1)
-    un = np.uint64(n)
-    out = np.empty(y.size, np.int64)
-    for i in range(y.size):
-        x = np.uint64(y[i])
-        while True:
-            left = x >> hb
-            right = x & mask
-            for r in range(FEISTEL_ROUNDS - 1, -1, -1):
-                f = _mix64(left ^ (key + np.uint64(r + 1) * GOLDEN_GAMMA)) & mask
-                left, right = right ^ f, left
-            x = (left << hb) | right
-            if x < un:
-                break
-        out[i] = np.int64(x)
-    return out
 
 
 @njit(cache=True)
