@@ -161,3 +161,11 @@ def test_the_systems_pull_with_rdcurr_and_declare_the_tracking_cap_unused():
     gpu_bw = mc.gpu.params.mem_bw_GBps * mc.gpu.params.mem_bw_efficiency_fraction
     assert mc.puller.pull_ns(nbytes, 0) == op_stream_ns(mc.cxl, "RdCurr", nbytes // 64, path, 0.0, 64 / gpu_bw,
                                                         mc.cxl.cache_fill_home_ns())
+
+
+def test_microbench_text_prints_cache_ops_one_op_a_line():
+    """The text output lists each CXL.cache op on its own line with its numbers (not a nested dict)."""
+    from cxlsim.cli.microbench import render_result
+
+    text = render_result({"device": "x", "cache_ops": {"RdCurr": {"bw_GBps": 47.45, "latency_ns": 452.2}}})
+    assert "  cache_ops\n    RdCurr" in text and "bw_GBps: 47.45" in text and "{" not in text

@@ -206,9 +206,13 @@ def render_result(d: dict) -> str:
             lines.extend("    " + ", ".join(f"{k}: {fmt_num(v)}" for k, v in row.items()) for row in value)
         elif value is None:
             lines.append(f"  {key:<22} -")
+        elif isinstance(value, dict) and any(isinstance(v, dict) for v in value.values()):
+            lines.append(f"  {key}")  # a table: one line per entry (e.g. cache_ops: op -> bw, latency)
+            for k, v in value.items():
+                inner = ", ".join(f"{kk}: {fmt_num(vv)}" for kk, vv in v.items()) if isinstance(v, dict) else fmt_num(v)
+                lines.append(f"    {k:<20} {inner}")
         elif isinstance(value, dict):
-            inner = ", ".join(f"{k}: {fmt_num(v) if not isinstance(v, dict) else v}" for k, v in value.items())
-            lines.append(f"  {key:<22} {inner}")
+            lines.append(f"  {key:<22} " + ", ".join(f"{k}: {fmt_num(v)}" for k, v in value.items()))
         else:
             lines.append(f"  {key:<22} {fmt_num(value)}")
     return "\n".join(lines)
