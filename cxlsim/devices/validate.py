@@ -16,7 +16,7 @@ JSON-ready report (keys in ``docs/validation.md``); it never fails on a large er
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -209,20 +209,27 @@ def run(checks: list[Check], device: str | None = None,
         raise ConfigError("--device", device, f"no check of this preset (checked: {', '.join(known)})")
     bench = _Bench(overrides or {})
     results = [run_check(bench, c) for c in chosen]
-    devices: dict[str, dict[str, Any]] = {}
-    for r in results:
-        d = devices.setdefault(r["device"], {"checks_count": 0, "points_count": 0, "within_count": 0,
-                                             "checks_within_count": 0, "_errs": []})
-        d["checks_count"] += 1
-        d["checks_within_count"] += int(r["within"])
-        d["points_count"] += len(r["points"])
-        d["within_count"] += r["within_count"]
-        d["_errs"].extend(abs(p["rel_error"]) for p in r["points"])
+    devices = _tally(results, lambda r: r["device"])
     for d in devices.values():
         errs = d.pop("_errs")
         d["mean_abs_rel_error"] = sum(errs) / len(errs)
         d["max_abs_rel_error"] = max(errs) if errs else math.nan
     return {"version": VERSION, "checks": results, "devices": devices, "groups": group_summary(results)}
+
+
+def _tally(results: list[dict[str, Any]], key: Callable[[dict[str, Any]], str]) -> dict[str, dict[str, Any]]:
+    """Checks and points counted per ``key(check result)``, with each one's |relative errors| under
+    ``_errs`` (for the caller's statistics)."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in results:
+        t = out.setdefault(key(r), {"checks_count": 0, "points_count": 0, "within_count": 0,
+                                    "checks_within_count": 0, "_errs": []})
+        t["checks_count"] += 1
+        t["checks_within_count"] += int(r["within"])
+        t["points_count"] += len(r["points"])
+        t["within_count"] += r["within_count"]
+        t["_errs"].extend(abs(p["rel_error"]) for p in r["points"])
+    return out
 
 
 #: The catalog's halves by device family: the memory media, and the fabric that reaches them.
@@ -235,17 +242,11 @@ GROUPS: dict[str, tuple[str, ...]] = {
 def group_summary(results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per group of :data:`GROUPS` (families not listed: ``other``): checks and points counted,
     within tolerance, and the median and mean |relative error| over the group's points."""
-    out: dict[str, dict[str, Any]] = {}
-    for r in results:
+    def group(r: dict[str, Any]) -> str:
         family = r["device"].split("/", 1)[0]
-        name = next((g for g, fams in GROUPS.items() if family in fams), "other")
-        g = out.setdefault(name, {"checks_count": 0, "checks_within_count": 0, "points_count": 0,
-                                  "within_count": 0, "_errs": []})
-        g["checks_count"] += 1
-        g["checks_within_count"] += int(r["within"])
-        g["points_count"] += len(r["points"])
-        g["within_count"] += r["within_count"]
-        g["_errs"].extend(abs(p["rel_error"]) for p in r["points"])
+        return next((g for g, fams in GROUPS.items() if family in fams), "other")
+
+    out = _tally(results, group)
     for g in out.values():
         errs = sorted(g.pop("_errs"))
         n = len(errs)
