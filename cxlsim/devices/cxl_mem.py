@@ -40,6 +40,7 @@ from cxlsim.config.catalog import Preset
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.devices import cxl_mlc as mlc
 from cxlsim.devices.base import DeviceModel
+from cxlsim.devices.cxl_cache_ops import cache_ops
 from cxlsim.devices.cxl_path import FabricPath
 from cxlsim.devices.registry import DeviceFamily, family_kind, get_family, load_preset, register
 from cxlsim.errors import ConfigError
@@ -47,8 +48,6 @@ from cxlsim.errors import ConfigError
 #: The parts of a composite and the family (or ``kind:<kind>``) each must be of.
 PARTS = {"link": "cxl_link", "controller": "cxl_protocol", "media": "kind:memory", "switch": "cxl_switch"}
 NO_SWITCH = "none"
-#: The hook the lead wires to the Type-2 CXL.cache operations once they merge.
-CACHE_OPS_MODULE = "cxlsim.devices.cxl_cache_ops"
 
 
 class _PartParam(Param):
@@ -231,17 +230,10 @@ def build(params: ParamSet) -> CxlMem:
 
 
 # -- the microbenchmark -----------------------------------------------------------------------
-def cache_ops_hook(dev: CxlMem) -> dict[str, Any] | None:
-    """The Type-2 device-initiated CXL.cache operations (RdCurr, RdShared, ...) when the module
-    that times them (:data:`CACHE_OPS_MODULE`, ``cache_ops(protocol, path) -> {op: {"bw_GBps",
-    "latency_ns"}}``) is installed; None before. TODO(lead): wired after the cxlcache branch merges."""
-    import importlib
-
-    try:
-        mod = importlib.import_module(CACHE_OPS_MODULE)
-    except ImportError:
-        return None
-    return mod.cache_ops(dev.controller, dev.path)
+def cache_ops_hook(dev: CxlMem) -> dict[str, Any]:
+    """The Type-2 device-initiated CXL.cache operations (RdCurr, RdShared, ...) over the device's
+    path (:func:`cxlsim.devices.cxl_cache_ops.cache_ops`: ``{op: {"bw_GBps", "latency_ns"}}``)."""
+    return cache_ops(dev.controller, dev.path)
 
 
 def microbench(dev: CxlMem, options: Mapping[str, Any]) -> dict[str, Any]:
