@@ -215,3 +215,18 @@ def test_young_grid_equals_young_at_each_age_bit_for_bit(rows_per_table, exponen
     got = _young_grid(terms, grid)
     want = np.array([_young(terms, float(g)) for g in grid])
     assert np.array_equal(got, want)
+
+
+def test_starting_state_is_the_runs_own_not_a_longer_stream_sets():
+    """The steady start is built from the batches the run simulates: a stream set an earlier run in
+    the same process lengthened (sweeps, the comparison) gives the same state as a fresh one."""
+    from cxlsim.systems.streams import StreamSet
+    from cxlsim.systems.vector_cache_start import starting_cache
+
+    wl = load_workload("rm4", {"batch_size": 8, "rows_per_table": 4000})
+    fresh = starting_cache("steady", StreamSet(wl, 3, 3), 4096)[0]
+    longer = StreamSet(wl, 3, 12)
+    lengthened = starting_cache("steady", longer, 4096, batches=3)[0]
+    whole = starting_cache("steady", longer, 4096)[0]
+    assert np.array_equal(lengthened.dense(), fresh.dense())
+    assert not np.array_equal(whole.dense(), fresh.dense())  # the batch count is what matters

@@ -180,7 +180,7 @@ class TrainingMachine:
     def __init__(self, devices: DeviceGraph, streams: StreamSet, gpus: int = 1, mems: int = 1,
                  fabric: Fabric | None = None, placement: Placement | None = None,
                  reduction: Reduction | None = None, system_fabric: Fabric | None = None,
-                 device_streams: list | None = None) -> None:
+                 device_streams: list | None = None, run_batches: int | None = None) -> None:
         cfg = self.cfg = devices.config
         self.devices = devices
         p = self.pipe = cfg.pipeline
@@ -251,8 +251,11 @@ class TrainingMachine:
         if p.vector_cache_GB > 0:
             self.host_dram = Memory(cfg.role("host_dram"), devices["host_dram"])
             self.memories[self.host_dram.role] = self.host_dram
+            # from the batches this run simulates at most (``run_batches``, default the stream set's):
+            # never from a longer set an earlier run in this process left (the state would depend on it)
             self.cache = starting_cache(p.vector_cache_start, streams, int(p.vector_cache_GB * 1e9 // self.row_B),
-                                        self.engine.device.params.update_table_order == "reverse")
+                                        self.engine.device.params.update_table_order == "reverse",
+                                        streams.n if run_batches is None else run_batches)
         self.engine_lane = side.engine_lane
         self.mover_lane = self.mover.lane
         self.agent_lane = side.agent_lane

@@ -208,7 +208,7 @@ def simulate_dataflow(cfg: SystemConfig, wl: Workload, streams: StreamSet, reduc
     if reduction is not None:
         device_streams = representative_streams(reduction, wl, cfg.topology.tables_policy, cfg.seed, total)
     machine = TrainingMachine(devices, streams, gpus, mems, fabric, placement, reduction, system_fabric,
-                              device_streams)
+                              device_streams, run_batches=total)
     ex = Executor(TraceRecorder(enabled=trace))
     build_graph(ex, machine, cfg.pipeline, total)
 

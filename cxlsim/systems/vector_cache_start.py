@@ -23,36 +23,41 @@ from cxlsim.workloads.generator import table_keys
 STARTS = ("empty", "steady")
 
 
-def touched_rows(streams: StreamSet) -> np.ndarray:
-    """The distinct global rows any batch of ``streams`` accesses, ascending (makes every batch)."""
-    streams.prepare()
-    rows = [streams.batch(n).unique_rows for n in range(streams.n)]
+def touched_rows(streams: StreamSet, batches: int | None = None) -> np.ndarray:
+    """The distinct global rows any of the first ``batches`` batches of ``streams`` (default all)
+    accesses, ascending (makes those batches)."""
+    batches = streams.n if batches is None else min(int(batches), streams.n)
+    streams.prepare(batches)
+    rows = [streams.batch(n).unique_rows for n in range(batches)]
     return sorted_unique(np.concatenate(rows).astype(np.int64)) if rows else np.zeros(0, np.int64)
 
 
-def starting_cache(start: str, streams: StreamSet, capacity_rows: int, reverse_tables: bool = False) -> tuple[VectorCache]:
-    """The cache state of ``capacity_rows`` entries a run over ``streams`` starts from.
-    ``reverse_tables``: the update visits the tables last first (its order sets the recency of the
-    rows one batch touched)."""
+def starting_cache(start: str, streams: StreamSet, capacity_rows: int, reverse_tables: bool = False,
+                   batches: int | None = None) -> tuple[VectorCache]:
+    """The cache state of ``capacity_rows`` entries a run over the first ``batches`` batches of
+    ``streams`` (default all; the run's own count: a stream set an earlier run lengthened must not
+    change it) starts from. ``reverse_tables``: the update visits the tables last first (its order
+    sets the recency of the rows one batch touched)."""
     if start == "empty":
         return new_cache(capacity_rows)
     if start != "steady":
         raise ValueError(f"vector_cache_start: {start!r} is not one of {STARTS}")
     w = streams.workload
-    key = (w.name, tuple(sorted((k, str(v)) for k, v in w.params.items())), int(streams.seed), int(streams.n),
+    batches = streams.n if batches is None else min(int(batches), streams.n)
+    key = (w.name, tuple(sorted((k, str(v)) for k, v in w.params.items())), int(streams.seed), batches,
            int(capacity_rows), bool(reverse_tables))
     if key not in _KEPT:
         _KEPT.clear()
-        _KEPT[key] = _build(streams, capacity_rows, reverse_tables)
+        _KEPT[key] = _build(streams, capacity_rows, reverse_tables, batches)
     return (_KEPT[key][0].copy(),)
 
 
 _KEPT: dict[tuple, tuple[VectorCache]] = {}
 
 
-def _build(streams: StreamSet, capacity_rows: int, reverse_tables: bool) -> tuple[VectorCache]:
+def _build(streams: StreamSet, capacity_rows: int, reverse_tables: bool, batches: int) -> tuple[VectorCache]:
     layout, p = streams.layout, streams.workload.params
-    state, _ = steady_state_touched(touched_rows(streams), layout.rows, layout.row_base,
+    state, _ = steady_state_touched(touched_rows(streams, batches), layout.rows, layout.row_base,
                                     table_keys(streams.seed, layout.tables), float(p.popularity_exponent),
                                     p.batch_size * p.lookups_per_table, float(p.reuse_prev_fraction), capacity_rows,
                                     seed=streams.seed, reverse_tables=reverse_tables)
