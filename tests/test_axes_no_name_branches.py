@@ -12,7 +12,7 @@ from cxlsim.systems import axes
 
 ROOT = Path(cxlsim.__file__).parent
 #: The machine binds each axis's implementation (it may read the choices); the implementations own them.
-EXEMPT = ("systems/machine.py", "axes/")
+EXEMPT = ("systems/machine/", "axes/")
 
 
 def _names() -> set[str]:

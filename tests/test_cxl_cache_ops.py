@@ -157,7 +157,7 @@ def test_the_systems_pull_with_rdcurr_and_declare_the_tracking_cap_unused():
     assert "device_completion_ns" in params.reads
     mc = r.machine
     nbytes = 1 << 20
-    path = mc._path(("gpu", mc.sides[0].source_gpu), ("mem", 0))
+    path = mc.path(("gpu", mc.sides[0].source_gpu), ("mem", 0))
     gpu_bw = mc.gpu.params.mem_bw_GBps * mc.gpu.params.mem_bw_efficiency_fraction
     assert mc.puller.pull_ns(nbytes, 0) == op_stream_ns(mc.cxl, "RdCurr", nbytes // 64, path, 0.0, 64 / gpu_bw,
                                                         mc.cxl.cache_fill_home_ns())

@@ -140,7 +140,7 @@ def test_row_sharded_pooled_vectors_are_the_expectation_over_the_bag_sizes(readi
         power = (1.5 * q + sum(q**j for j in range(2, x)) + 0.5 * q**x) / x
     else:
         power = q**x
-    assert m._transfer_tables(0) == pytest.approx(20 * (1 - power), rel=1e-12)
+    assert m.transfer_tables(0) == pytest.approx(20 * (1 - power), rel=1e-12)
     assert m.pooled_B_of(0) == pytest.approx(m.B * 20 * (1 - power) * m.dim * 4, rel=1e-12)
 
 

@@ -86,7 +86,7 @@ def partial_sums_per_sample(workload: Any, tables: int, mems: int, policy: str) 
     """Pooled vectors per sample one device sends each GPU: one per table it holds whole;
     row-sharded over ``mems`` devices, one per table whose bag has a row on it, in expectation
     ``T (1 − E[(1 − 1/M)^K])`` over the bag's draws ``K`` (named approximation: draws independent
-    and uniform over the devices; :meth:`cxlsim.systems.machine.TrainingMachine._transfer_tables`)."""
+    and uniform over the devices; :meth:`cxlsim.systems.machine.TrainingMachine.transfer_tables`)."""
     if policy != "row_sharded" or mems == 1:
         return float(tables)
     if workload.params.bag_size == "fixed":

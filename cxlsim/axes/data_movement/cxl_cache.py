@@ -31,13 +31,13 @@ class CxlCache(DataMover):
         """The host posts the registers; the device's CXL.io engine DMAs the indices itself."""
         mc = self.m
         idx_B = mc.batch(n, m).n_indices * WIRE_INDEX_B
-        path = mc._path("host", ("mem", m))
-        mc.count_link(cxl_path_key("host", mc._ep(("mem", m))), mc.cxl.read_cost(idx_B, 0.0, path).size_B)  # index DMA
+        path = mc.path("host", ("mem", m))
+        mc.count_link(cxl_path_key("host", mc.endpoint(("mem", m))), mc.cxl.read_cost(idx_B, 0.0, path).size_B)  # index DMA
         return OpOutcome(t + mc.cxl.configure_batch_ns(CONFIG_REGISTERS, idx_B, path, mc.cpu))
 
     def move(self, nbytes: float, t: float, src, dst) -> OpOutcome:
         mc = self.m
-        path = mc._path(src, dst)
+        path = mc.path(src, dst)
         lines = math.ceil(nbytes / mc.cxl.line_B)
         mc.count_link(cxl_path_key(src, dst), mc.cxl.flush_cost(lines, path).size_B)
         return OpOutcome(t + mc.cxl.flush_ns(lines, path))
@@ -54,11 +54,11 @@ class CxlCache(DataMover):
         for a, b in mc.reduction.represented(src, dst):
             path = mc.system_fabric.path(a, b)
             alone = mc.cxl.flush_ns(lines, path)
-            total += mc._sysfab.load(a, b, phase) * alone
+            total += mc.trunk_load(a, b, phase) * alone
             counts.append((cxl_path_key(a, b), mc.cxl.flush_cost(lines, path).size_B))
             for node, direction in mc.system_fabric.links(a, b):
                 if not node.startswith("dev"):
-                    mc._trunk_ns[(phase, node, direction)] = alone
+                    mc.record_trunk(phase, node, direction, alone)
         return total, counts
 
     def transfer_lanes(self, src, dst) -> tuple[str, ...]:

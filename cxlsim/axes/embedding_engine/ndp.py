@@ -45,7 +45,7 @@ class NearData(EmbeddingEngine):
         flushed to the GPUs (the ``ndp`` preset's sizing); spilling them to the memory is not
         modelled, so a batch that does not fit is refused."""
         m = self.m
-        bags = max(math.ceil(m.B * m.system_gpus * m._transfer_tables(side.index)) for side in m.sides)
+        bags = max(math.ceil(m.B * m.system_gpus * m.transfer_tables(side.index)) for side in m.sides)
         need_B = m.ndp.scratchpad_B(bags, m.dim)
         if not m.ndp.scratchpad_fits(bags, m.dim):
             fix = scratchpad_KiB(need_B, m.ndp.params.scratchpad_KiB)

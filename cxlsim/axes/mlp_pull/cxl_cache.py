@@ -41,13 +41,13 @@ class CxlCachePull(MlpPull):
         # GPU memory serves lines at its streaming bandwidth; its load latency (hundreds of ns)
         # is not a GPU-preset parameter and is negligible against megabyte pulls: left out
         gpu_bw = mc.gpu.params.mem_bw_GBps * mc.gpu.params.mem_bw_efficiency_fraction
-        path = mc._path(("gpu", mc.sides[m].source_gpu), ("mem", m))
+        path = mc.path(("gpu", mc.sides[m].source_gpu), ("mem", m))
         return mc.cxl.cache_fill_ns(lines, 0.0, path, mc.cxl.line_B / gpu_bw, MLP_PULL_OP)
 
     def count(self, side, nbytes: float) -> None:
         mc = self.m
-        path = mc._path(("gpu", side.source_gpu), ("mem", side.index))
-        mc.count_link(cxl_path_key(mc._ep(("gpu", side.source_gpu)), mc._ep(("mem", side.index))),
+        path = mc.path(("gpu", side.source_gpu), ("mem", side.index))
+        mc.count_link(cxl_path_key(mc.endpoint(("gpu", side.source_gpu)), mc.endpoint(("mem", side.index))),
                       mc.cxl.read_cost(nbytes, 0.0, path).size_B)
 
     def declare_unused(self) -> None:
