@@ -82,7 +82,7 @@ def test_the_scale_line_reports_a_point_that_dies_and_runs_the_others(monkeypatc
 
     monkeypatch.setattr(bench, "_scale_point", fake_point)
     rows = bench.scale_line("fork")  # the fake point reaches a forked child only
-    assert [r["gpus"] for r in rows] == list(bench.SCALE_GPUS)
+    assert [r["gpus"] for r in rows] == list(bench.scale_gpus())
     assert rows[2]["error"] == "the process ended with exit status 3" and "error" not in rows[-1]
     text = bench.render_scale(rows)
     assert "exit status 3" in text and "1024" in text.replace(",", "")

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+import cxlsim.studies.paper.report as paper_report
+import cxlsim.studies.paper.settings as paper_settings
+import cxlsim.studies.paper.simulation as paper_simulation
 from cxlsim.cli import main
-from cxlsim.sweep import figures, paper
-from cxlsim.sweep import reproduce as rp
 
 TINY = ["--set", "warmup_batches=0", "--set", "workload_overrides.batch_size=16",
         "--set", "workload_overrides.rows_per_table=10000", "--set", "workload_overrides.tables=4",
@@ -64,7 +65,7 @@ def test_summary_is_normalised_to_pmem(reproduced):
 def test_plots_only_redraws_without_simulating(reproduced, monkeypatch, capsys):
     _, out = reproduced
     (out / "fig11_breakdown.png").unlink()
-    monkeypatch.setattr(rp, "run", lambda *a, **k: pytest.fail("--plots-only simulated"))
+    monkeypatch.setattr(paper_simulation, "run", lambda *a, **k: pytest.fail("--plots-only simulated"))
     assert main(["reproduce", "--out", str(out), "--plots-only"]) == 0
     assert (out / "fig11_breakdown.png").is_file()
     text = capsys.readouterr().out
@@ -78,24 +79,24 @@ def test_fig13_skipped_with_a_note_without_energy(reproduced, tmp_path):
     doc = json.loads((out / "results.json").read_text())
     for p in doc["points"]:
         p["result"]["energy_J_per_batch"] = None
-    doc["summary"] = rp.summary(doc["points"])
-    assert figures.fig13_energy(doc, tmp_path / "fig13.png") is None
+    doc["summary"] = paper_simulation.summary(doc["points"])
+    assert paper_report.fig13_energy(doc, tmp_path / "fig13.png") is None
     assert not doc["summary"]["energy_available"]
-    assert "energy vs pmem (lower is better): unavailable" in rp.render(doc["summary"])
+    assert "energy vs pmem (lower is better): unavailable" in paper_report.render(doc["summary"])
 
 
 def test_axis_cuts_towering_bars():
-    assert figures._axis_top([1.0, 1.1, 0.9, 80.0]) == pytest.approx(1.1 * 1.1)
-    assert figures._axis_top([1.0, 2.0]) == pytest.approx(2.2)
+    assert paper_report._axis_top([1.0, 1.1, 0.9, 80.0]) == pytest.approx(1.1 * 1.1)
+    assert paper_report._axis_top([1.0, 2.0]) == pytest.approx(2.2)
     # RM2's energy panel: the pmem baseline (1.0) towers over the others' 0.2 but stays whole
     panel = [5.5, 1.0, 0.2, 0.21, 0.2, 0.2, 0.17, 1.7, 0.18]
-    assert figures._axis_top(panel) < 1.0
-    assert figures._axis_top(panel, keep=1.0) == pytest.approx(1.1)
+    assert paper_report._axis_top(panel) < 1.0
+    assert paper_report._axis_top(panel, keep=1.0) == pytest.approx(1.1)
 
 
 def test_default_systems_follow_the_configs(monkeypatch):
-    monkeypatch.setattr("cxlsim.sweep.paper.list_systems", lambda: ["cxl", "pmem", "tpu-ps", "my-variant"])
-    assert paper.default_systems() == ["pmem", "cxl", "tpu-ps"]  # SPEC §1.4 order; others left out
+    monkeypatch.setattr("cxlsim.studies.paper.settings.list_systems", lambda: ["cxl", "pmem", "tpu-ps", "my-variant"])
+    assert paper_settings.default_systems() == ["pmem", "cxl", "tpu-ps"]  # SPEC §1.4 order; others left out
 
 
 def test_config_flag_is_rejected(capsys):

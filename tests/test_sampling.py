@@ -12,9 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import cxlsim.studies.sampling.simulation as sampling_simulation
 from cxlsim.errors import ConfigError, InputError
-from cxlsim.sweep import sampling_check
-from cxlsim.sweep.sampling_check import check_one, markdown
+from cxlsim.studies.sampling.report import markdown
+from cxlsim.studies.sampling.simulation import check_one
 from cxlsim.systems import sampling as sm
 from cxlsim.systems.run import configure, simulate
 from cxlsim.systems.sampling import AUTO, Sampling, decide
@@ -230,7 +231,7 @@ def test_auto_is_within_its_target_of_20_batches_on_every_system_and_rm():
     """The full check (docs/validation.md, about 4 minutes on 2 cores): every system but ``ssd``
     (whose batch times drift over 20 batches as its vector cache warms: documented there) is within 1 % of the
     20-batch mean on both platforms, at fewer batch simulations."""
-    doc = sampling_check.run(workers=os.cpu_count() or 1)
+    doc = sampling_simulation.run(workers=os.cpu_count() or 1)
     steady = [c for c in doc["cells"] if c["system"] != "ssd"]
     assert len(steady) == 2 * 4 * (len(doc["cells"]) // 8 - 1)
     off = [(c["platform"], c["system"], c["workload"], c["difference_fraction"]) for c in steady if not c["within_target"]]

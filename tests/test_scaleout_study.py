@@ -6,8 +6,10 @@ import json
 
 import pytest
 
+import cxlsim.studies.scaleout.__main__ as scaleout_main
+import cxlsim.studies.scaleout.report as scaleout_report
+import cxlsim.studies.scaleout.simulation as scaleout_simulation
 from cxlsim.errors import ConfigError
-from cxlsim.sweep import scaleout
 from cxlsim.sweep.spec import build_spec, load_spec
 from cxlsim.systems.config import system_path
 
@@ -61,19 +63,19 @@ def test_reader_tables_and_figure(tmp_path):
     recs += [_record("pmem", "rm1", g, None, None, 900.0, 3.0) for g in (1, 2, 4, 8)]
     recs.append({"id": "bad", "status": "failed", "swept": {}, "result": None})
     (tmp_path / "points.jsonl").write_text("\n".join(json.dumps(r) for r in recs))
-    points = scaleout.read_points(tmp_path)
+    points = scaleout_simulation.read_points(tmp_path)
     assert len(points) == len(recs) - 1
     p = next(x for x in points if x.system == "cxl" and x.gpus == 8 and x.mems == 7)
     assert p.balanced and p.samples_per_batch == pytest.approx(359 * 8)
     assert p.energy_per_sample_mJ == pytest.approx(1e3 * 8 / (359 * 8))
-    head, rows = scaleout.balanced_table(points)
+    head, rows = scaleout_report.balanced_table(points)
     cxl = next(r for r in rows if r[0] == "cxl")
     assert cxl[2:6] == ["1.0", "2.0", "4.0", "8.0"] and cxl[6] == "1.00"  # linear: efficiency 1
     pmem = next(r for r in rows if r[0] == "pmem")
     assert pmem[6] == "0.12"  # one host: flat
-    head, rows = scaleout.memory_table(points)
+    head, rows = scaleout_report.memory_table(points)
     assert rows[0][1:5] == ["0.5", "1.0", "2.0", "8.0"] and rows[0][6] == "media.1 (90%)"
-    out = scaleout.plot(points, tmp_path / "fig.png")
+    out = scaleout_report.plot(points, tmp_path / "fig.png")
     assert out.stat().st_size > 0
-    assert scaleout.main([str(tmp_path), "--plot", str(tmp_path / "f2.png"), "--markdown"]) == 0
-    assert scaleout.main([str(tmp_path / "nowhere")]) == 2
+    assert scaleout_main.main([str(tmp_path), "--plot", str(tmp_path / "f2.png"), "--markdown"]) == 0
+    assert scaleout_main.main([str(tmp_path / "nowhere")]) == 2

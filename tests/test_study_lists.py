@@ -16,11 +16,21 @@ import cxlsim.bench.crashtest as crash_bench
 import cxlsim.bench.sim as sim_bench
 import cxlsim.bench.sweep as sweep_bench
 import cxlsim.crash.run as crash_run
+import cxlsim.studies.fig12.__main__ as fig12_main
+import cxlsim.studies.fig12.settings as fig12_settings
+import cxlsim.studies.paper.settings as paper_settings
+import cxlsim.studies.paper.simulation as paper_simulation
+import cxlsim.studies.platform_study.__main__ as platform_study_main
+import cxlsim.studies.platform_study.settings as platform_study_settings
+import cxlsim.studies.platform_study.simulation as platform_study_simulation
+import cxlsim.studies.scaleout.__main__ as scaleout_main
+import cxlsim.studies.scaleout.report as scaleout_report
+import cxlsim.studies.scaleout.settings as scaleout_settings
+import cxlsim.studies.scaleout.simulation as scaleout_simulation
 import cxlsim.systems.streams as streams
 from cxlsim import goldens
 from cxlsim.cli import main as cli_main
 from cxlsim.errors import ConfigError
-from cxlsim.sweep import fig12_points, paper, platform_study, scaleout
 from cxlsim.sweep.lists import sweep_lists, sweep_path
 
 SHIPPED = Path(__file__).resolve().parents[1] / "configs" / "sweeps"
@@ -54,8 +64,8 @@ def test_a_user_sweep_shadows_the_shipped_one(sweeps):
     assert sweep_path("paper").samefile(SHIPPED / "paper.yaml")
     path = sweeps("paper", systems=["cxl", "pmem"], workloads=["rm3"])
     assert sweep_path("paper") == path
-    assert paper.sweep_grid() == (("cxl", "pmem"), ("rm3",))
-    assert paper.default_systems() == ["cxl", "pmem"] and paper.paper_workloads() == ["rm3"]
+    assert paper_settings.sweep_grid() == (("cxl", "pmem"), ("rm3",))
+    assert paper_settings.default_systems() == ["cxl", "pmem"] and paper_settings.paper_workloads() == ["rm3"]
 
 
 def test_platform_study(sweeps, monkeypatch):
@@ -67,8 +77,8 @@ def test_platform_study(sweeps, monkeypatch):
         ran.append((system, workload))
         return 1.0
 
-    monkeypatch.setattr(platform_study, "batch_times", fake)
-    out = platform_study.run(batches=1)
+    monkeypatch.setattr(platform_study_simulation, "batch_times", fake)
+    out = platform_study_simulation.run(batches=1)
     assert out["platform"] == "physical" and out["workloads"] == ["rm2"]
     assert list(out["base"]["rm2"]) == ["cxl", "cxl-b", "cxl-d", "pcie", "pmem", "dram"]
     assert {w for _, w in ran} == {"rm2"}
@@ -76,7 +86,7 @@ def test_platform_study(sweeps, monkeypatch):
 
 def test_platform_study_needs_the_systems_it_compares(sweeps, capsys):
     path = sweeps("platform-study", systems=["cxl", "pmem"])
-    assert platform_study.main(["--batches", "1"]) == 2
+    assert platform_study_main.main(["--batches", "1"]) == 2
     err = capsys.readouterr().err
     assert str(path) in err and "base.systems" in err and "pcie" in err
 
@@ -85,17 +95,17 @@ def test_scale_out_tables(sweeps):
     sweeps("scale-out", systems=["pmem", "cxl"], workloads=["rm2"],
            axes={"grid": {"topology.gpus_count": [1, 2]}})
     sweeps("scale-out-1024", systems=["cxl"], workloads=["rm2"], axes={"grid": {"topology.gpus_count": [16]}})
-    assert scaleout.study_lists() == (("cxl", "pmem"), ("rm2",))
-    pts = [scaleout.ScalePoint(s, w, 1, None, None, 10.0, None, 1.0, None, None)
+    assert scaleout_settings.study_lists() == (("cxl", "pmem"), ("rm2",))
+    pts = [scaleout_simulation.ScalePoint(s, w, 1, None, None, 10.0, None, 1.0, None, None)
            for s in ("pmem", "pcie") for w in ("rm1", "rm2")]
-    assert [r[:2] for r in scaleout.balanced_table(pts)[1]] == [["pmem", "rm2"]]  # pcie and rm1 are not listed
+    assert [r[:2] for r in scaleout_report.balanced_table(pts)[1]] == [["pmem", "rm2"]]  # pcie and rm1 are not listed
 
 
 def test_fig12_points(sweeps, monkeypatch, capsys):
     sweeps("fig12", systems=["cxl", "cxl-d"], workloads=["rm2"], axes={"grid": {"platform": ["physical"]}})
-    monkeypatch.setattr(fig12_points, "points", lambda s, p, w: {"system": s, "platform": p, "workload": w,
+    monkeypatch.setattr(fig12_main, "points", lambda s, p, w: {"system": s, "platform": p, "workload": w,
                                                                  "batch_ms": 1.0})
-    assert fig12_points.main(["--json"]) == 0
+    assert fig12_main.main(["--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert [(r["system"], r["platform"], r["workload"]) for r in rows] == [("cxl", "physical", "rm2"),
                                                                           ("cxl-d", "physical", "rm2")]
@@ -104,11 +114,10 @@ def test_fig12_points(sweeps, monkeypatch, capsys):
 def test_reproduce_timelines_follow_fig12(sweeps):
     """The reproduction's Figure-12 timelines run fig12.yaml's systems (those reproduced) on its
     first workload."""
-    from cxlsim.sweep import reproduce
-    runs = {(p.system, p.workload) for p in reproduce.plan(["cxl", "cxl-b", "pmem"], ["rm1"]).timelines}
+    runs = {(p.system, p.workload) for p in paper_simulation.plan(["cxl", "cxl-b", "pmem"], ["rm1"]).timelines}
     assert runs == {("cxl-b", "rm1"), ("cxl", "rm1")}
     sweeps("fig12", systems=["cxl", "pmem"], workloads=["rm3"])
-    runs = {(p.system, p.workload) for p in reproduce.plan(["cxl", "cxl-b", "pmem"], ["rm1"]).timelines}
+    runs = {(p.system, p.workload) for p in paper_simulation.plan(["cxl", "cxl-b", "pmem"], ["rm1"]).timelines}
     assert runs == {("cxl", "rm3"), ("pmem", "rm3")}
 
 
@@ -157,9 +166,9 @@ def test_bench_sim(sweeps, monkeypatch):
 # -- bad sweeps: exit 2, the file and the key -------------------------------------------------------
 
 ENTRY_POINTS = {
-    "platform-study": lambda tmp: platform_study.main(["--batches", "1"]),
-    "fig12": lambda tmp: fig12_points.main([]),
-    "scale-out": lambda tmp: scaleout.main([str(tmp)]),
+    "platform-study": lambda tmp: platform_study_main.main(["--batches", "1"]),
+    "fig12": lambda tmp: fig12_main.main([]),
+    "scale-out": lambda tmp: scaleout_main.main([str(tmp)]),
     "goldens": lambda tmp: goldens.main(["--only", "energy", "--energy-path", str(tmp / "e.json")]),
     "bench-sim": lambda tmp: cli_main(["bench", "sim", "--quick"]),
     "bench-sweep": lambda tmp: cli_main(["bench", "sweep", "--quick"]),
@@ -196,17 +205,17 @@ def test_platforms_are_checked_against_the_catalog(sweeps, name, axes, key):
 
 def test_a_fixed_platform_is_checked_too(sweeps, capsys):
     path = sweeps("platform-study", set={"platform": "mars"})
-    assert platform_study.main(["--batches", "1"]) == 2
+    assert platform_study_main.main(["--batches", "1"]) == 2
     err = capsys.readouterr().err
     assert str(path) in err and "base.set.platform" in err and "no such platform 'mars'" in err
 
 
 def test_shipped_study_lists_are_the_former_tuples():
     """What the studies ran before their lists moved into the catalog (outputs stay identical)."""
-    assert platform_study.study_lists().systems == ("pmem", "pcie", "cxl-d", "cxl-b", "cxl")
-    assert platform_study.study_lists().platforms == ("prototype",)
-    assert scaleout.study_lists() == (("cxl", "cxl-b", "cxl-d", "pcie", "pmem", "tpu-ps"), ("rm1", "rm2", "rm3", "rm4"))
-    assert (fig12_points.study_lists().systems, fig12_points.study_lists().platforms) == (
+    assert platform_study_settings.study_lists().systems == ("pmem", "pcie", "cxl-d", "cxl-b", "cxl")
+    assert platform_study_settings.study_lists().platforms == ("prototype",)
+    assert scaleout_settings.study_lists() == (("cxl", "cxl-b", "cxl-d", "pcie", "pmem", "tpu-ps"), ("rm1", "rm2", "rm3", "rm4"))
+    assert (fig12_settings.study_lists().systems, fig12_settings.study_lists().platforms) == (
         ("cxl-d", "cxl-b", "cxl"), ("prototype", "physical"))
     assert sweep_lists("crash-bench").systems == ("cxl-d", "cxl") and sweep_lists("crash-bench").workloads == ("rm1",)
     assert goldens.cases().platforms == sim_bench.comparison()[2] == ("physical", "prototype")
@@ -216,5 +225,15 @@ def test_goldens_and_bench_sim_cover_the_paper_comparison():
     """goldens.yaml and bench-sim.yaml list the paper sweep's systems and workloads again (a sweep
     holds one platform axis, and paper.yaml's must stay one run per system and workload): a system
     added to configs/sweeps/paper.yaml must be added to both."""
-    assert goldens.cases().systems == sim_bench.comparison()[0] == paper.dataflow_systems()
-    assert goldens.cases().workloads == sim_bench.comparison()[1] == tuple(paper.paper_workloads())
+    assert goldens.cases().systems == sim_bench.comparison()[0] == paper_settings.dataflow_systems()
+    assert goldens.cases().workloads == sim_bench.comparison()[1] == tuple(paper_settings.paper_workloads())
+    reproduce = sweep_lists(paper_settings.PLATFORM_SWEEP)  # the reproduction's platforms are listed beside them
+    assert (reproduce.systems, reproduce.workloads) == paper_settings.sweep_grid()
+
+
+def test_study_counts_are_catalog_lists():
+    """The reproduction's platforms and the scale lines' GPU counts, as they were before they moved
+    into the catalog (configs/sweeps/reproduce.yaml, scale-out-1024.yaml, bench-scale.yaml)."""
+    assert paper_settings.platforms() == ("prototype", "physical")
+    assert scaleout_settings.scale_gpus() == (16, 64, 256, 1024)
+    assert sim_bench.scale_gpus() == (1, 4, 16, 64, 256, 1024)

@@ -7,7 +7,8 @@ import pytest
 
 from cxlsim.api import simulate
 from cxlsim.cli import main as cli_main
-from cxlsim.sweep.symmetry_check import compare, kind, settings
+from cxlsim.studies.symmetry.settings import settings
+from cxlsim.studies.symmetry.simulation import compare, kind
 from cxlsim.systems.device_streams import DeviceStreams, busiest_device, heads
 from cxlsim.systems.streams import StreamSet
 from cxlsim.systems.symmetry import AUTO_MIN_GPUS, SymmetryRefused

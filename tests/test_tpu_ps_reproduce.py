@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 import cxlsim
-from cxlsim.sweep import figures
-from cxlsim.sweep import reproduce as rp
+import cxlsim.studies.paper.report as paper_report
+import cxlsim.studies.paper.simulation as paper_simulation
 
 SMALL = {"batch_size": 32}
 
@@ -25,7 +25,7 @@ def doc():
     for w in ("rm1", "rm3"):
         recs += [record(len(recs), "pmem", "pmem", w), record(len(recs) + 1, "tpu-ps", "tpu-ps", w),
                  record(len(recs) + 2, "tpu-ps-4", "tpu-ps", w, **{"topology.gpus_count": 4})]
-    return {"points": recs, "summary": rp.summary(recs)}
+    return {"points": recs, "summary": paper_simulation.summary(recs)}
 
 
 def test_rows_carry_accelerators_throughput_per_accelerator_and_samples_per_joule(doc):
@@ -47,14 +47,14 @@ def test_rows_carry_accelerators_throughput_per_accelerator_and_samples_per_joul
 
 
 def test_render_adds_two_tables_and_names_the_rows_left_out(doc):
-    text = rp.render(doc["summary"])
+    text = paper_report.render(doc["summary"])
     assert "throughput per accelerator (samples/s)" in text and "samples per joule" in text
     assert "not compared with pmem (other accelerator counts): tpu-ps-4 (4 accelerators)" in text
 
 
 def test_figures_leave_out_other_accelerator_counts(doc, tmp_path):
-    systems, workloads, res = figures._comparable(doc)
+    systems, workloads, res = paper_report._comparable(doc)
     assert systems == ["pmem", "tpu-ps"] and workloads == ["rm1", "rm3"]
     assert all(k[0] != "tpu-ps-4" for k in res)
-    assert figures.fig11_breakdown(doc, tmp_path / "f11.png").stat().st_size > 1000
-    assert figures.fig13_energy(doc, tmp_path / "f13.png").stat().st_size > 1000
+    assert paper_report.fig11_breakdown(doc, tmp_path / "f11.png").stat().st_size > 1000
+    assert paper_report.fig13_energy(doc, tmp_path / "f13.png").stat().st_size > 1000

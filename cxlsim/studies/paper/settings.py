@@ -1,6 +1,6 @@
 """What the paper's comparison covers: its systems, workloads, Figure-12 runs and baseline.
 
-Light on purpose (the command line reads it to build ``--help``); :mod:`cxlsim.sweep.reproduce`
+Light on purpose (the command line reads it to build ``--help``); :mod:`cxlsim.studies.paper.simulation`
 runs the comparison.
 """
 
@@ -17,10 +17,9 @@ PAPER_SWEEP = "paper"
 #: timelines over two measured batches.
 TIMELINE_SWEEP = "fig12"
 TIMELINE_BATCHES = 2
+#: The catalog sweep whose ``platform`` axis lists the platforms a reproduction runs (:func:`platforms`).
+PLATFORM_SWEEP = "reproduce"
 BASELINE = "pmem"
-#: The platforms a reproduction runs: the paper's apparatus first (its figures keep the plain
-#: names), then the design on real devices (figures and results with a ``_physical`` suffix).
-PLATFORMS = ("prototype", "physical")
 
 
 def timeline_runs() -> tuple[tuple[str, ...], str]:
@@ -29,9 +28,16 @@ def timeline_runs() -> tuple[tuple[str, ...], str]:
     return lists.systems, lists.workloads[0]
 
 
+def platforms(name: str = PLATFORM_SWEEP) -> tuple[str, ...]:
+    """The platforms a reproduction runs, the values of the catalog sweep's ``platform`` axis: the
+    paper's apparatus first (its figures keep the plain names), then the design on real devices
+    (figures and results with a ``_physical`` suffix)."""
+    return sweep_lists(name, needs=("platforms",)).platforms
+
+
 def suffix(platform: str) -> str:
     """File-name suffix of a platform's figures and results: none for the first (the paper's)."""
-    return "" if platform == PLATFORMS[0] else f"_{platform}"
+    return "" if platform == platforms()[0] else f"_{platform}"
 
 
 def sweep_grid(name: str = PAPER_SWEEP) -> tuple[tuple[str, ...], tuple[str, ...]]:

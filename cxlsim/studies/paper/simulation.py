@@ -6,7 +6,7 @@ Everything runs as sweep points (:mod:`cxlsim.sweep.spec`) on an executor, so ``
 process`` or ``dask`` parallelise it like any sweep. ``OUT/results.json`` holds the comparison's
 points (as a sweep's ``results.json``) plus ``timelines`` (the Figure-12 points, each with the
 intervals of its measured batches) and ``summary``; ``OUT/results.csv`` is the comparison in the
-sweep CSV format. :mod:`cxlsim.sweep.figures` draws the figures from that file alone.
+sweep CSV format. :mod:`cxlsim.studies.paper.report` draws the figures and prints the summary from that file alone.
 """
 
 from __future__ import annotations
@@ -18,17 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from cxlsim.errors import ConfigError, InputError
-from cxlsim.reports.output import fmt_num
-from cxlsim.sweep.executors import make_executor
-from cxlsim.sweep.paper import (
+from cxlsim.studies.paper.settings import (
     BASELINE,
-    PLATFORMS,
     TIMELINE_BATCHES,
     default_systems,
     paper_workloads,
     suffix,
     timeline_runs,
 )
+from cxlsim.studies.paper.settings import (
+    platforms as paper_platforms,
+)
+from cxlsim.sweep.executors import make_executor
 from cxlsim.sweep.progress import Progress
 from cxlsim.sweep.results import results_document, write_results
 from cxlsim.sweep.runner import execute
@@ -43,7 +44,7 @@ SAMPLING_KEYS = ("batches", "warmup_batches", "batches_mode", "batch_time_ci95_m
 class Plan:
     spec: SweepSpec              # the comparison grid (platform × system × workload)
     timelines: list[Point]       # the Figure-12 runs, per platform
-    platforms: tuple[str, ...] = PLATFORMS
+    platforms: tuple[str, ...] = ()  # empty: the paper sweep's (:func:`~cxlsim.studies.paper.settings.platforms`)
 
 
 def plan(systems: Sequence[str] | None = None, workloads: Sequence[str] | None = None,
@@ -52,13 +53,13 @@ def plan(systems: Sequence[str] | None = None, workloads: Sequence[str] | None =
          platforms: Sequence[str] | None = None, ci: float | None = None) -> Plan:
     """The points of a reproduction (``batches`` None or ``"auto"``: sampling with stated
     confidence, ``ci`` its target, :mod:`cxlsim.systems.sampling`; a count: that many), on every
-    platform of ``platforms`` (default :data:`~cxlsim.sweep.paper.PLATFORMS`). The Figure-12 runs
-    measure :data:`~cxlsim.sweep.paper.TIMELINE_BATCHES` batches whatever ``batches``, on the systems
-    and workload of :func:`~cxlsim.sweep.paper.timeline_runs` (``timeline_workload`` replaces the
+    platform of ``platforms`` (default: :func:`~cxlsim.studies.paper.settings.platforms`). The Figure-12 runs
+    measure :data:`~cxlsim.studies.paper.settings.TIMELINE_BATCHES` batches whatever ``batches``, on the systems
+    and workload of :func:`~cxlsim.studies.paper.settings.timeline_runs` (``timeline_workload`` replaces the
     workload)."""
     systems = list(systems or default_systems())
     workloads = list(workloads or paper_workloads())
-    platforms = tuple(platforms or PLATFORMS)
+    platforms = tuple(platforms or paper_platforms())
     if any(k == "platform" for k, _ in sets):
         raise InputError("reproduce: choose platforms with --platform NAME [NAME ...], not --set platform=...")
     base: dict[str, Any] = {"systems": systems, "workloads": workloads}
@@ -124,7 +125,7 @@ def run(p: Plan, executor: str = "process", workers: int | None = None, schedule
 
 
 def write(doc: dict[str, Any], out: str | Path) -> tuple[Path, Path]:
-    """Write one platform's results (``results<suffix>.json``/``.csv``, :func:`~cxlsim.sweep.paper.suffix`)."""
+    """Write one platform's results (``results<suffix>.json``/``.csv``, :func:`~cxlsim.studies.paper.settings.suffix`)."""
     return write_results(Path(out), doc["points"], doc, doc["axes"], stem="results" + suffix(doc["platform"]))
 
 
@@ -199,66 +200,3 @@ def _geomean(values: Sequence[float | None]) -> float | None:
     if not values or any(v is None or v <= 0 for v in values):
         return None
     return math.exp(sum(math.log(v) for v in values) / len(values))
-
-
-def render(s: dict[str, Any]) -> str:
-    """Five readable tables: batch time, speedup vs pmem, energy vs pmem, throughput per
-    accelerator, samples per joule (systems × RMs, mean); then the rows not compared with pmem."""
-    wls = s["workloads"]
-    by = {(r["system"], r["workload"]): r for r in s["rows"]}
-    avg = {a["system"]: a for a in s["average"]}
-    out = []
-    specs = [("batch time (ms per batch)", "batch_time_ms", "mean"),
-             (f"speedup vs {s['baseline']} (higher is faster)", "speedup_vs_pmem", "geomean"),
-             (f"energy vs {s['baseline']} (lower is better)", "energy_vs_pmem", "geomean"),
-             ("throughput per accelerator (samples/s)", "throughput_samples_per_s_per_accelerator", "mean"),
-             ("samples per joule (whole system)", "samples_per_J", "mean")]
-    for title, key, avg_name in specs:
-        if key in ("energy_vs_pmem", "samples_per_J") and not s["energy_available"]:
-            out.append(f"{title}: unavailable (no energy results)")
-            continue
-        table = [[sys_, *[by[(sys_, w)][key] for w in wls], avg[sys_][key]] for sys_ in s["systems"]]
-        out.append(_table(["system", *wls, avg_name], table, title))
-    out.append(_sampling_table(s, by))
-    apart = sorted({(r["system"], r["accelerators"]) for r in s["rows"] if r.get("not_compared")})
-    if apart:
-        out.append("not compared with " + s["baseline"] + " (other accelerator counts): "
-                   + ", ".join(f"{name} ({n} accelerators)" for name, n in apart))
-    failed = [r for r in s["rows"] if r["status"] != "ok"]
-    if failed:
-        out.append("failed: " + ", ".join(f"{r['system']}/{r['workload']}" for r in failed)
-                   + " (errors in results.json)")
-    return "\n\n".join(out)
-
-
-def _sampling_table(s: dict[str, Any], by: dict[tuple[str, str], dict[str, Any]]) -> str:
-    """Batches measured (+ warm-up) and the 95 % interval's half-width per system and RM."""
-    wls = s["workloads"]
-
-    def text(r: dict[str, Any]) -> str:
-        if r.get("batches") is None:
-            return "—"
-        ci = r.get("batch_time_ci95_fraction")
-        mode = "" if r.get("batches_mode") != "fixed" else " fixed"
-        return f"{r['batches']}+{r['warmup_batches']}{mode} ±{'n/a' if ci is None else f'{100 * ci:.2f}%'}"
-
-    cells = [[sys_, *[text(by[(sys_, w)]) for w in wls]] for sys_ in s["systems"]]
-    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(["system", *wls])]
-
-    def line(items: Sequence[str]) -> str:
-        return "  ".join(x.ljust(w) if i == 0 else x.rjust(w) for i, (x, w) in enumerate(zip(items, widths, strict=True)))
-
-    return "\n".join(["batches measured + warm-up, 95 % interval of the mean (± % of it)", line(["system", *wls]),
-                      "  ".join("-" * w for w in widths), *(line(c) for c in cells)])
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str) -> str:
-    """First column left-aligned, numbers right-aligned, ``—`` where a value is missing."""
-
-    cells = [[str(r[0]), *["—" if v is None else fmt_num(v) for v in r[1:]]] for r in rows]
-    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
-
-    def line(items: Sequence[str]) -> str:
-        return "  ".join(x.ljust(w) if i == 0 else x.rjust(w) for i, (x, w) in enumerate(zip(items, widths, strict=True)))
-
-    return "\n".join([title, line(headers), "  ".join("-" * w for w in widths), *(line(c) for c in cells)])

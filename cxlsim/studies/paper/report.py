@@ -1,4 +1,4 @@
-"""The paper's figures, drawn from a ``cxlsim reproduce`` results document (never re-simulating).
+"""The paper's figures and summary tables, drawn from a ``cxlsim reproduce`` results document (never re-simulating).
 
 * Figure 11 (``fig11_breakdown.png``): per RM, one stacked bar per system: the critical-path
   breakdown of a batch, normalised to ``pmem``'s batch time.
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cxlsim.reports import timeline as tl
+from cxlsim.reports.output import fmt_num
 from cxlsim.reports.timeline import STYLE
 from cxlsim.sweep.evaluate import trace_from_timeline
 from cxlsim.sweep.results import BREAKDOWN, ENERGY_COMPONENTS
@@ -164,3 +165,66 @@ def _axis_top(totals: Sequence[float], keep: float | None = None) -> float:
     med = statistics.median(totals)
     kept = [t for t in totals if t <= CUT_FACTOR * med or (keep is not None and t <= keep * (1 + 1e-9))] or totals
     return 1.1 * max(kept) if max(kept) > 0 else 1.0
+
+
+def render(s: dict[str, Any]) -> str:
+    """Five readable tables: batch time, speedup vs pmem, energy vs pmem, throughput per
+    accelerator, samples per joule (systems × RMs, mean); then the rows not compared with pmem."""
+    wls = s["workloads"]
+    by = {(r["system"], r["workload"]): r for r in s["rows"]}
+    avg = {a["system"]: a for a in s["average"]}
+    out = []
+    specs = [("batch time (ms per batch)", "batch_time_ms", "mean"),
+             (f"speedup vs {s['baseline']} (higher is faster)", "speedup_vs_pmem", "geomean"),
+             (f"energy vs {s['baseline']} (lower is better)", "energy_vs_pmem", "geomean"),
+             ("throughput per accelerator (samples/s)", "throughput_samples_per_s_per_accelerator", "mean"),
+             ("samples per joule (whole system)", "samples_per_J", "mean")]
+    for title, key, avg_name in specs:
+        if key in ("energy_vs_pmem", "samples_per_J") and not s["energy_available"]:
+            out.append(f"{title}: unavailable (no energy results)")
+            continue
+        table = [[sys_, *[by[(sys_, w)][key] for w in wls], avg[sys_][key]] for sys_ in s["systems"]]
+        out.append(_summary_table(["system", *wls, avg_name], table, title))
+    out.append(_sampling_table(s, by))
+    apart = sorted({(r["system"], r["accelerators"]) for r in s["rows"] if r.get("not_compared")})
+    if apart:
+        out.append("not compared with " + s["baseline"] + " (other accelerator counts): "
+                   + ", ".join(f"{name} ({n} accelerators)" for name, n in apart))
+    failed = [r for r in s["rows"] if r["status"] != "ok"]
+    if failed:
+        out.append("failed: " + ", ".join(f"{r['system']}/{r['workload']}" for r in failed)
+                   + " (errors in results.json)")
+    return "\n\n".join(out)
+
+
+def _sampling_table(s: dict[str, Any], by: dict[tuple[str, str], dict[str, Any]]) -> str:
+    """Batches measured (+ warm-up) and the 95 % interval's half-width per system and RM."""
+    wls = s["workloads"]
+
+    def text(r: dict[str, Any]) -> str:
+        if r.get("batches") is None:
+            return "—"
+        ci = r.get("batch_time_ci95_fraction")
+        mode = "" if r.get("batches_mode") != "fixed" else " fixed"
+        return f"{r['batches']}+{r['warmup_batches']}{mode} ±{'n/a' if ci is None else f'{100 * ci:.2f}%'}"
+
+    cells = [[sys_, *[text(by[(sys_, w)]) for w in wls]] for sys_ in s["systems"]]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(["system", *wls])]
+
+    def line(items: Sequence[str]) -> str:
+        return "  ".join(x.ljust(w) if i == 0 else x.rjust(w) for i, (x, w) in enumerate(zip(items, widths, strict=True)))
+
+    return "\n".join(["batches measured + warm-up, 95 % interval of the mean (± % of it)", line(["system", *wls]),
+                      "  ".join("-" * w for w in widths), *(line(c) for c in cells)])
+
+
+def _summary_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str) -> str:
+    """First column left-aligned, numbers right-aligned, ``—`` where a value is missing."""
+
+    cells = [[str(r[0]), *["—" if v is None else fmt_num(v) for v in r[1:]]] for r in rows]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
+
+    def line(items: Sequence[str]) -> str:
+        return "  ".join(x.ljust(w) if i == 0 else x.rjust(w) for i, (x, w) in enumerate(zip(items, widths, strict=True)))
+
+    return "\n".join([title, line(headers), "  ".join("-" * w for w in widths), *(line(c) for c in cells)])
