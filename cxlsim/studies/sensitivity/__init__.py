@@ -6,7 +6,7 @@
 Each system is simulated once per workload; every variant re-prices that run with dotted
 overrides (``devices.<role>.params.<key>=v`` on every role whose preset is of the variant's family,
 in the system and in the baseline alike). Energy parameters do not enter timing, so re-pricing
-equals re-simulating with ``--set`` (``tests/test_energy.py`` checks it). Variants (ranges in
+equals re-simulating with ``--set`` (``tests/energy/test_energy.py`` checks it). Variants (ranges in
 ``docs/validation.md``, Energy section):
 
 * ``pmem_background_W`` — PMEM idle power per module, media energy per bit as in the preset;

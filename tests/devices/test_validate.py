@@ -13,7 +13,7 @@ import pytest
 from cxlsim.cli import main
 from cxlsim.devices import media_bench, validate
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "validation.md"
 #: Checks outside their stated tolerance, each explained in docs/validation.md ("Device models
 #: against measurements", "Misses"): the test fails when one of them comes inside (update the docs
 #: and this list) or another falls outside.

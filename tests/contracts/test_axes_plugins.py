@@ -13,7 +13,7 @@ from cxlsim.errors import ConfigError
 from cxlsim.systems import axes
 from cxlsim.systems.run import simulate
 
-PLUGINS = Path(__file__).parent / "plugins"
+PLUGINS = Path(__file__).resolve().parents[1] / "plugins"
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from cxlsim.axes.persistence.cnr import quant_row_B, quantise
 from cxlsim.crash import prepare, run_points
 from cxlsim.systems.run import simulate
 
-CNR = str(Path(__file__).resolve().parents[1] / "configs" / "cxl-cnr.yaml")
+CNR = str(Path(__file__).resolve().parents[2] / "configs" / "cxl-cnr.yaml")
 
 
 def test_checkpoints_every_k_batches_and_costs_less_than_redo():

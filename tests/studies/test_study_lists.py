@@ -33,7 +33,7 @@ from cxlsim.cli import main as cli_main
 from cxlsim.errors import ConfigError
 from cxlsim.sweep.lists import sweep_lists, sweep_path
 
-SHIPPED = Path(__file__).resolve().parents[1] / "configs" / "sweeps"
+SHIPPED = Path(__file__).resolve().parents[2] / "configs" / "sweeps"
 
 
 @pytest.fixture

@@ -224,7 +224,7 @@ def test_numba_loads_only_when_a_media_model_is_built():
 def _doc_blocks() -> list[str]:
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "devices.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[2] / "docs" / "devices.md").read_text(encoding="utf-8")
     return [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
 
 

@@ -11,7 +11,7 @@ from cxlsim.cli import main
 from cxlsim.errors import ConfigError
 from cxlsim.sweep.spec import Point, build_spec, load_spec
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def spec_file(tmp_path: Path, doc: dict) -> Path:

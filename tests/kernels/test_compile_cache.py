@@ -13,7 +13,7 @@ import pytest
 
 pytestmark = pytest.mark.slow  # fresh interpreters, numba compiling
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 #: a fresh interpreter: optionally pretend the package folder is read-only, then compile one kernel
 SCRIPT = """

@@ -179,7 +179,7 @@ def test_git_revision_of_a_checkout(tmp_path, monkeypatch):
 def test_goldens_path_is_found_from_the_working_directory(tmp_path, monkeypatch):
     from cxlsim import goldens
 
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # tests/
     assert goldens.default_path(here / "goldens") == here / "goldens" / "timing.json"
     monkeypatch.chdir(here)
     assert goldens.default_path() == here / "goldens" / "timing.json"
