@@ -1,4 +1,5 @@
-"""What the Figure 12 points cover: the catalog sweep (systems, workload, platforms), the steps reported and the paper's values."""
+"""What the Figure 12 points cover: the catalog sweep (systems, workload, platforms), the steps
+reported and the paper's values."""
 
 from __future__ import annotations
 

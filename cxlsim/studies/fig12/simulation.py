@@ -1,4 +1,5 @@
-"""The Figure 12 points' runs: a batch's step intervals, and the batch size each paper duration implies."""
+"""The Figure 12 points' runs: a batch's step intervals, and the batch size each paper duration
+implies."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""The platform study's table: per variant, where each conclusion holds and the CXL systems' speed-ups (from :func:`~cxlsim.studies.platform_study.simulation.run`'s results, never re-simulating)."""
+"""The platform study's table: per variant, where each conclusion holds and the CXL systems'
+speed-ups (from :func:`~cxlsim.studies.platform_study.simulation.run`'s results, never
+re-simulating)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What the platform study varies: its catalog sweep (systems, workloads, one platform), the prototype's named assumptions and the paper's conclusions it tests."""
+"""What the platform study varies: its catalog sweep (systems, workloads, one platform), the
+prototype's named assumptions and the paper's conclusions it tests."""
 
 from __future__ import annotations
 

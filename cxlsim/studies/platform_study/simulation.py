@@ -17,7 +17,7 @@ def batch_times(system: str, workload: str, sets: Sequence[tuple[str, Any]], bat
 
 def run(workloads: Sequence[str] | None = None, batches: int = 2, seed: int = 1,
         progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """The study (module docstring): ``{"base": {workload: {system: ms}}, "variants": [...]}``, on
+    """The study (the package docstring): ``{"base": {workload: {system: ms}}, "variants": [...]}``, on
     ``workloads`` (default: the study's)."""
     lists = study_lists()
     workloads = lists.workloads if workloads is None else workloads

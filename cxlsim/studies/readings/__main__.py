@@ -1,4 +1,5 @@
-"""``python -m cxlsim.studies.readings``: run the study, print its table (Markdown with ``--markdown``)."""
+"""``python -m cxlsim.studies.readings``: run the study, print its table (Markdown with
+``--markdown``)."""
 
 from __future__ import annotations
 

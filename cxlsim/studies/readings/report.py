@@ -1,4 +1,5 @@
-"""The readings study's table: the headline claims under each column (from :func:`~cxlsim.studies.readings.simulation.run`'s results)."""
+"""The readings study's table: the headline claims under each column (from
+:func:`~cxlsim.studies.readings.simulation.run`'s results)."""
 
 from __future__ import annotations
 

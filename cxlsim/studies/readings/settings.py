@@ -1,4 +1,5 @@
-"""What the readings study runs: its catalog sweep (systems, workloads, platform), the readings the paper leaves open and the headline claims."""
+"""What the readings study runs: its catalog sweep (systems, workloads, platform), the readings the
+paper leaves open and the headline claims."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The readings study's runs: every column (audited, each reading changed alone, defaults) on every system and workload."""
+"""The readings study's runs: every column (audited, each reading changed alone, defaults) on every
+system and workload."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``python -m cxlsim.studies.sampling``: run the check, print its counts (or the table with ``--markdown``)."""
+"""``python -m cxlsim.studies.sampling``: run the check, print its counts (or the table with
+``--markdown``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What the sampling check compares against: the reference run's batch counts and the checks' tolerance."""
+"""What the sampling check compares against: the reference run's batch counts and the checks'
+tolerance."""
 
 from __future__ import annotations
 

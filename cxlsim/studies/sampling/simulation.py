@@ -1,4 +1,5 @@
-"""The sampling check's runs: per cell, ``batches: auto`` and the 20-batch reference, and the checks."""
+"""The sampling check's runs: per cell, ``batches: auto`` and the 20-batch reference, and the
+checks."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from cxlsim.systems.sampling import AUTO, DEFAULT_CI_FRACTION, ci95_half_width
 
 
 def check_one(job: tuple[str, str, str, float, dict | None]) -> dict[str, Any]:
-    """One cell: the auto run and the 20-batch reference (module docstring)."""
+    """One cell: the auto run and the 20-batch reference (the package docstring)."""
     system, workload, platform, ci, workload_sets = job
     sets = [("platform", platform)]
     t = time.perf_counter()

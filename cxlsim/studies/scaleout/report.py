@@ -85,7 +85,7 @@ def scale_table(points: list[ScalePoint]) -> tuple[list[str], list[list[Any]]]:
 
 
 def plot(points: list[ScalePoint], path: str | Path) -> Path:
-    """Throughput and energy per sample vs GPUs (module docstring), one column per workload."""
+    """Throughput and energy per sample vs GPUs (the package docstring), one column per workload."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -1,4 +1,5 @@
-"""The scale-out study's points, read from its sweeps' output (the sweeps run with ``cxlsim sweep``)."""
+"""The scale-out study's points, read from its sweeps' output (the sweeps run with ``cxlsim
+sweep``)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ class ScalePoint:
 
     @property
     def at_scale(self) -> bool:
-        """A point of the study at scale (module docstring)."""
+        """A point of the study at scale (the package docstring)."""
         return self.gpus in scale_gpus() and (self.mems is None or self.mems * GPUS_PER_MEM_AT_SCALE == self.gpus)
 
 

@@ -1,4 +1,5 @@
-"""What the energy sensitivity study varies: the paper's op-graph systems, the baseline and the weak energy parameters' variants."""
+"""What the energy sensitivity study varies: the paper's op-graph systems, the baseline and the weak
+energy parameters' variants."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The sensitivity study's runs: each system once per workload, then every variant re-priced on those runs."""
+"""The sensitivity study's runs: each system once per workload, then every variant re-priced on
+those runs."""
 
 from __future__ import annotations
 

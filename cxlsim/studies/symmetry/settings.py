@@ -10,7 +10,7 @@ ONE_LEVEL_PORTS = 15
 
 
 def settings(gpus: int, mems: int, symmetry: str) -> dict[str, Any]:
-    """The overrides of one run (module docstring)."""
+    """The overrides of one run (the package docstring)."""
     return {"topology.gpus_count": gpus, "topology.cxl_mems_count": mems, "topology.tables_policy": "row_sharded",
             "topology.symmetry": symmetry, "devices.ndp.params.scratchpad_KiB": 32768,
             "devices.switch.levels": 1 if gpus + mems <= ONE_LEVEL_PORTS else 2}

@@ -50,7 +50,7 @@ class Comparison:
 
 def compare(system: str, workload: str, gpus: int, mems: int, batches: int = 2, warmup: int = 1,
             seed: int = 1) -> Comparison:
-    """Full detail against the reduction at one point (module docstring)."""
+    """Full detail against the reduction at one point (the package docstring)."""
     out = {}
     for sym in ("off", "on"):
         t0 = time.perf_counter()
