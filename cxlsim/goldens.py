@@ -29,8 +29,8 @@ from pathlib import Path
 
 from cxlsim.api import simulate as simulate_with_energy
 from cxlsim.errors import InputError
+from cxlsim.studies.paper.settings import dataflow_systems
 from cxlsim.sweep.lists import SweepLists, sweep_lists
-from cxlsim.sweep.paper import dataflow_systems
 from cxlsim.systems.platform import DEFAULT_PLATFORM
 from cxlsim.systems.run import simulate
 

@@ -31,8 +31,8 @@ import resource
 import time
 
 from cxlsim.reports.output import format_table
-from cxlsim.sweep.lists import sweep_lists
-from cxlsim.sweep.paper import dataflow_systems
+from cxlsim.studies.paper.settings import dataflow_systems
+from cxlsim.sweep.lists import axis_values, sweep_lists
 from cxlsim.systems.sampling import AUTO, AUTO_WARMUP_MAX, MIN_BATCHES
 
 HELP = "simulated batches per second per system and workload; full comparison wall time"
@@ -190,8 +190,14 @@ def render(d: dict) -> str:
     return "\n\n".join(parts)
 
 
-#: The scale line: cxl on RM1, a CXL-MEM per 4 GPUs (row-sharded), ``topology.symmetry: auto``.
-SCALE_GPUS = (1, 4, 16, 64, 256, 1024)
+#: The catalog sweep of the scale line: cxl on RM1 at its GPU counts, a CXL-MEM per 4 GPUs
+#: (row-sharded), ``topology.symmetry: auto``.
+SCALE_SWEEP = "bench-scale"
+
+
+def scale_gpus() -> tuple[int, ...]:
+    """The scale line's GPU counts: the ``topology.gpus_count`` axis of :data:`SCALE_SWEEP`."""
+    return axis_values(SCALE_SWEEP, "topology.gpus_count")
 
 
 def _scale_point(gpus: int, queue) -> None:
@@ -235,7 +241,7 @@ def scale_line(start_method: str = "spawn") -> list[dict]:
     forked: a forked child's peak counts the parent's pages (the comparison's streams)."""
     ctx = mp.get_context(start_method)
     out = []
-    for g in SCALE_GPUS:
+    for g in scale_gpus():
         q = ctx.Queue()
         proc = ctx.Process(target=_scale_point, args=(g, q))
         proc.start()

@@ -38,8 +38,8 @@ HELP = "reproduce the paper's comparison: RM1-RM4 on all systems, Figures 11-13,
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from cxlsim.studies.paper.settings import default_systems, paper_workloads, platforms
     from cxlsim.sweep.executors import EXECUTORS
-    from cxlsim.sweep.paper import PLATFORMS, default_systems, paper_workloads
 
     p.add_argument("--out", default="plots", metavar="DIR", help="output folder (default: plots)")
     p.add_argument("--batches", type=whole_or_auto(1), metavar="N|auto",
@@ -50,7 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workloads", nargs="+", metavar="W", help="workloads (default: " + " ".join(paper_workloads()) + ")")
     p.add_argument("--timeline-workload", default="rm1", metavar="W", help="workload of Figure 12 (default rm1)")
     p.add_argument("--platform", nargs="+", metavar="NAME", dest="platforms",
-                   help="platforms (default: " + " ".join(PLATFORMS) + "; the first's figures and results keep "
+                   help="platforms (default: " + " ".join(platforms()) + "; the first's figures and results keep "
                         "the plain names, the others' get a _NAME suffix)")
     p.add_argument("--executor", choices=list(EXECUTORS), default="process", help="where simulations run (default: process)")
     p.add_argument("--workers", type=whole(1, 1024), help="worker processes (default: the CPU count)")
@@ -63,15 +63,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from cxlsim.config.yamlio import parse_set
     from cxlsim.reports.output import emit
-    from cxlsim.sweep import figures
-    from cxlsim.sweep import reproduce as rp
-    from cxlsim.sweep.paper import PLATFORMS, suffix
+    from cxlsim.studies.paper import report
+    from cxlsim.studies.paper import simulation as rp
+    from cxlsim.studies.paper.settings import platforms as paper_platforms
+    from cxlsim.studies.paper.settings import suffix
     from cxlsim.sweep.results import read_results
 
     if args.config:
         raise InputError("reproduce: --config is not used; pick systems with --systems NAME|FILE.yaml "
                          "(or run a sweep spec with `cxlsim sweep FILE`)")
-    platforms = list(args.platforms or PLATFORMS)
+    platforms = list(args.platforms or paper_platforms())
     if args.plots_only:
         docs = {}
         for pl in platforms:
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     data: dict = {"platforms": {}}
     notes, failed, paths = [], 0, []
     for pl, doc in docs.items():
-        drawn = figures.draw_all(doc, args.out, suffix(pl))
+        drawn = report.draw_all(doc, args.out, suffix(pl))
         summary = doc["summary"]
         jc = written[pl]
         data["platforms"][pl] = {**summary, "figures": {k: None if v is None else str(v) for k, v in drawn.items()},
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if args.csv:
         _csv(data["platforms"])
     else:
-        emit(args, data, lambda d: "\n\n".join(f"== platform {pl}\n" + rp.render(v) for pl, v in d["platforms"].items())
+        emit(args, data, lambda d: "\n\n".join(f"== platform {pl}\n" + report.render(v) for pl, v in d["platforms"].items())
              + "\n\nwrote " + ", ".join(str(v) for v in paths))
     for n in notes:
         print(n, file=sys.stderr)

@@ -11,7 +11,7 @@ wall time, busy lanes, bytes, operations). Modules, one job each: :mod:`~cxlsim.
 (each device's energy from its preset parameters),
 :mod:`~cxlsim.energy.model` (one batch's energy by component), :mod:`~cxlsim.energy.report`
 (means over measured batches, baseline normalisation); the study of the weak parameters' effect
-on the normalised results is :mod:`cxlsim.sweep.sensitivity`. Model and parameters: ``docs/energy.md``.
+on the normalised results is :mod:`cxlsim.studies.sensitivity`. Model and parameters: ``docs/energy.md``.
 """
 
 from cxlsim.energy.model import COMPONENTS, PARTS

@@ -8,8 +8,8 @@
 Modules: :mod:`~cxlsim.sweep.spec` (the spec format and its points), :mod:`~cxlsim.sweep.evaluate`
 (one point → one record), :mod:`~cxlsim.sweep.executors` (serial, process, dask),
 :mod:`~cxlsim.sweep.runner` (resumable runs), :mod:`~cxlsim.sweep.results` (CSV/JSON/DataFrame),
-:mod:`~cxlsim.sweep.reproduce` and :mod:`~cxlsim.sweep.figures` (the paper's comparison and its
-Figures 11–13).
+:mod:`~cxlsim.sweep.lists` (a study's lists from its catalog sweep). The studies built on this
+machinery (the paper's comparison, the platform study, ...) are in :mod:`cxlsim.studies`.
 """
 
 import importlib

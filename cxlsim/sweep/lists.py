@@ -69,6 +69,27 @@ def _read(path: str, mtime_ns: int) -> SweepLists:
                       workloads=tuple(_names(base.get("workloads"))), platforms=_platforms(spec.document, path))
 
 
+def axis_values(name: str, key: str) -> tuple:
+    """The values of axis ``key`` (``axes.grid`` or ``axes.zip``) of catalog sweep ``name``, in
+    file order (a study's swept counts: the scale-out study's GPUs, say);
+    :class:`~cxlsim.errors.ConfigError` naming the file and key when the sweep has no such axis."""
+    path = sweep_path(name)
+    values = _axis(str(path), path.stat().st_mtime_ns, key)
+    if values is None:
+        raise ConfigError(str(path), f"axes.grid.{key}", "this study needs this axis (in axes.grid or axes.zip)")
+    return values
+
+
+@lru_cache(maxsize=32)
+def _axis(path: str, mtime_ns: int, key: str) -> tuple | None:
+    axes = load_spec(path).document.get("axes") or {}
+    for block in ("grid", "zip"):
+        entry = (axes.get(block) or {}).get(key)
+        if entry is not None:
+            return tuple(entry["values"] if isinstance(entry, dict) else entry)
+    return None
+
+
 def _names(value: object) -> list[str]:
     """A validated ``base.systems`` / ``base.workloads``: a list, one name, or absent."""
     if value is None:
