@@ -1,6 +1,6 @@
 """The composite CXL memory device (family ``cxl_mem``) and its MLC-style probes (issue 33): the
 composite's configuration, its equality with what the platforms build, and each mechanism of the
-queueing model (cxlsim/devices/cxl_mlc.py) pinned both ways: the measured curve holds with it and
+queueing model (cxlsim/validate/cxl_mlc.py) pinned both ways: the measured curve holds with it and
 fails without it."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from cxlsim.cli import main
 from cxlsim.config.catalog import list_presets
 from cxlsim.devices import build_device, load_preset
-from cxlsim.devices import cxl_mlc as mlc
-from cxlsim.devices.cxl_mem import CxlMem
+from cxlsim.validate import cxl_mlc as mlc
+from cxlsim.devices.cxl_mem.cxl_mem import CxlMem
 from cxlsim.errors import ConfigError
 from cxlsim.systems.config import load_system
 
@@ -228,7 +228,7 @@ def test_microbench_json_keys(capsys, tmp_path):
 
 
 def test_a_type2_device_reports_cache_ops():
-    from cxlsim.devices.cxl_mem import cache_ops_hook
+    from cxlsim.devices.cxl_mem.cxl_mem import cache_ops_hook
 
     d = build_device("cxl_mem/agilex7-type2")
     ops = cache_ops_hook(d)
@@ -242,7 +242,7 @@ def test_median_error_over_the_fabric_points():
     fabric check outside its tolerance is a documented conflict (test_validate's KNOWN_MISSES)."""
     import statistics
 
-    from cxlsim.devices import validate
+    from cxlsim.validate import checks as validate
 
     checks = [c for c in validate.load_catalog() if c.id.startswith("cxl")]
     report = validate.run(checks)

@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 
 from cxlsim.config.bounds import MAX_SEED
 from cxlsim.config.catalog import shipped_root
-from cxlsim.devices.gpu_table import find_table
-from cxlsim.devices.interleave import MEMORY_FAMILIES
+from cxlsim.devices.compute.gpu_table import find_table
+from cxlsim.devices.memory.interleave import MEMORY_FAMILIES
 from cxlsim.devices.registry import get_family, load_preset
-from cxlsim.devices.validate import load_catalog
+from cxlsim.validate.checks import load_catalog
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.ft.scenario import load_scenario
 from cxlsim.sweep.spec import load_spec

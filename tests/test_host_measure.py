@@ -1,4 +1,4 @@
-"""`cxlsim measure host` (cxlsim/devices/host_measure.py, cxlsim/cli/measure.py): the fit on synthetic
+"""`cxlsim measure host` (cxlsim/calibrate/host_measure.py, cxlsim/cli/measure.py): the fit on synthetic
 data (no torch), the counts it takes from the op list, the preset it writes, and -- where torch is
 installed -- a quick real run whose preset loads."""
 
@@ -12,8 +12,8 @@ import yaml
 
 from cxlsim.cli import main
 from cxlsim.devices import build_device
-from cxlsim.devices.gpu_step import StepModel
-from cxlsim.devices.host_measure import (
+from cxlsim.devices.compute.gpu_step import StepModel
+from cxlsim.calibrate.host_measure import (
     FITTED_CALLS,
     Row,
     fit_costs,

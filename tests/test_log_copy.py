@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import cxlsim
-from cxlsim.devices import media_bench
+from cxlsim.validate import media_bench
 from cxlsim.systems.machine import Memory
 
 ROWS = 1 << 16

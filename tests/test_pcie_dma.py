@@ -12,8 +12,9 @@ import pytest
 import cxlsim
 from cxlsim.axes.data_movement.software import route
 from cxlsim.cli import main
-from cxlsim.devices import build_device, validate
-from cxlsim.devices.gpu_step import StepModel
+from cxlsim.devices import build_device
+from cxlsim.validate import checks as validate
+from cxlsim.devices.compute.gpu_step import StepModel
 from cxlsim.units import MiB
 
 U200 = "pcie/u200-gen3-x16"

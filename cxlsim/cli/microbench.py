@@ -38,8 +38,8 @@ from cxlsim.cli._args import whole
 from cxlsim.config.bounds import MAX_MODULES_PER_ROLE
 from cxlsim.config.catalog import Preset
 from cxlsim.config.yamlio import parse_set
-from cxlsim.devices.interleave import geometry_problem
-from cxlsim.devices.media_bench import INTERLEAVE_B
+from cxlsim.devices.memory.interleave import geometry_problem
+from cxlsim.validate.media_bench import INTERLEAVE_B
 from cxlsim.devices.registry import build_device, family_kind, get_family, load_preset
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.reports.output import emit, fmt_num
@@ -103,7 +103,7 @@ def _model(option: str, name: str, families: tuple[str, ...]) -> Any:
 
 def check_geometry(pre: Preset, overrides: dict[str, Any]) -> None:
     """Refuse a media preset the microbenchmarks cannot build (as a system's memory role refuses it,
-    :func:`~cxlsim.devices.interleave.geometry_problem`): its unit must divide their
+    :func:`~cxlsim.devices.memory.interleave.geometry_problem`): its unit must divide their
     ``INTERLEAVE_B`` interleaving, its state stay within the bound; naming ``--set`` for a key it
     overrides, else the preset file."""
     if family_kind(pre.family) != MEDIA_KIND:

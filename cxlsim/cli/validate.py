@@ -32,7 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cxlsim.devices import validate
+    from cxlsim.validate import checks as validate
     from cxlsim.reports.output import emit
 
     sets = dict(parse_set(args.set))

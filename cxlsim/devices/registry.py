@@ -11,19 +11,27 @@ optionally ``microbench(model, options) -> dict`` returning the JSON-ready chara
 line resolves those). The energy model and provisioning read only the kind and the hook, never a
 family's name, so a family registered from outside cxlsim is priced and provisioned like a shipped one.
 
-Convention: family ``x`` lives in module ``cxlsim.devices.x``, which calls :func:`register` when it
-is imported. :func:`get_family` imports that one module on first use, so using a family imports
-nothing else (the tool modules ``gpu_table`` and ``gpu_measure`` and helpers such as ``cxl_path``,
-``cxl_dcoh``, ``media`` and ``media_kernel`` are never imported to register anything). Families of
-other packages call :func:`register` themselves before their presets are loaded.
-:func:`family_names` lists the families without importing any model.
+Where a family lives: a family is found by name through the entry-point group
+:data:`ENTRY_POINT_GROUP` (``cxlsim.device_families``): each entry point is named after the family
+and names the module that calls :func:`register` when it is imported. The built-in families are
+listed in cxlsim's own ``pyproject.toml`` exactly as a third party lists its own::
+
+    [project.entry-points."cxlsim.device_families"]
+    pmem = "cxlsim.devices.memory.pmem"
+
+:func:`get_family` imports that one module on first use, so using a family imports nothing else
+(the tools of :mod:`cxlsim.calibrate` and :mod:`cxlsim.validate` and helpers such as
+``cxl_path``, ``cxl_dcoh``, ``media`` and ``media_kernel`` are never imported to register
+anything). Code may also call :func:`register` at run time before its presets are loaded.
+:func:`family_names` lists the families (registered, entry points, catalog folders) without
+importing any model.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
-import importlib.util
+from importlib.metadata import entry_points
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -35,12 +43,13 @@ from cxlsim.errors import ConfigError
 if TYPE_CHECKING:  # annotations only: listing families imports no model module, cxlsim.devices.base included
     from cxlsim.devices.base import Energy, Usage
 
-PACKAGE = "cxlsim.devices"
+#: The entry-point group naming each family's module (built-in and third-party alike).
+ENTRY_POINT_GROUP = "cxlsim.device_families"
 
 
 #: What a family's models are, for the system layer (roles take families by kind or by name).
 KINDS = {
-    "memory": "modules holding data: the media API of cxlsim.devices.media.MediaModel (serve, new_state, "
+    "memory": "modules holding data: the media API of cxlsim.devices.memory.media.media.MediaModel (serve, new_state, "
               "read_ns/write_ns), capacity_GB and background power; roles give them count and interleave_B",
     "accelerator_memory": "memory on an accelerator package read by the chip's own cores: capacity and "
                           "bandwidth, no media API, not provisioned (bytes moved -> dynamic energy)",
@@ -89,22 +98,21 @@ def register(family: DeviceFamily) -> DeviceFamily:
     return family
 
 
+def _entry_points() -> dict[str, str]:
+    """``{family: module}`` of the entry-point group :data:`ENTRY_POINT_GROUP` (no import)."""
+    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
 def _module_of(name: str) -> str | None:
-    """The module that holds family ``name`` by convention, if it exists."""
-    if not name.isidentifier() or name.startswith("_"):
-        return None
-    module = f"{PACKAGE}.{name}"
-    try:
-        return module if importlib.util.find_spec(module) is not None else None
-    except (ImportError, ValueError):
-        return None
+    """The module that registers family ``name`` (its entry point), if any."""
+    return _entry_points().get(name)
 
 
 def family_names() -> list[str]:
-    """Names of the known families, sorted: those registered plus every family folder of the preset
-    catalogs (``devices/<family>/``). Imports no model."""
+    """Names of the known families, sorted: those registered, those of the entry-point group, and
+    every family folder of the preset catalogs (``devices/<family>/``). Imports no model."""
 
-    names = set(_FAMILIES)
+    names = set(_FAMILIES) | set(_entry_points())
     for root in catalog_roots("devices"):
         if root.is_dir():
             names.update(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*.yaml")))
@@ -112,7 +120,7 @@ def family_names() -> list[str]:
 
 
 def get_family(name: str, where: str = "family") -> DeviceFamily:
-    """The family ``name``, importing ``cxlsim.devices.<name>`` on first use."""
+    """The family ``name``, importing the module of its entry point on first use."""
     if name not in _FAMILIES:
         module = _module_of(name)
         if module is not None:

@@ -32,7 +32,7 @@ Named modelling choices (documented in docs/timing-model.md):
   write is not held until its own row's read returns; the closed loop bounds them together);
 - a flag is one line written after every write it covers is acknowledged (fence);
 - the GPU phases are the PyTorch eager step: the ops the host dispatches
-  (:mod:`cxlsim.workloads.dlrm_ops`) priced and placed on a CUDA stream (:mod:`cxlsim.devices.gpu_step`). Each GPU has one dispatching host thread that runs ahead of
+  (:mod:`cxlsim.workloads.dlrm_ops`) priced and placed on a CUDA stream (:mod:`cxlsim.devices.compute.gpu_step`). Each GPU has one dispatching host thread that runs ahead of
   its stream: a phase's dispatch starts when that thread is free and the phase's inputs other than
   the same GPU's earlier phases are ready (pooled vectors, the all-reduce); its kernels start no
   earlier than the GPU is free. A GPU that *replays* a step measured elsewhere (the platform gives a
@@ -50,8 +50,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cxlsim.arrays import unique as sorted_unique
-from cxlsim.devices.gpu_step import StepModel
-from cxlsim.devices.media import AccessStream
+from cxlsim.devices.compute.gpu_step import StepModel
+from cxlsim.devices.memory.media.media import AccessStream
 from cxlsim.engine.executor import Executor, OpOutcome
 from cxlsim.kernels.vector_cache import cache_access
 from cxlsim.systems import axes
@@ -419,7 +419,7 @@ class TrainingMachine:
         """A software copy of ``nbytes`` over the ``pcie`` role by this system's host, ns: direct in
         a direction (``"h2d"``, ``"d2h"``), or bounced through host memory (``"d2h2d"``) with its
         legs in sequence or overlapped chunk by chunk (``pipeline.bounce``;
-        :meth:`~cxlsim.devices.pcie.PcieLink.memcpy_ns`)."""
+        :meth:`~cxlsim.devices.fabric.pcie.PcieLink.memcpy_ns`)."""
         chunk_B = self.pcie.params.bounce_chunk_B if route == "d2h2d" and self.pipe.bounce == "chunked" else 0
         return self.pcie.memcpy_ns(nbytes, route, self.cpu, chunk_B)
 

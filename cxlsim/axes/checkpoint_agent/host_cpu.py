@@ -17,7 +17,7 @@ class HostAgent(CheckpointAgent):
         """Its loads as the embedding engine's loop. Its record writes to memory are non-temporal
         stores of 4 KiB pieces (assumption: as PMDK's pmem_memcpy copies large blocks), each core
         holding ``streaming_store_lines_count`` lines, so a piece takes 64 of them
-        (:meth:`~cxlsim.devices.cpu.CpuModel.stream_writes_in_flight`); to storage they are block
+        (:meth:`~cxlsim.devices.compute.cpu.CpuModel.stream_writes_in_flight`); to storage they are block
         writes in the engine's one loop."""
         engine = self.m.engine.outstanding()
         if any(side.ckpt_mem.model.family == "ssd" for side in self.m.sides):
