@@ -12,9 +12,9 @@ import pytest
 import cxlsim
 from cxlsim.cli import main
 from cxlsim.devices import build_device
-from cxlsim.validate import media_bench
 from cxlsim.devices.compute.cpu import microbench
 from cxlsim.devices.memory.media.media import AccessStream
+from cxlsim.validate import media_bench
 
 
 @pytest.fixture(scope="module")

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from cxlsim.cli import main
 from cxlsim.config.catalog import list_presets
 from cxlsim.devices import build_device, load_preset
-from cxlsim.validate import cxl_mlc as mlc
 from cxlsim.devices.cxl_mem.cxl_mem import CxlMem
 from cxlsim.errors import ConfigError
 from cxlsim.systems.config import load_system
+from cxlsim.validate import cxl_mlc as mlc
 
 E3S = "cxl_mem/e3s-x8-spr"
 POOL = "cxl_mem/apollo-pool-2x8"

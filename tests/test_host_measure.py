@@ -10,9 +10,6 @@ import numpy as np
 import pytest
 import yaml
 
-from cxlsim.cli import main
-from cxlsim.devices import build_device
-from cxlsim.devices.compute.gpu_step import StepModel
 from cxlsim.calibrate.host_measure import (
     FITTED_CALLS,
     Row,
@@ -29,6 +26,9 @@ from cxlsim.calibrate.host_measure import (
     spread,
     step_options,
 )
+from cxlsim.cli import main
+from cxlsim.devices import build_device
+from cxlsim.devices.compute.gpu_step import StepModel
 from cxlsim.devices.registry import load_preset
 from cxlsim.workloads.catalog import load_workload
 from cxlsim.workloads.dlrm_ops import DlrmStep, StepOptions, StepShapes

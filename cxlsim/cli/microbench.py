@@ -39,10 +39,10 @@ from cxlsim.config.bounds import MAX_MODULES_PER_ROLE
 from cxlsim.config.catalog import Preset
 from cxlsim.config.yamlio import parse_set
 from cxlsim.devices.memory.interleave import geometry_problem
-from cxlsim.validate.media_bench import INTERLEAVE_B
 from cxlsim.devices.registry import build_device, family_kind, get_family, load_preset
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.reports.output import emit, fmt_num
+from cxlsim.validate.media_bench import INTERLEAVE_B
 
 HELP = "microbenchmark a device preset (latency, bandwidth vs access size, write amplification)"
 

@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from importlib.metadata import entry_points
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 from cxlsim.config.catalog import Preset, catalog_roots, resolve_preset
@@ -61,6 +61,16 @@ KINDS = {
     "network": "a data-centre network element: NIC, parameter server (bytes or busy time -> energy)",
 }
 
+#: What a family may declare it offers beyond its kind (:attr:`DeviceFamily.capabilities`): the
+#: system layer asks for a capability, never for a family's name, so a family registered from
+#: outside cxlsim that declares one is treated as a shipped one that does.
+CAPABILITIES = {
+    "media": "its models are modules of the shared media model (cxlsim.devices.memory.media.media.MediaModel: "
+             "serve on the numba kernel, new_state(count, interleave_B)), interleaved by a memory role",
+    "block_device": "a storage device the host reaches through its block layer: a host that maps it reads a row "
+                    "not in memory as a page fault and writes it in blocks, not with non-temporal stores",
+}
+
 
 @dataclass(frozen=True)
 class DeviceFamily:
@@ -80,10 +90,16 @@ class DeviceFamily:
     #: takes from the emulated preset when priced ``as_emulated`` (:mod:`cxlsim.energy.model`); a
     #: family without them has no preset that emulates.
     energy_params: tuple[str, ...] = ()
+    #: What the family offers beyond its kind (keys of :data:`CAPABILITIES`).
+    capabilities: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"device family {self.name!r}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
+        object.__setattr__(self, "capabilities", frozenset(self.capabilities))
+        unknown = sorted(self.capabilities - set(CAPABILITIES))
+        if unknown:
+            raise ValueError(f"device family {self.name!r}: capabilities {unknown} are not among {', '.join(CAPABILITIES)}")
 
 
 _FAMILIES: dict[str, DeviceFamily] = {}
@@ -136,19 +152,29 @@ def family_kind(name: str) -> str:
     return get_family(name).kind
 
 
-def families_of_kind(kind: str) -> list[str]:
-    """Names of the known families of ``kind``, sorted (imports each family's module)."""
-    if kind not in KINDS:
+def families_of_kind(kind: str | None, capability: str | None = None) -> list[str]:
+    """Names of the known families of ``kind`` (any kind: ``None``) that declare ``capability`` (if
+    given), sorted (imports each family's module)."""
+    if kind is not None and kind not in KINDS:
         raise ValueError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
+    if capability is not None and capability not in CAPABILITIES:
+        raise ValueError(f"capability {capability!r} is not one of {', '.join(CAPABILITIES)}")
     out = []
     for name in family_names():
         try:
             fam = get_family(name)
         except ConfigError:  # a catalog folder without a module: no family to list
             continue
-        if fam.kind == kind:
+        if (kind is None or fam.kind == kind) and (capability is None or capability in fam.capabilities):
             out.append(name)
     return out
+
+
+def has_capability(name: str, capability: str) -> bool:
+    """Whether family ``name`` declares ``capability`` (:data:`CAPABILITIES`)."""
+    if capability not in CAPABILITIES:
+        raise ValueError(f"capability {capability!r} is not one of {', '.join(CAPABILITIES)}")
+    return capability in get_family(name).capabilities
 
 
 def family_schema(name: str, where: str) -> Schema:

@@ -38,12 +38,12 @@ from typing import Any
 
 from cxlsim.config.catalog import Preset
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
-from cxlsim.validate import cxl_mlc as mlc
 from cxlsim.devices.base import DeviceModel
 from cxlsim.devices.fabric.cxl_cache_ops import cache_ops
 from cxlsim.devices.fabric.cxl_path import FabricPath
 from cxlsim.devices.registry import DeviceFamily, family_kind, get_family, load_preset, register
 from cxlsim.errors import ConfigError
+from cxlsim.validate import cxl_mlc as mlc
 
 #: The parts of a composite and the family (or ``kind:<kind>``) each must be of.
 PARTS = {"link": "cxl_link", "controller": "cxl_protocol", "media": "kind:memory", "switch": "cxl_switch"}

@@ -11,8 +11,8 @@ writes are acknowledged by the memory controller (ADR domain). ``build(params)``
 from __future__ import annotations
 
 from cxlsim.devices.memory.media import media
-from cxlsim.validate import media_bench
 from cxlsim.devices.registry import DeviceFamily, register
+from cxlsim.validate import media_bench
 
 UNIT_B = 64  # one DDR4 burst: BL8 × 8 B
 
@@ -27,4 +27,5 @@ FAMILY = register(DeviceFamily(
     energy=media.energy,
     energy_params=media.ENERGY_PARAMS,
     microbench=media_bench.microbench,
+    capabilities=frozenset({"media"}),
 ))

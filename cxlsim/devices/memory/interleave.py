@@ -1,6 +1,7 @@
 """Interleaved memory modules: the geometry a memory role (or a microbenchmark) gives a media preset.
 
-Contract: the memory families (:data:`MEMORY_FAMILIES`) serve accesses on ``modules`` modules of one
+Contract: the media families (those declaring the ``media`` capability,
+``cxlsim.devices.registry.families_of_kind("memory", "media")``) serve accesses on ``modules`` modules of one
 preset, interleaved every ``interleave_B`` bytes (:mod:`cxlsim.devices.memory.media.media`). Before any model or
 state is built, :func:`geometry_problem` checks what a preset alone cannot: the interleaving is a
 whole number of the module's ``access_unit_B`` units, and one module's state stays within
@@ -16,10 +17,6 @@ from typing import Any
 
 from cxlsim.config.bounds import MAX_MODULE_STATE_ENTRIES
 
-#: The shipped families whose models are interleaved media modules (``count`` modules every
-#: ``interleave_B``); a family registered elsewhere is one by its kind, ``memory``
-#: (:func:`cxlsim.devices.registry.family_kind`).
-MEMORY_FAMILIES = ("dram", "pmem", "ssd")
 #: Parameters that size a media model's state (:func:`module_state_entries`).
 MEDIA_STATE_KEYS = ("parallel_units_count", "write_queue_entries", "read_priority", "wcb_entries",
                     "controller_outstanding_count")

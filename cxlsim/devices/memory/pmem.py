@@ -12,8 +12,8 @@ in flight at a crash may be torn at 64 B. Presets are data, not subclasses: ``pm
 from __future__ import annotations
 
 from cxlsim.devices.memory.media import media
-from cxlsim.validate import media_bench
 from cxlsim.devices.registry import DeviceFamily, register
+from cxlsim.validate import media_bench
 
 UNIT_B = 256  # Optane XPLine
 
@@ -28,4 +28,5 @@ FAMILY = register(DeviceFamily(
     energy=media.energy,
     energy_params=media.ENERGY_PARAMS,
     microbench=media_bench.microbench,
+    capabilities=frozenset({"media"}),
 ))

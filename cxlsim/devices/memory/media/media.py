@@ -45,7 +45,6 @@ import numpy as np
 
 from cxlsim.arrays import unique as sorted_unique
 from cxlsim.config.params import Param, ParamSet, Schema, check_le
-from cxlsim.devices.memory.media import media_index as X
 from cxlsim.devices.base import (
     Cost,
     DeviceModel,
@@ -54,6 +53,7 @@ from cxlsim.devices.base import (
     check_non_negative,
     static_energy_J,
 )
+from cxlsim.devices.memory.media import media_index as X
 from cxlsim.units import PJ
 
 PATTERNS = ("sequential", "random")
