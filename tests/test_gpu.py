@@ -24,7 +24,7 @@ def gpu() -> GpuModel:
 
 
 def test_committed_table_is_current(gpu):
-    # If this fails, the formula or the preset changed: run `python -m cxlsim.devices.compute.gpu_table`.
+    # If this fails, the formula or the preset changed: run `python -m cxlsim.calibrate.gpu_table`.
     assert gpu.table_kind == "generated"
     assert set(gpu.table.rows) == set(SHAPES)
 

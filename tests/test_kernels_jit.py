@@ -56,7 +56,7 @@ def _kernel_modules():
     import importlib
     from pathlib import Path
 
-    root = Path(K.__file__).resolve().parents[1]
+    root = Path(K.__file__).resolve().parents[3]  # cxlsim/ (the kernel: cxlsim/devices/memory/media/)
     names = []
     for path in sorted(root.rglob("*.py")):
         text = path.read_text()

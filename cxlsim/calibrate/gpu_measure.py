@@ -28,9 +28,10 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         raise SystemExit("gpu_measure: needs PyTorch with CUDA (pip install torch)") from None
 
+    from cxlsim.calibrate.gpu_table import write_table
     from cxlsim.devices import build_device
     from cxlsim.devices.compute.gpu import roofline_total_ns
-    from cxlsim.devices.compute.gpu_table import BATCH_GRID, table_shapes, write_table
+    from cxlsim.devices.compute.gpu_table import BATCH_GRID, table_shapes
     from cxlsim.version import __version__
 
     ap = argparse.ArgumentParser(prog="python -m cxlsim.calibrate.gpu_measure", description=__doc__.split("\n\n")[0])

@@ -43,6 +43,7 @@ from cxlsim.devices.registry import build_device, family_kind, get_family, load_
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.reports.output import emit, fmt_num
 from cxlsim.validate.media_bench import INTERLEAVE_B
+from cxlsim.validate.microbench import microbench_of
 
 HELP = "microbenchmark a device preset (latency, bandwidth vs access size, write amplification)"
 
@@ -155,14 +156,15 @@ def run(args: argparse.Namespace) -> int:
     pre = load_preset(target, overrides)
     check_geometry(pre, overrides)
     family = get_family(pre.family)
-    if family.microbench is None:
+    bench = microbench_of(family)
+    if bench is None:
         raise InputError(f"{pre.name}: family {pre.family} has no microbenchmark")
     model = family.build(pre.params)
     options = options_for(pre.family, args)
     result = {"device": pre.name, **{k: options[k] for k in ("modules",) if k in options}}
     for key in PRESET_OPTIONS.get(pre.family, {}):
         result[key] = getattr(args, key) or DEFAULTS[key]
-    result.update(family.microbench(model, options))
+    result.update(bench(model, options))
     if getattr(args, "plot", None):
         if "loaded_latency" not in result:
             raise InputError(f"--plot: family {pre.family} draws no curves (cxl_mem presets do)")

@@ -8,7 +8,8 @@ its one ``energy(model, usage) -> Energy`` hook (:class:`~cxlsim.devices.base.Us
 :class:`~cxlsim.devices.base.Energy` out; ``None`` for a family with no energy of its own), and
 optionally ``microbench(model, options) -> dict`` returning the JSON-ready characterisation that
 ``cxlsim microbench`` prints (``options`` carries built models, never preset names: the command
-line resolves those). The energy model and provisioning read only the kind and the hook, never a
+line resolves those; a family left without one is characterised by the tool of its kind or
+capability, :func:`cxlsim.validate.microbench.microbench_of`). The energy model and provisioning read only the kind and the hook, never a
 family's name, so a family registered from outside cxlsim is priced and provisioned like a shipped one.
 
 Where a family lives: a family is found by name through the entry-point group
@@ -49,7 +50,7 @@ ENTRY_POINT_GROUP = "cxlsim.device_families"
 
 #: What a family's models are, for the system layer (roles take families by kind or by name).
 KINDS = {
-    "memory": "modules holding data: the media API of cxlsim.devices.memory.media.media.MediaModel (serve, new_state, "
+    "memory": "modules holding data: the media API of cxlsim.devices.memory.interface.MemoryModel (serve, new_state, "
               "read_ns/write_ns), capacity_GB and background power; roles give them count and interleave_B",
     "accelerator_memory": "memory on an accelerator package read by the chip's own cores: capacity and "
                           "bandwidth, no media API, not provisioned (bytes moved -> dynamic energy)",
@@ -59,7 +60,31 @@ KINDS = {
     "switch": "a switch between links (bytes forwarded -> dynamic energy)",
     "protocol": "a protocol controller; its costs are those of the paths it drives",
     "network": "a data-centre network element: NIC, parameter server (bytes or busy time -> energy)",
+    "cxl_mem": "a composite CXL memory device: media behind a controller, a link and optionally a switch, built "
+               "from other kinds' families (its parts are priced where a system uses them)",
 }
+
+#: Where each kind's contract is stated (``module:Protocol``; the module is the kind's
+#: ``interface.py``, the ``typing.Protocol`` the one every family of the kind provides, its docstring
+#: the contract): the contract tests (tests/test_device_contracts.py) hold every registered family of
+#: the kind to it. Strings: listing kinds imports no model.
+KIND_INTERFACES = {
+    "memory": "cxlsim.devices.memory.interface:MemoryModel",
+    "accelerator_memory": "cxlsim.devices.memory.interface:AcceleratorMemory",
+    "compute": "cxlsim.devices.compute.interface:Compute",
+    "logic": "cxlsim.devices.logic.interface:Logic",
+    "link": "cxlsim.devices.fabric.interface:Link",
+    "switch": "cxlsim.devices.fabric.interface:Switch",
+    "protocol": "cxlsim.devices.fabric.interface:ProtocolController",
+    "network": "cxlsim.devices.network.interface:NetworkElement",
+    "cxl_mem": "cxlsim.devices.cxl_mem.interface:CxlMemory",
+}
+
+
+def kind_interface(kind: str) -> type:
+    """The ``typing.Protocol`` every family of ``kind`` provides (:data:`KIND_INTERFACES`)."""
+    module, name = KIND_INTERFACES[kind].split(":")
+    return getattr(importlib.import_module(module), name)
 
 #: What a family may declare it offers beyond its kind (:attr:`DeviceFamily.capabilities`): the
 #: system layer asks for a capability, never for a family's name, so a family registered from

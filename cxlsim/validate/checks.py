@@ -25,6 +25,7 @@ from cxlsim.config.catalog import catalog_roots
 from cxlsim.config.yamlio import check_version, read_yaml
 from cxlsim.devices.registry import build_device, get_family, load_preset
 from cxlsim.errors import ConfigError
+from cxlsim.validate.microbench import microbench_of
 
 CATALOG_DIR = "validation"
 VERSION = 1
@@ -140,7 +141,7 @@ class _Bench:
         if key not in self.cache:
             family = get_family(load_preset(device).family)
             opts = {k: (build_device(v) if k in PRESET_OPTIONS else v) for k, v in options.items()}
-            self.cache[key] = family.microbench(self._model(device), opts)
+            self.cache[key] = microbench_of(family)(self._model(device), opts)
         return self.cache[key]
 
 

@@ -40,11 +40,13 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from cxlsim.devices.fabric.interface import cache_ops
 
 LINE_B = 64
 #: Lines each bandwidth thread keeps in flight (as :mod:`cxlsim.validate.media_bench`'s requesters:
@@ -407,3 +409,72 @@ def loaded_latency(f: Fabric, peak_GBps: float, fractions: Sequence[float] = (
         rows.append({"offered_GBps": float(offered), "achieved_GBps": float(res.bw_GBps),
                      "latency_ns": float(res.latency_ns.get("probe", math.nan))})
     return rows
+
+
+# -- the cxl_mem kind's view and microbenchmark (moved here from the model: models only read) --
+def fabric_of(dev: Any, duplex: bool = True, arbitrate: bool = True, **changes: Any) -> Fabric:
+    """The queueing model's view (:class:`Fabric`) of CXL memory device ``dev`` (a
+    :class:`~cxlsim.devices.cxl_mem.interface.CxlMemory`); ``changes`` replace its fields (ablations: ``host_credits=10**6``, ...)."""
+    p, m, lk, cp = dev.params, dev.media_preset.params, dev.link, dev.controller.params
+    line = LINE_B
+    unit = max(line, m["access_unit_B"])
+    f = Fabric(
+        up_hdr_ns=lk.per_message_ns(0), up_data_ns=lk.per_message_ns(line),
+        down_hdr_ns=lk.per_message_ns(0), down_data_ns=lk.per_message_ns(line),
+        link_ns=lk.latency_ns,
+        host_protocol_ns=cp["host_protocol_ns"], device_protocol_ns=cp["device_protocol_ns"],
+        media_bus_ns={"read": unit / m["read_bw_GBps"], "write": unit / m["write_bw_GBps"]},
+        media_latency_ns={("read", "random"): m["read_latency_random_ns"],
+                          ("read", "sequential"): m["read_latency_sequential_ns"],
+                          ("write", "random"): m["write_latency_ns"], ("write", "sequential"): m["write_latency_ns"]},
+        media_count=dev.media_count, media_interleave_B=p["media_interleave_B"], media_unit_B=unit,
+        host_credits=p["host_credits_count"], read_queue=p["device_read_queue_count"],
+        write_queue=p["device_write_queue_count"], host_ports=dev.host_ports, devices=dev.devices,
+        switched=dev.switch is not None, hop_ns=dev.switch.hop_latency_ns if dev.switch is not None else 0.0,
+        duplex=duplex, arbitrate=arbitrate,
+    )
+    for k, val in changes.items():
+        setattr(f, k, val)
+    return f
+
+
+# -- the microbenchmark -----------------------------------------------------------------------
+def cache_ops_hook(dev: Any) -> dict[str, Any]:
+    """The Type-2 device-initiated CXL.cache operations (RdCurr, RdShared, ...) over the device's
+    path (:func:`cxlsim.devices.fabric.cxl_cache_ops.cache_ops`: ``{op: {"bw_GBps", "latency_ns"}}``)."""
+    return cache_ops(dev.controller, dev.path)
+
+
+def microbench(dev: Any, options: Mapping[str, Any]) -> dict[str, Any]:
+    """MLC-style probes of a ``cxl_mem`` device (this module's queueing model): idle latency, loaded latency,
+    bandwidth by read:write mix, by threads, sequential vs random, by stride; switched devices:
+    the two-stream contention probe; Type-2: ``cache_ops``."""
+    f = fabric_of(dev)
+    mixes = {k: peak_bw_GBps(f, mix).bw_GBps for k, mix in MIXES.items()}
+    peak = Result(mixes["1:0"], mixes["1:0"], 0.0)
+    quick = REQUESTS
+    out: dict[str, Any] = {
+        "idle_latency_ns": idle_latency_ns(f),
+        "idle_latency_sequential_ns": idle_latency_ns(f, "sequential"),
+        "read_line_ns": dev.read_line_ns(),
+        "load_adder_over_media_ns": idle_latency_ns(f) - dev.media_preset.params["read_latency_random_ns"],
+        "loaded_latency": loaded_latency(f, peak.bw_GBps),
+        "bw_by_mix_GBps": mixes,
+        "bw_by_threads_GBps": {str(n): peak_bw_GBps(f, threads=n, requests=quick).bw_GBps for n in THREADS},
+        "bw_by_pattern_GBps": {pat: peak_bw_GBps(f, pattern=pat, requests=quick).bw_GBps
+                               for pat in ("random", "sequential")},
+        "bw_by_stride_GBps": {str(s): peak_bw_GBps(f, pattern="sequential", stride_B=s, requests=quick).bw_GBps
+                              for s in STRIDES_B},
+        "link_raw_bw_GBps": dev.link.raw_bw_GBps,
+    }
+    if dev.host_ports > 1:
+        # two streams, one on each host port, competing for one device's link (the pool's contention)
+        one = fabric_of(dev, devices=1)
+        ports = [k % 2 for k in range(32)]
+        out["two_streams_one_device_GBps"] = {
+            "read_each": peak_bw_GBps(one, ports=ports).bw_GBps / 2,
+            "write_each": peak_bw_GBps(one, (0, 1), ports=ports).bw_GBps / 2,
+        }
+    if dev.params["device_type"] == "2":
+        out["cache_ops"] = cache_ops_hook(dev)
+    return out

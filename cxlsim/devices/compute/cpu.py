@@ -67,7 +67,7 @@ from cxlsim.config.bounds import MAX_OUTSTANDING_REQUESTS
 from cxlsim.config.params import Param, ParamSet, Schema, check_product_le
 from cxlsim.devices.base import PoweredModel, powered_energy
 from cxlsim.devices.base import check_non_negative as _check
-from cxlsim.devices.memory.media.media import AccessStream
+from cxlsim.devices.memory.interface import AccessStream
 from cxlsim.devices.registry import DeviceFamily, register
 from cxlsim.units import FP32_B, US
 

@@ -69,7 +69,7 @@ def table_name_problem(name: str, exists: bool = True) -> str | None:
                 "tables are found in the catalogs' devices/gpu/")
     if exists and find_table(name, measured=True) is None and find_table(name, measured=False) is None:
         return (f"no table {name}_mlp.csv or {name}_mlp_measured.csv in devices/gpu/ of the catalogs (shipped, "
-                "$CXLSIM_PATH); generate one (python -m cxlsim.devices.compute.gpu_table) or give '' for the formula")
+                "$CXLSIM_PATH); generate one (python -m cxlsim.calibrate.gpu_table) or give '' for the formula")
     return None
 
 

@@ -55,7 +55,7 @@ from cxlsim.devices.compute.gpu import GpuModel
 
 if TYPE_CHECKING:
     from cxlsim.devices.compute.cpu import CpuModel
-    from cxlsim.devices.fabric.pcie import PcieLink
+    from cxlsim.devices.fabric.interface import HostLink as PcieLink
 
 CALLERS = ("python", "python_no_grad", "cpp", "host")
 KINDS = ("kernel", "copy", "host")

@@ -24,8 +24,8 @@ media's validated preset (``media_preset``; the media *model* is built only on d
 :meth:`CxlMem.media_model`, so that a composite builds without numba); ``path`` is the
 :class:`~cxlsim.devices.fabric.cxl_path.FabricPath` a system would build from the same parts (one link,
 or link - switch - link), and :meth:`CxlMem.read_line_ns` the controller's CXL.mem line read over
-it (the systems' timing). The family's microbenchmark (:func:`microbench`) runs the discrete
-queueing model of :mod:`cxlsim.validate.cxl_mlc` over :meth:`CxlMem.fabric` (JSON keys:
+it (the systems' timing). The kind's microbenchmark (:func:`cxlsim.validate.cxl_mlc.microbench`, a tool) runs the discrete
+queueing model of :mod:`cxlsim.validate.cxl_mlc` over :func:`cxlsim.validate.cxl_mlc.fabric_of` (JSON keys:
 ``docs/devices-fabric.md``, "CXL memory devices"). No bounded op; no energy of its own (its parts
 have theirs, priced where a system uses them).
 """
@@ -39,11 +39,9 @@ from typing import Any
 from cxlsim.config.catalog import Preset
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.devices.base import DeviceModel
-from cxlsim.devices.fabric.cxl_cache_ops import cache_ops
-from cxlsim.devices.fabric.cxl_path import FabricPath
+from cxlsim.devices.fabric.interface import FabricPath
 from cxlsim.devices.registry import DeviceFamily, family_kind, get_family, load_preset, register
 from cxlsim.errors import ConfigError
-from cxlsim.validate import cxl_mlc as mlc
 
 #: The parts of a composite and the family (or ``kind:<kind>``) each must be of.
 PARTS = {"link": "cxl_link", "controller": "cxl_protocol", "media": "kind:memory", "switch": "cxl_switch"}
@@ -189,31 +187,6 @@ class CxlMem(DeviceModel):
         media_ns = m["read_latency_sequential_ns"] if pattern == "sequential" else m["read_latency_random_ns"]
         return self.controller.read_line_ns(media_ns, self.path)
 
-    def fabric(self, duplex: bool = True, arbitrate: bool = True, **changes: Any) -> mlc.Fabric:
-        """The queueing model's view of this device (:class:`cxlsim.validate.cxl_mlc.Fabric`);
-        ``changes`` replace its fields (ablations: ``host_credits=10**6``, ...)."""
-        p, m, lk, cp = self.params, self.media_preset.params, self.link, self.controller.params
-        line = mlc.LINE_B
-        unit = max(line, m["access_unit_B"])
-        f = mlc.Fabric(
-            up_hdr_ns=lk.per_message_ns(0), up_data_ns=lk.per_message_ns(line),
-            down_hdr_ns=lk.per_message_ns(0), down_data_ns=lk.per_message_ns(line),
-            link_ns=lk.latency_ns,
-            host_protocol_ns=cp["host_protocol_ns"], device_protocol_ns=cp["device_protocol_ns"],
-            media_bus_ns={"read": unit / m["read_bw_GBps"], "write": unit / m["write_bw_GBps"]},
-            media_latency_ns={("read", "random"): m["read_latency_random_ns"],
-                              ("read", "sequential"): m["read_latency_sequential_ns"],
-                              ("write", "random"): m["write_latency_ns"], ("write", "sequential"): m["write_latency_ns"]},
-            media_count=self.media_count, media_interleave_B=p["media_interleave_B"], media_unit_B=unit,
-            host_credits=p["host_credits_count"], read_queue=p["device_read_queue_count"],
-            write_queue=p["device_write_queue_count"], host_ports=self.host_ports, devices=self.devices,
-            switched=self.switch is not None, hop_ns=self.switch.hop_latency_ns if self.switch is not None else 0.0,
-            duplex=duplex, arbitrate=arbitrate,
-        )
-        for k, val in changes.items():
-            setattr(f, k, val)
-        return f
-
 
 def build(params: ParamSet) -> CxlMem:
     """Load the parts (with their overrides) and build the composite; the media model waits."""
@@ -229,56 +202,13 @@ def build(params: ParamSet) -> CxlMem:
                   media, None if switch is None else get_family("cxl_switch").build(switch.params))
 
 
-# -- the microbenchmark -----------------------------------------------------------------------
-def cache_ops_hook(dev: CxlMem) -> dict[str, Any]:
-    """The Type-2 device-initiated CXL.cache operations (RdCurr, RdShared, ...) over the device's
-    path (:func:`cxlsim.devices.fabric.cxl_cache_ops.cache_ops`: ``{op: {"bw_GBps", "latency_ns"}}``)."""
-    return cache_ops(dev.controller, dev.path)
-
-
-def microbench(dev: CxlMem, options: Mapping[str, Any]) -> dict[str, Any]:
-    """MLC-style probes (module :mod:`cxlsim.validate.cxl_mlc`): idle latency, loaded latency,
-    bandwidth by read:write mix, by threads, sequential vs random, by stride; switched devices:
-    the two-stream contention probe; Type-2: ``cache_ops``."""
-    f = dev.fabric()
-    mixes = {k: mlc.peak_bw_GBps(f, mix).bw_GBps for k, mix in mlc.MIXES.items()}
-    peak = mlc.Result(mixes["1:0"], mixes["1:0"], 0.0)
-    quick = mlc.REQUESTS
-    out: dict[str, Any] = {
-        "idle_latency_ns": mlc.idle_latency_ns(f),
-        "idle_latency_sequential_ns": mlc.idle_latency_ns(f, "sequential"),
-        "read_line_ns": dev.read_line_ns(),
-        "load_adder_over_media_ns": mlc.idle_latency_ns(f) - dev.media_preset.params["read_latency_random_ns"],
-        "loaded_latency": mlc.loaded_latency(f, peak.bw_GBps),
-        "bw_by_mix_GBps": mixes,
-        "bw_by_threads_GBps": {str(n): mlc.peak_bw_GBps(f, threads=n, requests=quick).bw_GBps for n in mlc.THREADS},
-        "bw_by_pattern_GBps": {pat: mlc.peak_bw_GBps(f, pattern=pat, requests=quick).bw_GBps
-                               for pat in ("random", "sequential")},
-        "bw_by_stride_GBps": {str(s): mlc.peak_bw_GBps(f, pattern="sequential", stride_B=s, requests=quick).bw_GBps
-                              for s in mlc.STRIDES_B},
-        "link_raw_bw_GBps": dev.link.raw_bw_GBps,
-    }
-    if dev.host_ports > 1:
-        # two streams, one on each host port, competing for one device's link (the pool's contention)
-        one = dev.fabric(devices=1)
-        ports = [k % 2 for k in range(32)]
-        out["two_streams_one_device_GBps"] = {
-            "read_each": mlc.peak_bw_GBps(one, ports=ports).bw_GBps / 2,
-            "write_each": mlc.peak_bw_GBps(one, (0, 1), ports=ports).bw_GBps / 2,
-        }
-    if dev.params["device_type"] == "2":
-        out["cache_ops"] = cache_ops_hook(dev)
-    return out
-
-
 FAMILY = register(
     DeviceFamily(
         name="cxl_mem",
         doc="a CXL memory device: link + controller + media (+ switch when pooled), probed as Intel MLC does",
         schema=SCHEMA,
         build=build,
-        kind="protocol",
+        kind="cxl_mem",
         energy=None,
-        microbench=microbench,
     )
 )

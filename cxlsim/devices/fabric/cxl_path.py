@@ -33,13 +33,41 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol, runtime_checkable
 
 from cxlsim.devices.base import Cost, DeviceModel, check_non_negative
 
-if TYPE_CHECKING:
-    from cxlsim.devices.fabric.cxl_link import CxlLink
-    from cxlsim.devices.fabric.cxl_switch import CxlSwitch
+
+@runtime_checkable
+class PathLink(Protocol):
+    """What a path reads of each of its links (units: ns, B, GB/s; a CXL link,
+    :class:`~cxlsim.devices.fabric.cxl_link.CxlLink`, is one): its one-way ``latency_ns``,
+    ``raw_bw_GBps``, ``efficiency`` and ``slot_fraction`` (shares of the raw bandwidth), the time a
+    message serialises (``transfer_ns``), occupies the link in a stream (``per_message_ns``) and a
+    stream takes (``stream_ns``), the fixed part of a transfer (``transfer_overhead_ns``), wire bytes
+    (``wire_B``, ``stream_wire_B``) and their energy (``energy_J``)."""
+
+    latency_ns: float
+    raw_bw_GBps: float
+    efficiency: float
+    slot_fraction: float
+
+    def transfer_ns(self, payload_B: float) -> float: ...
+    def per_message_ns(self, payload_B: float) -> float: ...
+    def stream_ns(self, n_msgs: int, payload_B: float) -> float: ...
+    def transfer_overhead_ns(self) -> float: ...
+    def wire_B(self, payload_B: float) -> int: ...
+    def stream_wire_B(self, n_msgs: int, payload_B: float) -> int: ...
+    def energy_J(self, wire_B: float) -> float: ...
+
+
+@runtime_checkable
+class PathSwitch(Protocol):
+    """What a path reads of its switch model: the latency of ``hops`` traversals
+    (``path_latency_ns``, ns) and the energy of forwarding ``wire_B`` bytes (``forward_energy_J``, J)."""
+
+    def path_latency_ns(self, hops: int) -> float: ...
+    def forward_energy_J(self, wire_B: float) -> float: ...
 
 
 class FabricPath(DeviceModel):
@@ -47,8 +75,8 @@ class FabricPath(DeviceModel):
 
     BOUNDED_OPS = ("message",)
 
-    def __init__(self, links: Sequence[CxlLink], switch: CxlSwitch | None = None) -> None:
-        self.links: tuple[CxlLink, ...] = tuple(links)
+    def __init__(self, links: Sequence[PathLink], switch: PathSwitch | None = None) -> None:
+        self.links: tuple[PathLink, ...] = tuple(links)
         if not self.links:
             raise ValueError("a fabric path needs at least one link")
         self.hops: int = len(self.links) - 1

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from cxlsim.devices.memory.media import media
 from cxlsim.devices.registry import DeviceFamily, register
-from cxlsim.validate import media_bench
 
 UNIT_B = 256  # Optane XPLine
 
@@ -27,6 +26,5 @@ FAMILY = register(DeviceFamily(
     kind="memory",
     energy=media.energy,
     energy_params=media.ENERGY_PARAMS,
-    microbench=media_bench.microbench,
     capabilities=frozenset({"media"}),
 ))
