@@ -80,7 +80,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cxlsim.devices.host_measure import TorchMissing, measure_host
+    from cxlsim.calibrate.host_measure import TorchMissing, measure_host
     from cxlsim.devices.registry import get_family, load_preset
     from cxlsim.workloads.catalog import load_workload
     from cxlsim.workloads.dlrm_ops import DlrmStep, StepOptions, StepShapes
@@ -125,7 +125,7 @@ def _names(text: str) -> list[str]:
 
 
 def _preset(args: argparse.Namespace, base: Any, result: dict[str, Any]) -> dict[str, Any]:
-    from cxlsim.devices.host_measure import (
+    from cxlsim.calibrate.host_measure import (
         FITTED_CALLS,
         MICRO_WEIGHT,
         instructions,

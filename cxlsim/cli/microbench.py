@@ -38,11 +38,12 @@ from cxlsim.cli._args import whole
 from cxlsim.config.bounds import MAX_MODULES_PER_ROLE
 from cxlsim.config.catalog import Preset
 from cxlsim.config.yamlio import parse_set
-from cxlsim.devices.interleave import geometry_problem
-from cxlsim.devices.media_bench import INTERLEAVE_B
+from cxlsim.devices.memory.interleave import geometry_problem
 from cxlsim.devices.registry import build_device, family_kind, get_family, load_preset
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.reports.output import emit, fmt_num
+from cxlsim.validate.media_bench import INTERLEAVE_B
+from cxlsim.validate.microbench import microbench_of
 
 HELP = "microbenchmark a device preset (latency, bandwidth vs access size, write amplification)"
 
@@ -103,7 +104,7 @@ def _model(option: str, name: str, families: tuple[str, ...]) -> Any:
 
 def check_geometry(pre: Preset, overrides: dict[str, Any]) -> None:
     """Refuse a media preset the microbenchmarks cannot build (as a system's memory role refuses it,
-    :func:`~cxlsim.devices.interleave.geometry_problem`): its unit must divide their
+    :func:`~cxlsim.devices.memory.interleave.geometry_problem`): its unit must divide their
     ``INTERLEAVE_B`` interleaving, its state stay within the bound; naming ``--set`` for a key it
     overrides, else the preset file."""
     if family_kind(pre.family) != MEDIA_KIND:
@@ -155,14 +156,15 @@ def run(args: argparse.Namespace) -> int:
     pre = load_preset(target, overrides)
     check_geometry(pre, overrides)
     family = get_family(pre.family)
-    if family.microbench is None:
+    bench = microbench_of(family)
+    if bench is None:
         raise InputError(f"{pre.name}: family {pre.family} has no microbenchmark")
     model = family.build(pre.params)
     options = options_for(pre.family, args)
     result = {"device": pre.name, **{k: options[k] for k in ("modules",) if k in options}}
     for key in PRESET_OPTIONS.get(pre.family, {}):
         result[key] = getattr(args, key) or DEFAULTS[key]
-    result.update(family.microbench(model, options))
+    result.update(bench(model, options))
     if getattr(args, "plot", None):
         if "loaded_latency" not in result:
             raise InputError(f"--plot: family {pre.family} draws no curves (cxl_mem presets do)")

@@ -32,8 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cxlsim.devices import validate
     from cxlsim.reports.output import emit
+    from cxlsim.validate import checks as validate
 
     sets = dict(parse_set(args.set))
     if sets and not args.device:

@@ -35,7 +35,7 @@ MAX_FT_EVENTS = 100_000
 #: assumption (named): at most 2**16 entries of state in one memory module's model, counted as
 #: the media state holds them: its banks, write-queue slots, write-combining-buffer entries, posted
 #: writes (banks × write-queue slots with read priority) and controller slots
-#: (:func:`cxlsim.devices.interleave.module_state_entries`). Real modules hold a few hundred
+#: (:func:`cxlsim.devices.memory.interleave.module_state_entries`). Real modules hold a few hundred
 #: (Optane: 64 XPBuffer entries, 64 write-queue slots; DDR4: 16 banks × 64 posted writes); at the
 #: bound, a role of ``MAX_MODULES_PER_ROLE`` modules holds 2**24 entries of at most 32 B, about
 #: 0.5 GB, and a batch takes about a minute (measured: 256 modules of 82,000 entries, cxl on rm1).

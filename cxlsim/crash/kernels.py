@@ -17,7 +17,7 @@ from numba import njit
 
 from cxlsim.kernels.jit import refcount_free_jit
 
-#: In-flight writes are torn at this granularity (SPEC §3.5; cxlsim.devices.media.TORN_GRANULE_B).
+#: In-flight writes are torn at this granularity (SPEC §3.5; cxlsim.devices.memory.media.media.TORN_GRANULE_B).
 TORN_GRANULE_B = 64
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)

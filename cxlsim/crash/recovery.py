@@ -14,7 +14,7 @@ increments); :func:`plan` asks the protocol's scheme. Shared here: :class:`Recov
 :func:`committed_records` (the consecutive valid commit flags of a record-based scheme) and
 :class:`RecoveryCost`.
 
-Recovery time: the media model's analytic bound (:meth:`~cxlsim.devices.media.MediaModel.bound_ns`)
+Recovery time: the media model's analytic bound (:meth:`~cxlsim.devices.memory.media.media.MediaModel.bound_ns`)
 for each phase — read flags, read logs/records (and the snapshot) in bursts, write the restored rows
 (random row writes) or the rebuilt data region — summed, phases being serial.
 """

@@ -11,7 +11,7 @@ per family::
     pmem.read_ns(1024, 256), pmem.bound_ns("read", 1024, 256)
 
 Models are composed by passing models, never preset names: a CXL protocol times its operations over
-a :class:`~cxlsim.devices.cxl_path.FabricPath` built from link and switch models.
+a :class:`~cxlsim.devices.fabric.cxl_path.FabricPath` built from link and switch models.
 """
 
 from cxlsim.devices.registry import build_device, family_names, get_family, load_preset, register

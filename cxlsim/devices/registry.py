@@ -8,24 +8,33 @@ its one ``energy(model, usage) -> Energy`` hook (:class:`~cxlsim.devices.base.Us
 :class:`~cxlsim.devices.base.Energy` out; ``None`` for a family with no energy of its own), and
 optionally ``microbench(model, options) -> dict`` returning the JSON-ready characterisation that
 ``cxlsim microbench`` prints (``options`` carries built models, never preset names: the command
-line resolves those). The energy model and provisioning read only the kind and the hook, never a
+line resolves those; a family left without one is characterised by the tool of its kind or
+capability, :func:`cxlsim.validate.microbench.microbench_of`). The energy model and provisioning read only the kind and the hook, never a
 family's name, so a family registered from outside cxlsim is priced and provisioned like a shipped one.
 
-Convention: family ``x`` lives in module ``cxlsim.devices.x``, which calls :func:`register` when it
-is imported. :func:`get_family` imports that one module on first use, so using a family imports
-nothing else (the tool modules ``gpu_table`` and ``gpu_measure`` and helpers such as ``cxl_path``,
-``cxl_dcoh``, ``media`` and ``media_kernel`` are never imported to register anything). Families of
-other packages call :func:`register` themselves before their presets are loaded.
-:func:`family_names` lists the families without importing any model.
+Where a family lives: a family is found by name through the entry-point group
+:data:`ENTRY_POINT_GROUP` (``cxlsim.device_families``): each entry point is named after the family
+and names the module that calls :func:`register` when it is imported. The built-in families are
+listed in cxlsim's own ``pyproject.toml`` exactly as a third party lists its own::
+
+    [project.entry-points."cxlsim.device_families"]
+    pmem = "cxlsim.devices.memory.pmem"
+
+:func:`get_family` imports that one module on first use, so using a family imports nothing else
+(the tools of :mod:`cxlsim.calibrate` and :mod:`cxlsim.validate` and helpers such as
+``cxl_path``, ``cxl_dcoh``, ``media`` and ``media_kernel`` are never imported to register
+anything). Code may also call :func:`register` at run time before its presets are loaded.
+:func:`family_names` lists the families (registered, entry points, catalog folders) without
+importing any model.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
-import importlib.util
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 from cxlsim.config.catalog import Preset, catalog_roots, resolve_preset
@@ -35,12 +44,13 @@ from cxlsim.errors import ConfigError
 if TYPE_CHECKING:  # annotations only: listing families imports no model module, cxlsim.devices.base included
     from cxlsim.devices.base import Energy, Usage
 
-PACKAGE = "cxlsim.devices"
+#: The entry-point group naming each family's module (built-in and third-party alike).
+ENTRY_POINT_GROUP = "cxlsim.device_families"
 
 
 #: What a family's models are, for the system layer (roles take families by kind or by name).
 KINDS = {
-    "memory": "modules holding data: the media API of cxlsim.devices.media.MediaModel (serve, new_state, "
+    "memory": "modules holding data: the media API of cxlsim.devices.memory.interface.MemoryModel (serve, new_state, "
               "read_ns/write_ns), capacity_GB and background power; roles give them count and interleave_B",
     "accelerator_memory": "memory on an accelerator package read by the chip's own cores: capacity and "
                           "bandwidth, no media API, not provisioned (bytes moved -> dynamic energy)",
@@ -50,6 +60,40 @@ KINDS = {
     "switch": "a switch between links (bytes forwarded -> dynamic energy)",
     "protocol": "a protocol controller; its costs are those of the paths it drives",
     "network": "a data-centre network element: NIC, parameter server (bytes or busy time -> energy)",
+    "cxl_mem": "a composite CXL memory device: media behind a controller, a link and optionally a switch, built "
+               "from other kinds' families (its parts are priced where a system uses them)",
+}
+
+#: Where each kind's contract is stated (``module:Protocol``; the module is the kind's
+#: ``interface.py``, the ``typing.Protocol`` the one every family of the kind provides, its docstring
+#: the contract): the contract tests (tests/test_device_contracts.py) hold every registered family of
+#: the kind to it. Strings: listing kinds imports no model.
+KIND_INTERFACES = {
+    "memory": "cxlsim.devices.memory.interface:MemoryModel",
+    "accelerator_memory": "cxlsim.devices.memory.interface:AcceleratorMemory",
+    "compute": "cxlsim.devices.compute.interface:Compute",
+    "logic": "cxlsim.devices.logic.interface:Logic",
+    "link": "cxlsim.devices.fabric.interface:Link",
+    "switch": "cxlsim.devices.fabric.interface:Switch",
+    "protocol": "cxlsim.devices.fabric.interface:ProtocolController",
+    "network": "cxlsim.devices.network.interface:NetworkElement",
+    "cxl_mem": "cxlsim.devices.cxl_mem.interface:CxlMemory",
+}
+
+
+def kind_interface(kind: str) -> type:
+    """The ``typing.Protocol`` every family of ``kind`` provides (:data:`KIND_INTERFACES`)."""
+    module, name = KIND_INTERFACES[kind].split(":")
+    return getattr(importlib.import_module(module), name)
+
+#: What a family may declare it offers beyond its kind (:attr:`DeviceFamily.capabilities`): the
+#: system layer asks for a capability, never for a family's name, so a family registered from
+#: outside cxlsim that declares one is treated as a shipped one that does.
+CAPABILITIES = {
+    "media": "its models are modules of the shared media model (cxlsim.devices.memory.media.media.MediaModel: "
+             "serve on the numba kernel, new_state(count, interleave_B)), interleaved by a memory role",
+    "block_device": "a storage device the host reaches through its block layer: a host that maps it reads a row "
+                    "not in memory as a page fault and writes it in blocks, not with non-temporal stores",
 }
 
 
@@ -71,10 +115,16 @@ class DeviceFamily:
     #: takes from the emulated preset when priced ``as_emulated`` (:mod:`cxlsim.energy.model`); a
     #: family without them has no preset that emulates.
     energy_params: tuple[str, ...] = ()
+    #: What the family offers beyond its kind (keys of :data:`CAPABILITIES`).
+    capabilities: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"device family {self.name!r}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
+        object.__setattr__(self, "capabilities", frozenset(self.capabilities))
+        unknown = sorted(self.capabilities - set(CAPABILITIES))
+        if unknown:
+            raise ValueError(f"device family {self.name!r}: capabilities {unknown} are not among {', '.join(CAPABILITIES)}")
 
 
 _FAMILIES: dict[str, DeviceFamily] = {}
@@ -89,22 +139,21 @@ def register(family: DeviceFamily) -> DeviceFamily:
     return family
 
 
+def _entry_points() -> dict[str, str]:
+    """``{family: module}`` of the entry-point group :data:`ENTRY_POINT_GROUP` (no import)."""
+    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
 def _module_of(name: str) -> str | None:
-    """The module that holds family ``name`` by convention, if it exists."""
-    if not name.isidentifier() or name.startswith("_"):
-        return None
-    module = f"{PACKAGE}.{name}"
-    try:
-        return module if importlib.util.find_spec(module) is not None else None
-    except (ImportError, ValueError):
-        return None
+    """The module that registers family ``name`` (its entry point), if any."""
+    return _entry_points().get(name)
 
 
 def family_names() -> list[str]:
-    """Names of the known families, sorted: those registered plus every family folder of the preset
-    catalogs (``devices/<family>/``). Imports no model."""
+    """Names of the known families, sorted: those registered, those of the entry-point group, and
+    every family folder of the preset catalogs (``devices/<family>/``). Imports no model."""
 
-    names = set(_FAMILIES)
+    names = set(_FAMILIES) | set(_entry_points())
     for root in catalog_roots("devices"):
         if root.is_dir():
             names.update(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*.yaml")))
@@ -112,7 +161,7 @@ def family_names() -> list[str]:
 
 
 def get_family(name: str, where: str = "family") -> DeviceFamily:
-    """The family ``name``, importing ``cxlsim.devices.<name>`` on first use."""
+    """The family ``name``, importing the module of its entry point on first use."""
     if name not in _FAMILIES:
         module = _module_of(name)
         if module is not None:
@@ -128,19 +177,29 @@ def family_kind(name: str) -> str:
     return get_family(name).kind
 
 
-def families_of_kind(kind: str) -> list[str]:
-    """Names of the known families of ``kind``, sorted (imports each family's module)."""
-    if kind not in KINDS:
+def families_of_kind(kind: str | None, capability: str | None = None) -> list[str]:
+    """Names of the known families of ``kind`` (any kind: ``None``) that declare ``capability`` (if
+    given), sorted (imports each family's module)."""
+    if kind is not None and kind not in KINDS:
         raise ValueError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
+    if capability is not None and capability not in CAPABILITIES:
+        raise ValueError(f"capability {capability!r} is not one of {', '.join(CAPABILITIES)}")
     out = []
     for name in family_names():
         try:
             fam = get_family(name)
         except ConfigError:  # a catalog folder without a module: no family to list
             continue
-        if fam.kind == kind:
+        if (kind is None or fam.kind == kind) and (capability is None or capability in fam.capabilities):
             out.append(name)
     return out
+
+
+def has_capability(name: str, capability: str) -> bool:
+    """Whether family ``name`` declares ``capability`` (:data:`CAPABILITIES`)."""
+    if capability not in CAPABILITIES:
+        raise ValueError(f"capability {capability!r} is not one of {', '.join(CAPABILITIES)}")
+    return capability in get_family(name).capabilities
 
 
 def family_schema(name: str, where: str) -> Schema:

@@ -24,7 +24,7 @@ Every joule of a device comes from its family's one energy hook
 (:attr:`cxlsim.devices.registry.DeviceFamily.energy`: a :class:`~cxlsim.devices.base.Usage` in, an
 :class:`~cxlsim.devices.base.Energy` out) on the models of the system's
 :class:`~cxlsim.systems.graph.DeviceGraph` (the objects that timed the run); the CXL fabric's
-dynamic energy is its paths' (links and switches crossed, :class:`~cxlsim.devices.cxl_path.FabricPath`).
+dynamic energy is its paths' (links and switches crossed, :class:`~cxlsim.devices.fabric.cxl_path.FabricPath`).
 What a role did comes from the activity record: the role's own
 :class:`~cxlsim.devices.base.Usage` where the model recorded one
 (:attr:`~cxlsim.systems.activity.BatchActivity.usage`: an analytic model's devices, e.g. ``tpu-ps``'s

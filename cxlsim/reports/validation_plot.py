@@ -1,7 +1,7 @@
 """Plots of ``cxlsim validate``: one axes per check, model and measured curves together.
 
 Contract: :func:`plot_checks` ``(report, out_dir)`` writes ``<check id>.png`` for every check of a
-report of :func:`cxlsim.devices.validate.run` (numeric x: the model as a line, the measurements
+report of :func:`cxlsim.validate.checks.run` (numeric x: the model as a line, the measurements
 as markers; named x: bars side by side) and returns the paths. It reads the report only; it never
 re-simulates.
 """

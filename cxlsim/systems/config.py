@@ -41,7 +41,7 @@ from cxlsim.config.catalog import Preset, catalog_file, catalog_roots, locate_pr
 from cxlsim.config.origins import Origins
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
-from cxlsim.devices.interleave import geometry_problem
+from cxlsim.devices.memory.interleave import geometry_problem
 from cxlsim.devices.registry import family_kind, load_preset
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.systems import axes

@@ -12,7 +12,7 @@ for the first disagreement:
 
 * a DRAM role on the host's memory controller (``host_dram``; ``table_memory`` of family ``dram``
   when the host CPU runs the embeddings) holds more modules than the host has channels (each
-  module of a DRAM role is one channel with its own bus, :mod:`cxlsim.devices.media`);
+  module of a DRAM role is one channel with its own bus, :mod:`cxlsim.devices.memory.media.media`);
 * the ``pcie`` role signals faster or wider than the host's root port.
 
 A host preset without these facts (0 or absent) is not checked on them.

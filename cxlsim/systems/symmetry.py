@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from cxlsim.devices.cxl_switch import HOST
+from cxlsim.devices.fabric.cxl_switch import HOST
 from cxlsim.errors import InputError
 from cxlsim.systems import axes
 from cxlsim.systems.config import SystemConfig

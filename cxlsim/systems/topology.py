@@ -3,11 +3,11 @@
 Contract:
 
 * :class:`Fabric` places ``topology.gpus_count`` GPUs and ``topology.cxl_mems_count`` CXL-MEMs on the
-  leaves of a :class:`~cxlsim.devices.cxl_switch.SwitchTree` of ``devices.switch.levels`` levels and
+  leaves of a :class:`~cxlsim.devices.fabric.cxl_switch.SwitchTree` of ``devices.switch.levels`` levels and
   ``topology.fanout_count`` children per switch (0: the switch preset's ports less its upstream
   port); the host hangs above the root. ``attach_policy`` ``packed`` numbers the leaf ports GPUs
   first, then CXL-MEMs; ``interleaved`` alternates them. :meth:`Fabric.path` composes the
-  :class:`~cxlsim.devices.cxl_path.FabricPath` between two endpoints (``("gpu", g)``, ``("mem", m)``
+  :class:`~cxlsim.devices.fabric.cxl_path.FabricPath` between two endpoints (``("gpu", g)``, ``("mem", m)``
   or ``"host"``) from the role models: a device's own link is its role's (``gpu_link``,
   ``fabric_link``), the links between switch levels are ``fabric_link`` (trunks), the root's
   upstream link is ``host_link``. :meth:`Fabric.lanes` names the link directions a path holds
@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from cxlsim.devices.cxl_path import FabricPath
-from cxlsim.devices.cxl_switch import HOST, MAX_DEVICES, SwitchTree
+from cxlsim.devices.fabric.cxl_path import FabricPath
+from cxlsim.devices.fabric.cxl_switch import HOST, MAX_DEVICES, SwitchTree
 from cxlsim.errors import ConfigError
 from cxlsim.systems.graph import DeviceGraph
 from cxlsim.workloads.layout import TableLayout

@@ -11,7 +11,7 @@ GPU memory and their gradient leaves it. ``docs/devices-compute.md`` lists the o
 
 This is workload knowledge: which operators the step runs. The device mechanics -- what an operator
 costs on a GPU, a host and a link, and the CUDA stream schedule -- are the step model's
-(:mod:`cxlsim.devices.gpu_step`), which this module reads duck-typed (the device and workload
+(:mod:`cxlsim.devices.compute.gpu_step`), which this module reads duck-typed (the device and workload
 layers import neither the other); the system layer joins the two.
 
 Contract (times ns, sizes B; pure, no simulation engine):
@@ -23,7 +23,7 @@ Contract (times ns, sizes B; pure, no simulation engine):
   ``zero_grad``'s ``set_to_none``, ``foreach`` SGD, the loop's input copies and loss read-back,
   cached interaction indices); the defaults are the reference DLRM on PyTorch 1.x (2022).
 * :class:`DlrmStep` ``(model, options)`` over a step model (a
-  :class:`~cxlsim.devices.gpu_step.StepModel`: its ``dispatch_ns``, ``host_op``, ``host_call``,
+  :class:`~cxlsim.devices.compute.gpu_step.StepModel`: its ``dispatch_ns``, ``host_op``, ``host_call``,
   ``kernel``, ``copy``, ``elementwise_ns``, ``gemm_ns``, ``layer_kernels_ns``,
   ``python_elements_ns`` price each op as a ``StepOp``; ``schedule`` places them):
   :meth:`DlrmStep.phase_ops` ``(shapes, phase) -> list[StepOp]``, :meth:`DlrmStep.step_ops`, each
@@ -251,7 +251,7 @@ class _PhaseBuilder:
 
     def host_call(self, call: str, name: str, what: str, count: int = 1) -> None:
         """Python or engine work that dispatches no operator, priced by the host's software call
-        ``call`` (:data:`~cxlsim.devices.cpu.SOFTWARE_CALLS`)."""
+        ``call`` (:data:`~cxlsim.devices.compute.cpu.SOFTWARE_CALLS`)."""
         self._add(self.model.host_call(call, name, what, count))
 
     def module(self, name: str, what: str) -> None:

@@ -117,7 +117,7 @@ def test_cxlsim_path_ft_scenarios_by_name(tmp_path, monkeypatch):
 
 
 def test_gpu_table_default_output_is_beside_the_preset(user_catalog, capsys):
-    from cxlsim.devices import gpu_table
+    from cxlsim.calibrate import gpu_table
 
     (user_catalog / "gpu").mkdir()
     (user_catalog / "gpu" / "mine.yaml").write_text(

@@ -16,11 +16,13 @@ from hypothesis import strategies as st
 from cxlsim.config.catalog import list_presets
 from cxlsim.devices import build_device, family_names, get_family
 from cxlsim.devices.base import Cost, DeviceModel, PoweredModel, Usage, powered_energy
-from cxlsim.devices.cxl_path import FabricPath
+from cxlsim.devices.fabric.cxl_path import FabricPath
+from cxlsim.devices.registry import families_of_kind
 
 MEDIA = ("dram/ddr4-2666", "pmem/optane-100", "pmem/paper", "ssd/paper", "ssd/intel-750")
 LINKS = ("cxl_link/cxl2-x16", "cxl_link/cxl3-x16", "cxl_link/cxl3-x16-lopt")
-MEDIA_FAMILIES = ("dram", "pmem", "ssd")
+#: The families built on the numba media kernel: a query on the registry, not a list.
+MEDIA_FAMILIES = tuple(families_of_kind("memory", "media"))
 
 
 @cache

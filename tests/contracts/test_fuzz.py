@@ -24,16 +24,15 @@ from hypothesis import strategies as st
 
 from cxlsim.config.bounds import MAX_SEED
 from cxlsim.config.catalog import shipped_root
-from cxlsim.devices.gpu_table import find_table
-from cxlsim.devices.interleave import MEMORY_FAMILIES
-from cxlsim.devices.registry import get_family, load_preset
-from cxlsim.devices.validate import load_catalog
+from cxlsim.devices.compute.gpu_table import find_table
+from cxlsim.devices.registry import get_family, has_capability, load_preset
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.ft.scenario import load_scenario
 from cxlsim.sweep.spec import load_spec
 from cxlsim.systems.config import load_system
 from cxlsim.systems.graph import build_devices
 from cxlsim.systems.platform import load_platform
+from cxlsim.validate.checks import load_catalog
 from cxlsim.workloads.catalog import load_workload
 
 FUZZ_FAST_EXAMPLES = 20
@@ -184,7 +183,7 @@ def build_system(cfg: Any) -> None:
     bound; a named GPU timing table that the catalogs hold."""
     devices = build_devices(cfg)
     for role, d in cfg.devices.items():
-        if d.preset.family in MEMORY_FAMILIES:
+        if has_capability(d.preset.family, "media"):
             devices[role].new_state(d.count, d.interleave_B)
     assert 0 <= cfg.seed <= MAX_SEED, cfg.seed
     try:  # as a run loads it: an error names the input that gave the override

@@ -276,7 +276,7 @@ def test_seed_bound_in_files_and_the_api(tmp_path, capsys):
 def test_module_state_bound_at_t_and_t_plus_1():
     """One module's state at the bound is accepted, one entry more is refused (naming the parameter
     that sizes most of it)."""
-    from cxlsim.devices.interleave import geometry_problem, module_state_entries
+    from cxlsim.devices.memory.interleave import geometry_problem, module_state_entries
     from cxlsim.devices.registry import load_preset
 
     values = load_preset("pmem/optane-100").params.as_dict()
@@ -301,11 +301,11 @@ STATE_ENTRY_B, STATE_FIXED_B = 32, 4096 + 256
     ("ssd/intel-750", {"parallel_units_count": 8}),
 ])
 def test_module_state_entries_count_what_the_state_allocates(preset, overrides):
-    """The bound counts what :class:`~cxlsim.devices.media.MediaState` allocates: a state array
+    """The bound counts what :class:`~cxlsim.devices.memory.media.media.MediaState` allocates: a state array
     sized by a parameter the count leaves out would make the bound a wrong promise."""
     import numpy as np
 
-    from cxlsim.devices.interleave import module_state_entries
+    from cxlsim.devices.memory.interleave import module_state_entries
     from cxlsim.devices.registry import build_device
 
     model = build_device(preset, overrides)

@@ -14,7 +14,7 @@ import pytest
 import cxlsim
 from cxlsim.config.params import Param
 from cxlsim.devices.base import Energy, Usage
-from cxlsim.devices.media import MediaModel, media_schema
+from cxlsim.devices.memory.media.media import MediaModel, media_schema
 from cxlsim.devices.registry import DeviceFamily, families_of_kind, get_family, register
 from cxlsim.errors import ConfigError
 from cxlsim.units import PJ

@@ -8,7 +8,7 @@ import pytest
 
 import cxlsim
 from cxlsim.devices import build_device
-from cxlsim.devices.pcie import microbench
+from cxlsim.devices.fabric.pcie import microbench
 from cxlsim.units import US, MiB
 
 SMALL = {"rows_per_table": 4096, "batch_size": 64, "tables": 4}

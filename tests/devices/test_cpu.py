@@ -11,9 +11,10 @@ import pytest
 
 import cxlsim
 from cxlsim.cli import main
-from cxlsim.devices import build_device, media_bench
-from cxlsim.devices.cpu import microbench
-from cxlsim.devices.media import AccessStream
+from cxlsim.devices import build_device
+from cxlsim.devices.compute.cpu import microbench
+from cxlsim.devices.memory.media.media import AccessStream
+from cxlsim.validate import media_bench
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +115,7 @@ MEASURED_INSTRUCTIONS = {
 
 def test_software_costs_are_instruction_counts_at_the_clock(cpu):
     """count / (IPC × clock): the i5 reproduces the published µs exactly."""
-    from cxlsim.devices.cpu import SOFTWARE_CALLS
+    from cxlsim.devices.compute.cpu import SOFTWARE_CALLS
 
     assert set(SOFTWARE_CALLS) == set(SOFTWARE_US) | set(MEASURED_INSTRUCTIONS)
     p = cpu.params

@@ -14,10 +14,12 @@ from hypothesis import strategies as st
 
 from cxlsim.axes.mlp_pull.cxl_cache import MLP_PULL_OP
 from cxlsim.cli import main
-from cxlsim.devices import build_device, cxl_cache_ops, validate
-from cxlsim.devices.cxl_cache_ops import OPS, cache_ops, op_latency_ns, op_stream_ns
-from cxlsim.devices.cxl_path import FabricPath
+from cxlsim.devices import build_device
+from cxlsim.devices.fabric import cxl_cache_ops
+from cxlsim.devices.fabric.cxl_cache_ops import OPS, cache_ops, op_latency_ns, op_stream_ns
+from cxlsim.devices.fabric.cxl_path import FabricPath
 from cxlsim.devices.registry import get_family
+from cxlsim.validate import checks as validate
 
 DEVICE = "cxl_protocol/agilex7"
 CHECKS = ("cxl-cache-ops-bandwidth", "cxl-cache-ops-latency", "cxl-cache-device-hit")

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cxlsim.devices import build_device as _build
-from cxlsim.devices.cxl_link import microbench
+from cxlsim.devices.fabric.cxl_link import microbench
 from cxlsim.errors import ConfigError
 
 LINKS = ("cxl_link/cxl2-x16", "cxl_link/cxl3-x16", "cxl_link/cxl3-x16-lopt")

@@ -1,6 +1,6 @@
 """The composite CXL memory device (family ``cxl_mem``) and its MLC-style probes (issue 33): the
 composite's configuration, its equality with what the platforms build, and each mechanism of the
-queueing model (cxlsim/devices/cxl_mlc.py) pinned both ways: the measured curve holds with it and
+queueing model (cxlsim/validate/cxl_mlc.py) pinned both ways: the measured curve holds with it and
 fails without it."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from cxlsim.cli import main
 from cxlsim.config.catalog import list_presets
 from cxlsim.devices import build_device, load_preset
-from cxlsim.devices import cxl_mlc as mlc
-from cxlsim.devices.cxl_mem import CxlMem
+from cxlsim.devices.cxl_mem.cxl_mem import CxlMem
 from cxlsim.errors import ConfigError
 from cxlsim.systems.config import load_system
+from cxlsim.validate import cxl_mlc as mlc
 
 E3S = "cxl_mem/e3s-x8-spr"
 POOL = "cxl_mem/apollo-pool-2x8"
@@ -54,7 +54,7 @@ def test_a_part_parameter_is_overridden_per_part():
     assert wide.link.raw_bw_GBps == pytest.approx(2 * base.link.raw_bw_GBps)
     assert load_preset(E3S, {"link.params.lanes_count": 16}).params.sources["link.params.lanes_count"].startswith("override")
     media = build_device(E3S, {"media.params.read_latency_random_ns": 90})
-    assert media.fabric().media_latency_ns[("read", "random")] == 90
+    assert mlc.fabric_of(media).media_latency_ns[("read", "random")] == 90
 
 
 @pytest.mark.parametrize(("overrides", "key", "needle"), [
@@ -112,8 +112,8 @@ def test_mixes_pass_one_direction_only_with_full_duplex():
     """§1: 1:1 reaches 27.2 GB/s, above what one direction carries; with both directions on one
     server (half duplex) the sum cannot pass one direction and the 1:1 check fails."""
     d = dev()
-    full = mlc.peak_bw_GBps(d.fabric(), (1, 1)).bw_GBps
-    half = mlc.peak_bw_GBps(d.fabric(duplex=False), (1, 1)).bw_GBps
+    full = mlc.peak_bw_GBps(mlc.fabric_of(d), (1, 1)).bw_GBps
+    half = mlc.peak_bw_GBps(mlc.fabric_of(d, duplex=False), (1, 1)).bw_GBps
     assert err(full, MIX_MEASURED["1:1"]) <= TOL
     one_direction = mlc.LINE_B / d.link.per_message_ns(mlc.LINE_B)  # reads' data alone on one direction
     assert half <= one_direction + 1e-9
@@ -124,7 +124,7 @@ def test_mixes_pass_one_direction_only_with_full_duplex():
 def test_the_e3s_mix_curve_holds():
     d = dev()
     for key, measured in MIX_MEASURED.items():
-        assert err(mlc.peak_bw_GBps(d.fabric(), mlc.MIXES[key]).bw_GBps, measured) <= TOL, key
+        assert err(mlc.peak_bw_GBps(mlc.fabric_of(d), mlc.MIXES[key]).bw_GBps, measured) <= TOL, key
 
 
 # -- the device's queues and the host's credits ------------------------------------------------
@@ -132,8 +132,8 @@ def test_the_queues_bound_bandwidth_and_make_the_knee():
     """The device's queue entries bound reads by Little's law (17.8 GB/s); with unbounded queues
     and credits the reads run to the link's slots, past the measured ceiling."""
     d = dev()
-    bounded = mlc.peak_bw_GBps(d.fabric()).bw_GBps
-    free = mlc.peak_bw_GBps(d.fabric(read_queue=10**6, write_queue=10**6, host_credits=10**6)).bw_GBps
+    bounded = mlc.peak_bw_GBps(mlc.fabric_of(d)).bw_GBps
+    free = mlc.peak_bw_GBps(mlc.fabric_of(d, read_queue=10**6, write_queue=10**6, host_credits=10**6)).bw_GBps
     assert err(bounded, MIX_MEASURED["1:0"]) <= TOL
     assert free > MIX_MEASURED["1:0"] * (1 + TOL)
     assert free == pytest.approx(mlc.LINE_B / d.link.per_message_ns(mlc.LINE_B), rel=0.01)
@@ -141,14 +141,14 @@ def test_the_queues_bound_bandwidth_and_make_the_knee():
 
 def test_host_credits_bound_bandwidth_when_fewer_than_the_device_queues():
     d = dev()
-    few = mlc.peak_bw_GBps(d.fabric(host_credits=8)).bw_GBps
+    few = mlc.peak_bw_GBps(mlc.fabric_of(d, host_credits=8)).bw_GBps
     # Little's law: 8 lines over an idle round trip (the credit is held for all of it)
-    assert few == pytest.approx(8 * mlc.LINE_B / mlc.idle_latency_ns(d.fabric()), rel=0.03)
+    assert few == pytest.approx(8 * mlc.LINE_B / mlc.idle_latency_ns(mlc.fabric_of(d)), rel=0.03)
 
 
 def test_loaded_latency_is_flat_then_knees_before_saturation():
     d = dev()
-    f = d.fabric()
+    f = mlc.fabric_of(d)
     peak = mlc.peak_bw_GBps(f).bw_GBps
     rows = mlc.loaded_latency(f, peak, (0.05, 0.5, 0.8, 1.1))
     idle = rows[0]["latency_ns"]
@@ -164,8 +164,8 @@ def test_two_streams_share_one_device_by_arbitration():
     port a private path) each gets the whole link and the check fails."""
     d = dev(POOL)
     ports = [k % 2 for k in range(32)]
-    shared = mlc.peak_bw_GBps(d.fabric(devices=1), ports=ports)
-    private = mlc.peak_bw_GBps(d.fabric(devices=1, arbitrate=False), ports=ports)
+    shared = mlc.peak_bw_GBps(mlc.fabric_of(d, devices=1), ports=ports)
+    private = mlc.peak_bw_GBps(mlc.fabric_of(d, devices=1, arbitrate=False), ports=ports)
     assert err(shared.bw_GBps / 2, TWO_STREAMS_READ) <= TOL
     assert err(private.bw_GBps / 2, TWO_STREAMS_READ) > TOL
 
@@ -174,7 +174,7 @@ def test_round_robin_is_fair_between_unequal_host_ports():
     """One host port with 24 threads, the other with 8, on one device link: round robin gives each
     port half of the link as long as both keep requests waiting."""
     d = dev(POOL)
-    f = d.fabric(devices=1)
+    f = mlc.fabric_of(d, devices=1)
     ports = [0] * 24 + [1] * 8
     sim = mlc.simulate(f, threads=32, ports=ports, requests=6000)
     assert sim.bw_GBps == pytest.approx(mlc.LINE_B / d.link.per_message_ns(mlc.LINE_B), rel=0.02)
@@ -185,7 +185,7 @@ def test_the_switch_adds_its_hop_to_the_idle_latency():
     direct = build_device(E3S)
     hop = 2 * (d.switch.hop_latency_ns + d.link.latency_ns)  # the switch core and the link it inserts, each way
     extra_ser = 2 * (d.link.per_message_ns(0) + d.link.per_message_ns(64)) / 2
-    assert mlc.idle_latency_ns(d.fabric()) == pytest.approx(mlc.idle_latency_ns(direct.fabric()) + hop + extra_ser, abs=1.0)
+    assert mlc.idle_latency_ns(mlc.fabric_of(d)) == pytest.approx(mlc.idle_latency_ns(mlc.fabric_of(direct)) + hop + extra_ser, abs=1.0)
 
 
 # -- properties --------------------------------------------------------------------------------
@@ -194,7 +194,7 @@ def test_the_switch_adds_its_hop_to_the_idle_latency():
        mix=st.sampled_from(list(mlc.MIXES.values())))
 def test_bandwidth_never_passes_a_link_direction(lanes, queue, credits, mix):
     d = build_device(E3S, {"link.params.lanes_count": lanes})
-    res = mlc.simulate(d.fabric(read_queue=queue, write_queue=queue, host_credits=credits), threads=16, mix=mix,
+    res = mlc.simulate(mlc.fabric_of(d, read_queue=queue, write_queue=queue, host_credits=credits), threads=16, mix=mix,
                        requests=1500)
     raw = d.link.raw_bw_GBps
     assert res.read_GBps <= raw * 1.001 and res.write_GBps <= raw * 1.001
@@ -205,7 +205,7 @@ def test_bandwidth_never_passes_a_link_direction(lanes, queue, credits, mix):
 @given(queue=st.integers(8, 64))
 def test_loaded_latency_rises_with_offered_load_and_achieved_stays_below_offered(queue):
     d = dev()
-    f = d.fabric(read_queue=queue)
+    f = mlc.fabric_of(d, read_queue=queue)
     peak = mlc.peak_bw_GBps(f, requests=3000).bw_GBps
     rows = mlc.loaded_latency(f, peak, (0.1, 0.6, 1.2))
     lat = [r["latency_ns"] for r in rows]
@@ -228,7 +228,7 @@ def test_microbench_json_keys(capsys, tmp_path):
 
 
 def test_a_type2_device_reports_cache_ops():
-    from cxlsim.devices.cxl_mem import cache_ops_hook
+    from cxlsim.validate.cxl_mlc import cache_ops_hook
 
     d = build_device("cxl_mem/agilex7-type2")
     ops = cache_ops_hook(d)
@@ -242,7 +242,7 @@ def test_median_error_over_the_fabric_points():
     fabric check outside its tolerance is a documented conflict (test_validate's KNOWN_MISSES)."""
     import statistics
 
-    from cxlsim.devices import validate
+    from cxlsim.validate import checks as validate
 
     checks = [c for c in validate.load_catalog() if c.id.startswith("cxl")]
     report = validate.run(checks)

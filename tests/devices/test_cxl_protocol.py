@@ -11,8 +11,8 @@ import pytest
 
 from cxlsim.cli import main
 from cxlsim.devices import build_device as _build
-from cxlsim.devices.cxl_dcoh import EXCLUSIVE, INVALID, MODIFIED, SHARED, DcohState
-from cxlsim.devices.cxl_path import FabricPath
+from cxlsim.devices.fabric.cxl_dcoh import EXCLUSIVE, INVALID, MODIFIED, SHARED, DcohState
+from cxlsim.devices.fabric.cxl_path import FabricPath
 
 PRESETS = ("cxl_protocol/asic", "cxl_protocol/fpga", "cxl_protocol/agilex7")
 

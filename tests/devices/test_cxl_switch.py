@@ -8,8 +8,8 @@ from functools import cache
 import pytest
 
 from cxlsim.devices import build_device as _build
-from cxlsim.devices.cxl_path import FabricPath
-from cxlsim.devices.cxl_switch import HOST, SwitchTree, microbench
+from cxlsim.devices.fabric.cxl_path import FabricPath
+from cxlsim.devices.fabric.cxl_switch import HOST, SwitchTree, microbench
 
 #: The path model before the switch was reduced to its core: one link latency + hops × 100 ns
 #: (the measured per-switch latency, inserted link included) + one serialisation.

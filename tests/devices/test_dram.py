@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from cxlsim.devices import build_device
-from cxlsim.devices.media import AccessStream
-from cxlsim.devices.media_bench import microbench
+from cxlsim.devices.memory.media.media import AccessStream
+from cxlsim.validate.media_bench import microbench
 
 
 @pytest.fixture(scope="module")

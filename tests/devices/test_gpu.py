@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from cxlsim.cli import main
 from cxlsim.devices import build_device
-from cxlsim.devices.gpu import GpuModel, roofline_total_ns
-from cxlsim.devices.gpu_table import BATCH_GRID, COLUMNS, MlpTable, find_table, table_shapes
+from cxlsim.devices.compute.gpu import GpuModel, roofline_total_ns
+from cxlsim.devices.compute.gpu_table import BATCH_GRID, COLUMNS, MlpTable, find_table, table_shapes
 
 RM1_BOTTOM = [13, 8192, 2048, 32]
 SHAPES = table_shapes()
@@ -24,7 +24,7 @@ def gpu() -> GpuModel:
 
 
 def test_committed_table_is_current(gpu):
-    # If this fails, the formula or the preset changed: run `python -m cxlsim.devices.gpu_table`.
+    # If this fails, the formula or the preset changed: run `python -m cxlsim.calibrate.gpu_table`.
     assert gpu.table_kind == "generated"
     assert set(gpu.table.rows) == set(SHAPES)
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cxlsim.devices import build_device
-from cxlsim.devices.gpu_step import (
+from cxlsim.devices.compute.gpu_step import (
     SCHEDULE_BOUND_FACTOR,
     StepModel,
     StepOp,

@@ -1,4 +1,4 @@
-"""`cxlsim measure host` (cxlsim/devices/host_measure.py, cxlsim/cli/measure.py): the fit on synthetic
+"""`cxlsim measure host` (cxlsim/calibrate/host_measure.py, cxlsim/cli/measure.py): the fit on synthetic
 data (no torch), the counts it takes from the op list, the preset it writes, and -- where torch is
 installed -- a quick real run whose preset loads."""
 
@@ -10,10 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
-from cxlsim.cli import main
-from cxlsim.devices import build_device
-from cxlsim.devices.gpu_step import StepModel
-from cxlsim.devices.host_measure import (
+from cxlsim.calibrate.host_measure import (
     FITTED_CALLS,
     Row,
     fit_costs,
@@ -29,6 +26,9 @@ from cxlsim.devices.host_measure import (
     spread,
     step_options,
 )
+from cxlsim.cli import main
+from cxlsim.devices import build_device
+from cxlsim.devices.compute.gpu_step import StepModel
 from cxlsim.devices.registry import load_preset
 from cxlsim.workloads.catalog import load_workload
 from cxlsim.workloads.dlrm_ops import DlrmStep, StepOptions, StepShapes

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import cxlsim
-from cxlsim.devices import media_bench
 from cxlsim.systems.machine import Memory
+from cxlsim.validate import media_bench
 
 ROWS = 1 << 16
 SMALL = {"batch_size": 16}

@@ -12,8 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cxlsim.cli import main
-from cxlsim.devices import build_device, media
-from cxlsim.devices.media import AccessStream
+from cxlsim.devices import build_device
+from cxlsim.devices.memory.media import media
+from cxlsim.devices.memory.media.media import AccessStream
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 VARIANTS = {
@@ -86,7 +87,7 @@ def test_slot_tree_is_a_heap_of_free_times(k, values, now):
     takes the earliest free slot (at ``max(now, root)``) and frees it later; the roots agree."""
     import heapq
 
-    from cxlsim.devices import media_kernel as K
+    from cxlsim.devices.memory.media import media_kernel as K
 
     vals, idx = K.slot_tree(k)
     heap = [K.NO_TIME] * k
@@ -103,7 +104,7 @@ def test_slot_tree_is_a_heap_of_free_times(k, values, now):
 
 def test_slot_tree_is_fresh_per_call():
     """``slot_tree`` copies a shared template: a kernel's replays never reach the next call's tree."""
-    from cxlsim.devices import media_kernel as K
+    from cxlsim.devices.memory.media import media_kernel as K
 
     vals, idx = K.slot_tree(5)
     K._slot_replace_min.py_func(vals, idx, 7.0)
@@ -119,8 +120,8 @@ def test_pending_rebuild_keeps_the_live_entries(monkeypatch, entries, now, room,
     """A rebuild (one pass moving the live entries out and emptying the table, then reinserting
     them, in place or into a table of the new size) keeps every entry pending after ``now``,
     drops the others, and leaves room for ``room`` more under the kernel's load limit."""
-    from cxlsim.devices import media_index as X
-    from cxlsim.devices import media_kernel as K
+    from cxlsim.devices.memory.media import media_index as X
+    from cxlsim.devices.memory.media import media_kernel as K
 
     monkeypatch.setattr(media, "INITIAL_TABLE_SLOTS", start)
     state = build_device("pmem/optane-100").new_state()

@@ -11,8 +11,9 @@ import pytest
 
 from cxlsim.cli import main
 from cxlsim.config.catalog import list_presets
-from cxlsim.devices import build_device, media_bench
-from cxlsim.devices.media_bench import THREAD_LINES, microbench, outstanding_for
+from cxlsim.devices import build_device
+from cxlsim.validate import media_bench
+from cxlsim.validate.media_bench import THREAD_LINES, microbench, outstanding_for
 
 MEDIA = [p for p in list_presets() if p.split("/")[0] in ("dram", "pmem", "ssd")]
 

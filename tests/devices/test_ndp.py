@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from cxlsim.cli import main
 from cxlsim.devices import build_device
-from cxlsim.devices.ckpt_logic import LogCounters
+from cxlsim.devices.logic.ckpt_logic import LogCounters
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from cxlsim.cli import main
 from cxlsim.devices import build_device
-from cxlsim.devices.pcie import microbench
+from cxlsim.devices.fabric.pcie import microbench
 
 PCIE = build_device("pcie/gen4-x16")
 I5 = build_device("cpu/i5-9600k")  # the host whose software path these tests run

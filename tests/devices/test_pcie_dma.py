@@ -12,9 +12,10 @@ import pytest
 import cxlsim
 from cxlsim.axes.data_movement.software import route
 from cxlsim.cli import main
-from cxlsim.devices import build_device, validate
-from cxlsim.devices.gpu_step import StepModel
+from cxlsim.devices import build_device
+from cxlsim.devices.compute.gpu_step import StepModel
 from cxlsim.units import MiB
+from cxlsim.validate import checks as validate
 
 U200 = "pcie/u200-gen3-x16"
 I5 = build_device("cpu/i5-9600k")

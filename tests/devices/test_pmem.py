@@ -7,8 +7,8 @@ from functools import cache
 import pytest
 
 from cxlsim.devices import build_device
-from cxlsim.devices.media import AccessStream
-from cxlsim.devices.media_bench import microbench
+from cxlsim.devices.memory.media.media import AccessStream
+from cxlsim.validate.media_bench import microbench
 
 BIG = ("256", "512", "4096")
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from cxlsim.devices import build_device
-from cxlsim.devices.media import AccessStream
+from cxlsim.devices.memory.media.media import AccessStream
 
 # one Optane module without a write-combining buffer: every write is one posted media write
 PLAIN = {"wcb_entries": 0, "read_modify_write": False, "parallel_units_count": 1,

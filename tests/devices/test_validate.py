@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from cxlsim.cli import main
-from cxlsim.devices import media_bench, validate
+from cxlsim.validate import checks as validate
+from cxlsim.validate import media_bench
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "validation.md"
 #: Checks outside their stated tolerance, each explained in docs/validation.md ("Device models

@@ -12,10 +12,10 @@ import pytest
 
 import cxlsim
 from cxlsim.cli import main
-from cxlsim.devices.ckpt_logic import CkptLogicModel
-from cxlsim.devices.cpu import CpuModel
-from cxlsim.devices.gpu import GpuModel
-from cxlsim.devices.ndp import NdpModel
+from cxlsim.devices.compute.cpu import CpuModel
+from cxlsim.devices.compute.gpu import GpuModel
+from cxlsim.devices.logic.ckpt_logic import CkptLogicModel
+from cxlsim.devices.logic.ndp import NdpModel
 from cxlsim.devices.registry import load_preset
 from cxlsim.energy import COMPONENTS, energy_detail, energy_per_batch, energy_report
 from cxlsim.energy.model import Deployment, cxl_links, pcie_links

@@ -5,7 +5,7 @@ import pytest
 from numba import njit
 from numba.core.errors import TypingError
 
-import cxlsim.devices.media_kernel as K
+import cxlsim.devices.memory.media.media_kernel as K
 from cxlsim.kernels.jit import _NO_REFCOUNT, refcount_free_jit
 
 
@@ -56,7 +56,7 @@ def _kernel_modules():
     import importlib
     from pathlib import Path
 
-    root = Path(K.__file__).resolve().parents[1]
+    root = Path(K.__file__).resolve().parents[3]  # cxlsim/ (the kernel: cxlsim/devices/memory/media/)
     names = []
     for path in sorted(root.rglob("*.py")):
         text = path.read_text()
@@ -89,4 +89,4 @@ def test_every_cached_kernel_is_keyed_on_the_modules_it_compiles_in():
                 assert value.py_func.__module__ in sources, (name, ref)
                 assert set(kernel_sources(value.py_func)) <= sources, (name, ref)
     media = set(kernel_sources(K.serve_kernel.py_func))
-    assert {f"cxlsim.devices.media_{m}" for m in ("queue", "pending", "wcb", "geometry", "slots", "index")} <= media
+    assert {f"cxlsim.devices.memory.media.media_{m}" for m in ("queue", "pending", "wcb", "geometry", "slots", "index")} <= media

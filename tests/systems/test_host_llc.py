@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import cxlsim
 from cxlsim.config.params import ParamSet
-from cxlsim.devices.cpu import SCHEMA, CpuModel
+from cxlsim.devices.compute.cpu import SCHEMA, CpuModel
 from cxlsim.devices.registry import load_preset
 from cxlsim.errors import ConfigError
 from cxlsim.kernels.vector_cache import cache_access_ref, new_cache_ref

@@ -24,8 +24,8 @@ import pytest
 
 from cxlsim.api import simulate
 from cxlsim.devices import build_device
-from cxlsim.devices.gpu_table import BATCH_GRID
-from cxlsim.devices.media import AccessStream
+from cxlsim.devices.compute.gpu_table import BATCH_GRID
+from cxlsim.devices.memory.media.media import AccessStream
 from cxlsim.energy.report import energy_detail
 from cxlsim.ft import load_scenario, run_scenario
 

@@ -56,7 +56,7 @@ def test_mlp_params_count_weights_and_biases():
 def test_batch_size_gives_rm1_bottom_forward_near_0_6_ms():
     """SPEC §4's rule on the b_fwd phase as PyTorch eager runs it (docs/workloads.md)."""
     from cxlsim.devices import build_device
-    from cxlsim.devices.gpu_step import StepModel
+    from cxlsim.devices.compute.gpu_step import StepModel
     from cxlsim.workloads.dlrm_ops import DlrmStep, StepShapes
 
     w = load_workload("rm1")

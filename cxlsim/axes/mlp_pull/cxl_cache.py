@@ -18,7 +18,7 @@ import math
 
 from cxlsim.axes.data_movement.cxl_cache import FABRIC_ROLES
 from cxlsim.axes.mlp_pull import MlpPull
-from cxlsim.devices.cxl_cache_ops import OPS
+from cxlsim.devices.fabric.cxl_cache_ops import OPS
 from cxlsim.systems.activity import cxl_path_key
 from cxlsim.systems.axes import register
 

@@ -32,7 +32,7 @@ Named modelling choices (documented in docs/timing-model.md):
   write is not held until its own row's read returns; the closed loop bounds them together);
 - a flag is one line written after every write it covers is acknowledged (fence);
 - the GPU phases are the PyTorch eager step: the ops the host dispatches
-  (:mod:`cxlsim.workloads.dlrm_ops`) priced and placed on a CUDA stream (:mod:`cxlsim.devices.gpu_step`). Each GPU has one dispatching host thread that runs ahead of
+  (:mod:`cxlsim.workloads.dlrm_ops`) priced and placed on a CUDA stream (:mod:`cxlsim.devices.compute.gpu_step`). Each GPU has one dispatching host thread that runs ahead of
   its stream: a phase's dispatch starts when that thread is free and the phase's inputs other than
   the same GPU's earlier phases are ready (pooled vectors, the all-reduce); its kernels start no
   earlier than the GPU is free. A GPU that *replays* a step measured elsewhere (the platform gives a

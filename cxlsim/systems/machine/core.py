@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cxlsim.devices.gpu_step import StepModel
+from cxlsim.devices.compute.gpu_step import StepModel
 from cxlsim.engine.executor import Executor, OpOutcome
 from cxlsim.systems import axes
 from cxlsim.systems.activity import BatchLedger

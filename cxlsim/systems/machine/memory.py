@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cxlsim.arrays import unique as sorted_unique
-from cxlsim.devices.media import AccessStream
+from cxlsim.devices.memory.media.media import AccessStream
+from cxlsim.devices.registry import has_capability
 from cxlsim.engine.executor import OpOutcome
 from cxlsim.kernels.vector_cache import cache_access
 from cxlsim.systems.config import DeviceRole
@@ -147,10 +148,10 @@ class MemoryServices:
         return self.data_base + rows.astype(np.int64, copy=False) * self.row_B
 
     def on_storage(self, mem: Memory) -> bool:
-        """Whether the host engine reaches ``mem`` as storage: an SSD holding the tables is memory
-        mapped, so a read of a row not in memory is a major page fault (named assumption,
-        docs/timing-model.md)."""
-        return self.engine.maps_storage and mem.model.family == "ssd"
+        """Whether the host engine reaches ``mem`` as storage: a block device (an SSD: its family
+        declares the ``block_device`` capability) holding the tables is memory mapped, so a read of
+        a row not in memory is a major page fault (named assumption, docs/timing-model.md)."""
+        return self.engine.maps_storage and has_capability(mem.model.family, "block_device")
 
     def _host_read(self, mem: Memory, t: float, rows: np.ndarray, out: int):
         """The host engine's reads of ``rows`` from ``mem``: a memory stream with ``out`` in flight,

@@ -26,7 +26,7 @@ class TransferServices:
         """A software copy of ``nbytes`` over the ``pcie`` role by this system's host, ns: direct in
         a direction (``"h2d"``, ``"d2h"``), or bounced through host memory (``"d2h2d"``) with its
         legs in sequence or overlapped chunk by chunk (``pipeline.bounce``;
-        :meth:`~cxlsim.devices.pcie.PcieLink.memcpy_ns`)."""
+        :meth:`~cxlsim.devices.fabric.pcie.PcieLink.memcpy_ns`)."""
         chunk_B = self.pcie.params.bounce_chunk_B if route == "d2h2d" and self.pipe.bounce == "chunked" else 0
         return self.pcie.memcpy_ns(nbytes, route, self.cpu, chunk_B)
 

@@ -1,0 +1,163 @@
+"""The pending table: an open-addressing hash map from global unit index to pending-until time (ns).
+
+Split out of :mod:`cxlsim.devices.memory.media.media_kernel` (see its docstring for the mechanism).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cxlsim.devices.memory.media.media_index import EMPTY, NO_TIME
+from cxlsim.kernels.jit import refcount_free_jit
+
+HASH_MULT = 2654435761  # Knuth's multiplicative hash constant
+
+
+HOME_RUN_SH = 4  # log2 of the aligned run of units that hash together in the pending table
+
+
+HOME_RUN = 1 << HOME_RUN_SH
+
+
+#: Accesses between prefetching the pending-table slot of an access's first unit and serving it
+#: (a hashed slot is a cache miss once the table outgrows the caches; the hint changes no result).
+PREFETCH_AHEAD = 16
+
+
+PREFETCH_MIN_SLOTS = 1 << 15  # smaller tables (≤ 512 KiB) stay in cache: no prefetch
+
+
+@refcount_free_jit(inline="always")
+def _home(g, mask):
+    """First slot probed for unit ``g``: aligned runs of ``HOME_RUN`` units hash to one place and
+    keep their order there, so a sequential write burst touches a few cache lines, not one each."""
+    return ((((g >> HOME_RUN_SH) * HASH_MULT) << HOME_RUN_SH) | (g & (HOME_RUN - 1))) & mask
+
+
+@refcount_free_jit
+def pend_lookup(keys, times, g):
+    """Pending-until time (ns) of global unit ``g``, or -inf."""
+    mask = keys.shape[0] - 1
+    s = _home(g, mask)
+    while True:
+        k = keys[s]
+        if k == g:
+            return times[s]
+        if k == EMPTY:
+            return NO_TIME
+        s = (s + 1) & mask
+
+
+@refcount_free_jit
+def pend_insert(keys, times, used, g, t, now):
+    """Set unit ``g``'s pending-until to ``t``; slots dead at ``now`` are reused."""
+    times[pend_slot(keys, times, used, g, now)] = t
+
+
+@refcount_free_jit
+def pend_slot(keys, times, used, g, now):
+    """Slot of unit ``g``, claimed (time -inf) if absent, in the first slot on its probe path that
+    is dead at ``now`` (else the empty slot ending it): one probe serves a lookup and the insert
+    that follows it, provided no other insert comes between."""
+    mask = keys.shape[0] - 1
+    s = _home(g, mask)
+    reuse = -1
+    while True:
+        k = keys[s]
+        if k == g:
+            return s
+        if k == EMPTY:
+            break
+        if reuse < 0 and times[s] <= now:
+            reuse = s
+        s = (s + 1) & mask
+    if reuse >= 0:
+        s = reuse
+    else:
+        used[0] += 1
+    keys[s] = g
+    times[s] = NO_TIME
+    return s
+
+
+def new_table(capacity):
+    """An empty pending table of ``capacity`` slots (a power of two): ``(keys, times)``, two
+    strided views of one buffer so that a slot's key and time share a cache line."""
+    buf = np.empty((capacity, 2), np.int64)
+    keys = buf[:, 0]
+    times = buf.view(np.float64)[:, 1]
+    keys[:] = EMPTY
+    times[:] = NO_TIME
+    return keys, times
+
+
+@refcount_free_jit
+def pend_gather(keys, times, now, gk, gt):
+    """Move the entries alive after ``now`` (pending until later than it) into ``gk``/``gt``, in
+    slot order, emptying the table in the same pass; returns their count. ``gk`` and ``gt`` must
+    hold the table's used count."""
+    live = 0
+    for s in range(keys.shape[0]):
+        k = keys[s]
+        t = times[s]
+        if k != EMPTY and t > now:
+            gk[live] = k
+            gt[live] = t
+            live += 1
+        keys[s] = EMPTY
+        times[s] = NO_TIME
+    return live
+
+
+@refcount_free_jit
+def pend_refill(keys, times, used, gk, gt, live, now, clear):
+    """Insert the first ``live`` entries of ``gk``/``gt`` into the table, emptied first if
+    ``clear`` (a spare table); ``used`` counts the slots taken."""
+    if clear:
+        for s in range(keys.shape[0]):
+            keys[s] = EMPTY
+            times[s] = NO_TIME
+    used[0] = 0
+    for j in range(live):
+        pend_insert(keys, times, used, gk[j], gt[j], now)
+
+
+@refcount_free_jit
+def scan_stream(issue, addr, size, unit, horizon):
+    """One pass over a stream: ``(bad, max_units, total_B)`` where ``bad`` is the index of the first
+    access whose issue time decreases (or precedes ``horizon``), whose size is < 1 B or whose
+    address is negative (-1 if none), ``max_units`` the most units one access touches and
+    ``total_B`` the bytes the stream asks for (both over the accesses before ``bad``)."""
+    most = 0
+    total = 0
+    prev = horizon
+    sh = -1
+    if unit & (unit - 1) == 0:
+        sh = 0
+        while (1 << sh) < unit:
+            sh += 1
+    for i in range(issue.shape[0]):
+        a = addr[i]
+        if issue[i] < prev or size[i] < 1 or a < 0:
+            return i, most, total
+        prev = issue[i]
+        total += size[i]
+        if sh >= 0:
+            k = ((a + size[i] - 1) >> sh) - (a >> sh) + 1
+        else:
+            k = (a + size[i] - 1) // unit - a // unit + 1
+        if k > most:
+            most = k
+    return -1, most, total
+
+
+@refcount_free_jit(inline="always")
+def _pend_find(keys, g):
+    """Slot of unit ``g``, which must be in the table."""
+    mask = keys.shape[0] - 1
+    s = _home(g, mask)
+    while keys[s] != g:
+        if keys[s] == EMPTY:
+            raise AssertionError("a posted write's unit is missing from the pending table")
+        s = (s + 1) & mask
+    return s
