@@ -217,8 +217,9 @@ def emulating_roles(devices: dict[str, DeviceRole]) -> dict[str, str]:
 def pipeline_schema() -> Schema:
     """:data:`PIPELINE` and the pipeline keys the registered axis implementations declare
     (``PARAMS`` of a class, e.g. a persistence scheme's own settings)."""
-    extra = [prm for axis in axes.AXES for name in axes.names(axis)
-             for prm in getattr(axes.implementation(axis, name), "PARAMS", ())]
+    # a subclass registered under its own name shares its base's keys (each key once)
+    extra = list({id(prm): prm for axis in axes.AXES for name in axes.names(axis)
+                  for prm in getattr(axes.implementation(axis, name), "PARAMS", ())}.values())
     return Schema("pipeline", PIPELINE.params + tuple(extra)) if extra else PIPELINE
 
 

@@ -20,7 +20,7 @@ the rule chose (``batches``, ``warmup_batches``) and ``result.sampling`` the rul
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np

@@ -4,10 +4,8 @@ just updated, in pages; flags in its cache lines)."""
 from __future__ import annotations
 
 from cxlsim.axes.checkpoint_agent import CheckpointAgent
-from cxlsim.systems.axes import register
 
 
-@register("checkpoint_agent", "host_cpu")
 class HostAgent(CheckpointAgent):
     lane = "host_cpu"
     reads_source = False

@@ -5,7 +5,7 @@ waits for every device's embedding log, the optimizer step for the MLP log. With
 ``relaxed_mlp_log`` the MLP log copies only while its GPU runs interaction + top MLP and spans
 batches; the relaxed lookup of batch n+1 reads the table after emb_log n.
 
-Log region: as the redo scheme's (:func:`~cxlsim.axes.persistence.redo.log_areas`).
+Log region: as the redo scheme's (:func:`~cxlsim.axes.persistence.redo.scheme.log_areas`).
 
 Crash protocol (:func:`build_undo`): the embedding log of batch ``n`` (the rows the batch will
 update, copied before the update) goes to slot ``n % 2``, then its flag; the MLP log goes to the
@@ -45,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from cxlsim.axes.persistence import Persistence
-from cxlsim.axes.persistence.redo import log_areas
+from cxlsim.axes.persistence.redo.scheme import log_areas
 from cxlsim.crash import image as im
 from cxlsim.crash.protocols import (
     FAST_LOGS,
@@ -66,7 +66,6 @@ from cxlsim.crash.timeline import Timeline
 from cxlsim.engine.executor import OpOutcome
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.systems import axes
-from cxlsim.systems.axes import register
 from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.dataflow import sfx
 from cxlsim.systems.graph import DeviceGraph
@@ -74,7 +73,6 @@ from cxlsim.systems.provision import checkpoint_B
 from cxlsim.systems.topology import Placement
 
 
-@register("persistence", "undo")
 class Undo(Persistence):
     STEPS = {"emb_log": "checkpoint", "mlp_log": "checkpoint"}
     KEYS = ("undo_log_start",)

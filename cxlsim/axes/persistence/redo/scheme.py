@@ -44,7 +44,6 @@ from cxlsim.crash.timeline import Timeline
 from cxlsim.engine.executor import OpOutcome
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.systems import axes
-from cxlsim.systems.axes import register
 from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.dataflow import sfx
 from cxlsim.systems.graph import DeviceGraph
@@ -63,7 +62,6 @@ def log_areas(m) -> tuple[list[int], int, int]:
     return emb, mlp, mlp + m.round_GiB(m.mlp_B)
 
 
-@register("persistence", "redo")
 class Redo(Persistence):
     STEPS = {"redo": "checkpoint", "redo_mlp": "checkpoint"}
     COMMIT_STEP = "redo"

@@ -50,7 +50,6 @@ from cxlsim.crash.recovery import RecoveryPlan, committed_records
 from cxlsim.crash.reference import MISC_POOL_B
 from cxlsim.engine.executor import OpOutcome
 from cxlsim.errors import ConfigError, InputError
-from cxlsim.systems.axes import register
 from cxlsim.systems.dataflow import sfx
 from cxlsim.units import FP32_B
 
@@ -98,7 +97,6 @@ def union_sorted(parts: list[np.ndarray]) -> np.ndarray:
     return a[keep]
 
 
-@register("persistence", "cnr")
 class CheckNRun(Persistence):
     STEPS = {"cnr": "checkpoint"}
     PARAMS = (
