@@ -75,7 +75,8 @@ class Registry:
     # -- resolution -------------------------------------------------------------------------------
     def unknown_message(self, name: object) -> str:
         """The one-line refusal of ``name``: the concept, the group and the known names."""
-        known = ", ".join(self.names()) or "none"
+        known = ", ".join(self.names()) or ("none (cxlsim's built-ins are entry points of its installed "
+                                            "metadata: is cxlsim installed, pip install -e .?)")
         return f"unknown {self.kind} {name!r}; choose from {known} (entry-point group {self.group})"
 
     def get(self, name: str, where: str | None = None, key: str = "") -> Any:
@@ -94,7 +95,12 @@ class Registry:
             if len(eps) > 1:
                 raise InputError(f"{self.kind} {name!r} is declared more than once in entry-point group "
                                  f"{self.group}: {', '.join(e.value for e in eps)}")
-            obj = eps[0].load()
+            try:
+                obj = eps[0].load()
+            except (ImportError, AttributeError) as exc:
+                raise ImportError(f"{self.kind} {name!r}: entry point {eps[0].value!r} of group {self.group} "
+                                  f"does not load ({exc}); if it is cxlsim's own, reinstall cxlsim "
+                                  "(pip install -e .) so its metadata follows pyproject.toml") from exc
         if self._adopt is not None:
             self._adopt(name, obj)
         self._loaded[name] = obj
