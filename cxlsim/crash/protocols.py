@@ -107,7 +107,7 @@ class MemLog:
 class Protocol:
     """A system's persistent layout, initial durable image and timed write events."""
 
-    kind: str  # the persistence scheme's name (:mod:`cxlsim.systems.axes`): "undo", "redo", ...
+    kind: str  # the persistence scheme's registered name (:mod:`cxlsim.systems.axes`): "undo", "redo", ...
     relaxed_lookup: bool
     relaxed_mlp: bool
     bug: str | None
@@ -213,7 +213,10 @@ def build_protocol(cfg: SystemConfig, ref: Reference, tl: Timeline, devices: Dev
     run's batches and the timeline, with the media models of ``devices`` (the system's device
     graph: the run's, where it was simulated)."""
     check_campaign(cfg, bug, tl.mems)
-    return axes.of(cfg.pipeline, "persistence").build_protocol(cfg, ref, tl, devices, bug)
+    scheme = axes.of(cfg.pipeline, "persistence")
+    proto = scheme.build_protocol(cfg, ref, tl, devices, bug)
+    proto.kind = scheme.name  # recovery asks the scheme registered under this name for its plan
+    return proto
 
 
 def timed(log: im.WriteLog, wb: im.WriteBatch, span: tuple[float, float], lat: float, kind: int,

@@ -8,7 +8,10 @@ project's ns happen at the boundary (:func:`cxlsim.systems.tpu_ps.tpu_ps_step` r
 - :mod:`cxlsim.ft.failures` the seeded interruption trace shared by all schemes;
 - :mod:`cxlsim.ft.access` row access statistics (power-law process, kernels' counters/bit vectors);
 - :mod:`cxlsim.ft.storage` checkpoint save/load times from sizes and bandwidth;
-- :mod:`cxlsim.ft.schemes` full, partial, CPR, Check-N-Run, ECRec, TPU epochs, undo log;
+- :mod:`cxlsim.ft.schemes` the scheme contract; full, partial, CPR, ECRec, TPU epochs (Check-N-Run and
+  the undo log live with their persistence schemes: :mod:`cxlsim.axes.persistence.cnr.ft`,
+  :mod:`cxlsim.axes.persistence.undo.ft`); every kind is a name of the entry-point group
+  ``cxlsim.ft_schemes`` (:data:`cxlsim.ft.scenario.FT_SCHEMES`);
 - :mod:`cxlsim.ft.simulator` the simpy failure-and-checkpoint simulator;
 - :mod:`cxlsim.systems.tpu_ps` the TPU / parameter-server per-step model.
 """

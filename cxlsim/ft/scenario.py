@@ -21,8 +21,9 @@ A scenario file::
 
 Every section has a :class:`~cxlsim.config.params.Schema`; unknown keys and bad values raise a
 one-line :class:`~cxlsim.errors.ConfigError` naming the file and the key path
-(``schemes[2].interval_h``). Scheme kinds' parameters are declared here (:data:`SCHEME_SCHEMAS`);
-their behaviour is in :mod:`cxlsim.ft.schemes`. A scenario whose expected interruptions plus
+(``schemes[2].interval_h``). Scheme kinds are the names of :data:`FT_SCHEMES` (the entry-point
+group ``cxlsim.ft_schemes``); each kind's class declares its parameters (``SCHEMA``) beside its
+behaviour (:mod:`cxlsim.ft.schemes`). A scenario whose expected interruptions plus
 checkpoints (:func:`expected_events`) exceed :data:`~cxlsim.config.bounds.MAX_FT_EVENTS` is refused
 at load, naming the key that contributes most (a tiny ``mtbf_h`` or ``interval_h``), instead of
 running for hours; the simulator counts the same events as it runs and stops at the bound too.
@@ -39,6 +40,7 @@ from cxlsim.config.catalog import catalog_roots
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
 from cxlsim.errors import ConfigError
+from cxlsim.plugins import Registry
 
 EVENT_KINDS = ("failure", "preemption", "transient-hold", "permanent-hold", "temporary-error")
 
@@ -134,83 +136,13 @@ SECTIONS = {"job": JOB, "model": MODEL, "storage": STORAGE, "failures": FAILURES
             "interruptions": INTERRUPTIONS, "access": ACCESS}
 
 
-_INTERVAL = Param("interval_h", float, "checkpoint interval (0 = optimal sqrt(2·O_save·T_fail))", default=0.0, minimum=0)
-
-#: Parameters of each scheme kind (behaviour: :mod:`cxlsim.ft.schemes`, registered there in ``SCHEMES``).
-SCHEME_SCHEMAS: dict[str, Schema] = {
-    "full": Schema("ft.scheme.full", (_INTERVAL,)),
-    "partial": Schema("ft.scheme.partial", (_INTERVAL,)),
-    "cpr": Schema("ft.scheme.cpr", (
-        Param("target_pls_fraction", float, "target portion of lost samples", default=0.1, minimum=0, maximum=1,
-              exclusive_minimum=True),
-        Param("priority_policy", str, "rows saved first", default="none", choices=("none", "mfu", "ssu", "scar")),
-        Param("r_fraction", float, "save r·N rows every r·T_save (prioritised policies)", default=0.125,
-              minimum=0, maximum=1, exclusive_minimum=True),
-        Param("ssu_period_count", int, "SSU keeps every n-th access", default=2, minimum=1),
-        Param("scar_update_sigma", float, "log-normal spread of per-row update size (SCAR ranks by change)",
-              default=0.2, minimum=0),
-    )),
-    "check-n-run": Schema("ft.scheme.check-n-run", (
-        Param("interval_h", float, "checkpoint interval", default=0.5, minimum=0, exclusive_minimum=True),
-        Param("incremental_policy", str, "which rows each checkpoint stores", default="intermittent",
-              choices=("full", "one-shot", "consecutive", "intermittent")),
-        Param("quant_policy", str, "row quantizer (auto: adaptive ≤ 4 bits, asymmetric at 8)", default="auto",
-              choices=("auto", "none", "symmetric", "asymmetric", "adaptive", "kmeans")),
-        Param("bits_count", int, "bit width (0 = from expected failures)", default=0, minimum=0, maximum=8),
-        Param("snapshot_GBps", float, "per-node GPU → pinned host memory copy bandwidth", default=12.0,
-              minimum=0, exclusive_minimum=True),
-    ), checks=(lambda v: ("bits_count", "must be 0, 2, 3, 4 or 8") if v["bits_count"] not in (0, 2, 3, 4, 8) else None,)),
-    "ecrec": Schema("ft.scheme.ecrec", (
-        Param("k_count", int, "data units per parity unit", default=2, minimum=1),
-        Param("servers_count", int, "parameter servers", default=5, minimum=2),
-        Param("nic_GBps", float, "server NIC bandwidth (25 Gbps = 3.125 GB/s)", default=3.125, minimum=0, exclusive_minimum=True),
-        Param("unique_rows_per_step_count", int, "distinct rows a step updates (8,900 per 2048-sample batch)",
-              default=8900, minimum=0),
-        Param("overlap_fraction", float, "share of the extra traffic hidden behind compute", default=0.0, minimum=0, maximum=1),
-        Param("two_phase_commit", bool, "per-iteration two-phase commit", default=False),
-        Param("rtt_us", float, "network round trip added by the commit", default=100.0, minimum=0),
-        Param("reconstruction_share_fraction", float, "NIC share given to background reconstruction",
-              default=0.5, minimum=0, maximum=1, exclusive_minimum=True),
-        Param("backup_interval_h", float, "backup checkpoints for unrecoverable events (0 = none)", default=0.0, minimum=0),
-    ), checks=(lambda v: ("k_count", f"k + 1 must not exceed servers_count ({v['servers_count']})")
-               if v["k_count"] + 1 > v["servers_count"] else None,)),
-    "tpu-epoch": Schema("ft.scheme.tpu-epoch", (
-        Param("epoch_h", float, "epoch length (a checkpoint at each end)", default=1.0, minimum=0, exclusive_minimum=True),
-        Param("drain_s", float, "time to drain in-flight work before the checkpoint", default=60.0, minimum=0),
-        Param("use_notices", bool, "end the epoch early on a preemption notice", default=True),
-    )),
-    "undo-log": Schema("ft.scheme.undo-log", (
-        Param("unique_rows_per_batch_count", int, "rows a batch updates per node (logged)", default=20000, minimum=0),
-        Param("idle_window_s", float, "CXL-MEM idle window per batch the logging overlaps (no default: the scenario "
-              "states it with its source, e.g. the GPU's interaction + top-MLP time of a simulated run)", minimum=0),
-        Param("log_GBps", float, "embedding-log rate, GB/s of logged rows, measured on a simulated undo-logging "
-              "system (cxlsim.ft.log_timing.undo_log_rates); no default: state it with its source, or give "
-              "timing_system (-1: not stated)", default=-1.0, minimum=-1),
-        Param("mlp_log_GBps", float, "MLP-log rate (GB/s) of an unrelaxed log, measured as log_GBps (an unrelaxed "
-              "system, cxl-b); needed with log_GBps when relaxed is false (-1: not stated)", default=-1.0, minimum=-1),
-        Param("timing_system", str, "undo-logging system (config name or path) whose simulated run gives "
-              "log_GBps and mlp_log_GBps (instead of stating them)", default=""),
-        Param("pmem_read_GBps", float, "PMEM read bandwidth of recovery's log read", default=12.0, minimum=0,
-              exclusive_minimum=True),
-        Param("pmem_write_GBps", float, "PMEM write bandwidth of recovery's row restores", default=2.0, minimum=0,
-              exclusive_minimum=True),
-        Param("pmem_device_name", str, "optional memory preset (a memory-kind family) giving the two recovery "
-              "bandwidths: its read_bw_GBps and write_bw_GBps", default=""),
-        Param("mlp_log_B", float, "MLP log size per node (-1 = dense_GB / nodes)", default=-1.0, minimum=-1),
-        Param("relaxed", bool, "relaxed checkpoint: MLP logging spread over batches, never exposed", default=True),
-    ), checks=(
-        lambda v: ("log_GBps", "must be > 0 (or -1 with timing_system)") if v["log_GBps"] == 0 else None,
-        lambda v: ("log_GBps", "state the logging rate (log_GBps, with its source) or the system that measures it "
-                   "(timing_system), one of the two") if (v["log_GBps"] > 0) == bool(v["timing_system"]) else None,
-        lambda v: ("mlp_log_GBps", "an unrelaxed log (relaxed: false) with a stated log_GBps needs mlp_log_GBps")
-        if v["log_GBps"] > 0 and not v["relaxed"] and v["mlp_log_GBps"] <= 0 else None,
-    )),
-}
+def _adopt(kind: str, cls: Any) -> None:
+    cls.kind = kind
 
 
-#: Scheme parameters that set a checkpoint (or epoch) interval in hours, by kind.
-INTERVAL_KEYS = {"full": "interval_h", "partial": "interval_h", "check-n-run": "interval_h",
-                 "ecrec": "backup_interval_h", "tpu-epoch": "epoch_h"}
+#: The scheme kinds a scenario's ``schemes:`` may name: the entry-point group ``cxlsim.ft_schemes``
+#: (behaviour and parameters, ``SCHEMA``: :mod:`cxlsim.ft.schemes`).
+FT_SCHEMES = Registry("cxlsim.ft_schemes", "ft scheme kind", _adopt)
 
 
 def expected_events(parts: dict[str, ParamSet], n_trace: int,
@@ -231,7 +163,7 @@ def expected_events(parts: dict[str, ParamSet], n_trace: int,
         if key.endswith("_mean_interval_h") and mean_h > 0:
             out[f"interruptions.{key}"] = n * horizon_h / mean_h
     for i, (_, kind, p) in enumerate(schemes):
-        key = INTERVAL_KEYS.get(kind)
+        key = FT_SCHEMES.get(kind).INTERVAL_KEY
         interval_h = p.as_dict()[key] if key else 0.0
         if interval_h > 0:
             out[f"schemes[{i}].{key}"] = horizon_h / interval_h
@@ -355,13 +287,14 @@ def parse_scenario(doc: dict[str, Any], where: str) -> Scenario:
             raise ConfigError(where, key, "expected a mapping {name, kind, ...}")
         sch = dict(sch)
         kind = sch.pop("kind", None)
-        if not isinstance(kind, str) or kind not in SCHEME_SCHEMAS:
-            raise ConfigError(where, f"{key}.kind", f"must be one of {', '.join(SCHEME_SCHEMAS)}; got {kind!r}")
+        if not isinstance(kind, str) or kind not in FT_SCHEMES:
+            raise ConfigError(where, f"{key}.kind", f"must be one of {', '.join(FT_SCHEMES)}; got {kind!r} "
+                              f"(entry-point group {FT_SCHEMES.group})")
         label = sch.pop("name", kind)
         if not isinstance(label, str) or label in labels:
             raise ConfigError(where, f"{key}.name", f"scheme names must be distinct text, got {label!r}")
         labels.add(label)
-        schemes.append((label, kind, SCHEME_SCHEMAS[kind].validate(sch, {}, where, prefix=f"{key}.")))
+        schemes.append((label, kind, FT_SCHEMES.get(kind).SCHEMA.validate(sch, {}, where, prefix=f"{key}.")))
     check_work(parts, len(trace), schemes, where)
     resolved = {
         "name": doc.get("name", Path(where).stem), "seed": seed,

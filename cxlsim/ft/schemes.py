@@ -9,9 +9,16 @@ Contract of a scheme (times in s, sizes in bytes; see :mod:`cxlsim.ft.simulator`
 - ``recover(state, event) -> Recovery``;
 - ``peak_capacity_bytes``, ``throughput_during_recovery`` and ``details()`` (scheme figures).
 
-Kinds register in :data:`SCHEMES`; their parameter :class:`~cxlsim.config.params.Schema` is in
-:data:`cxlsim.ft.scenario.SCHEME_SCHEMAS` (part of the scenario file format); a scenario's
-``schemes:`` list picks kinds and sets parameters.
+- class attributes: ``SCHEMA`` (its parameters, a :class:`~cxlsim.config.params.Schema`: part of
+  the scenario file format) and ``INTERVAL_KEY`` (the parameter that sets its checkpoint interval
+  in hours, if any: the scenario's event bound counts its checkpoints).
+
+Kinds are the names of the entry-point group ``cxlsim.ft_schemes``
+(:data:`~cxlsim.ft.scenario.FT_SCHEMES`); a scenario's ``schemes:`` list picks kinds and sets
+parameters. The built-ins are declared in cxlsim's pyproject.toml like a third party's: full,
+partial, CPR, ECRec and TPU epochs here; Check-N-Run and the undo log in the homes of the
+persistence schemes they scale up (:mod:`cxlsim.axes.persistence.cnr.ft`,
+:mod:`cxlsim.axes.persistence.undo.ft`).
 """
 
 from __future__ import annotations
@@ -22,29 +29,20 @@ from typing import Any
 
 import numpy as np
 
-from cxlsim.config.params import ParamSet
-from cxlsim.errors import ConfigError
+from cxlsim.config.params import Param, ParamSet, Schema
 from cxlsim.ft import formulas as F
 from cxlsim.ft.access import AccessProcess
 from cxlsim.ft.access import from_scenario as access_from_scenario
 from cxlsim.ft.failures import HOUR_S, Event
-from cxlsim.ft.scenario import Scenario
+from cxlsim.ft.scenario import FT_SCHEMES, Scenario
 from cxlsim.ft.simulator import CheckpointCost, Recovery, RunState
-from cxlsim.ft.storage import Storage, preset_read_GBps, preset_write_GBps
+from cxlsim.ft.storage import Storage
 from cxlsim.ft.storage import from_scenario as storage_from_scenario
-from cxlsim.kernels import ft as K
 from cxlsim.rng import stream
 from cxlsim.units import GB
 
-#: Bytes of the row id stored with each row of an incremental checkpoint (int64 local id).
-ROW_ID_B = 8
-#: Bytes of per-row quantization metadata: symmetric keeps a scale, asymmetric a scale and offset.
-QUANT_META_B = {"symmetric": 4, "asymmetric": 8, "adaptive": 8, "kmeans": 0}
 #: CPR-MFU counter size per row (reference: 4-byte counters).
 MFU_COUNTER_B = 4
-#: Vectors the quantization error is measured on, and their init scale (normal N(0, 1/√dim)).
-QUANT_SAMPLE_ROWS = 512
-KMEANS_ITERS = 8
 
 
 # ============================================================================ context
@@ -119,6 +117,8 @@ class Scheme:
     """Shared behaviour: full-model checkpoints, full recovery (roll back to the last valid one)."""
 
     kind = ""
+    SCHEMA = Schema("ft.scheme", ())
+    INTERVAL_KEY: str | None = None
     handles_notices = False
 
     def __init__(self, label: str, p: ParamSet, ctx: Context) -> None:
@@ -164,6 +164,10 @@ class Scheme:
         return f"T_save {self.interval_s / HOUR_S:.3g} h" if math.isfinite(self.interval_s) else ""
 
 
+#: A checkpoint interval of ``full`` and ``partial`` (0: Eq. 1's optimum).
+INTERVAL = Param("interval_h", float, "checkpoint interval (0 = optimal sqrt(2·O_save·T_fail))", default=0.0, minimum=0)
+
+
 def _o_save(ctx: Context) -> float:
     return ctx.storage.storage_write_s(ctx.model_B)
 
@@ -173,6 +177,8 @@ class Full(Scheme):
     """Full recovery: every node reloads the last checkpoint and recomputes lost work."""
 
     kind = "full"
+    SCHEMA = Schema("ft.scheme.full", (INTERVAL,))
+    INTERVAL_KEY = "interval_h"
 
     def __init__(self, label, p, ctx):
         super().__init__(label, p, ctx)
@@ -189,6 +195,8 @@ class Partial(Scheme):
     Whole-job events (preemption, temporary error, every shard failed) need full recovery."""
 
     kind = "partial"
+    SCHEMA = Schema("ft.scheme.partial", (INTERVAL,))
+    INTERVAL_KEY = "interval_h"
 
     def __init__(self, label, p, ctx):
         super().__init__(label, p, ctx)
@@ -218,6 +226,17 @@ class Cpr(Partial):
     """CPR: interval from a target PLS, benefit check against full recovery, prioritised saving."""
 
     kind = "cpr"
+    INTERVAL_KEY = None  # its interval follows from a target PLS
+    SCHEMA = Schema("ft.scheme.cpr", (
+        Param("target_pls_fraction", float, "target portion of lost samples", default=0.1, minimum=0, maximum=1,
+              exclusive_minimum=True),
+        Param("priority_policy", str, "rows saved first", default="none", choices=("none", "mfu", "ssu", "scar")),
+        Param("r_fraction", float, "save r·N rows every r·T_save (prioritised policies)", default=0.125,
+              minimum=0, maximum=1, exclusive_minimum=True),
+        Param("ssu_period_count", int, "SSU keeps every n-th access", default=2, minimum=1),
+        Param("scar_update_sigma", float, "log-normal spread of per-row update size (SCAR ranks by change)",
+              default=0.2, minimum=0),
+    ))
 
     def __init__(self, label, p, ctx):
         Scheme.__init__(self, label, p, ctx)
@@ -312,140 +331,6 @@ class Cpr(Partial):
         return s + (f", {self.policy} r={self.r:g}" if self.policy != "none" else "")
 
 
-# ============================================================================ Check-N-Run
-class CheckNRun(Scheme):
-    """Check-N-Run: snapshot stall + background write, incremental policies, quantization."""
-
-    kind = "check-n-run"
-
-    def __init__(self, label, p, ctx):
-        super().__init__(label, p, ctx)
-        self.interval_s = p.interval_h * HOUR_S
-        self.policy = p.incremental_policy
-        self.bits = p.bits_count if p.bits_count else F.cnr_bit_width(ctx.expected_resumes)
-        self.initial_bits = self.bits
-        self.fell_back = False
-        self.quantized_resumes = 0
-        self.chain: list[dict[str, Any]] = []       # valid checkpoints since the current baseline
-        self.pending: dict[str, Any] | None = None
-        self.sizes: list[dict[str, Any]] = []
-        self.dim = ctx.m.row_B // 4
-        self.quant_error = self._quant_error()
-
-    def _mode(self, bits: int) -> str:
-        q = self.p.quant_policy
-        if q == "auto":
-            return "adaptive" if bits <= 4 else "asymmetric"
-        return q
-
-    def row_bytes(self, bits: int) -> float:
-        mode = self._mode(bits)
-        if mode == "none":
-            return float(self.ctx.m.row_B * (1 + self.ctx.m.optimizer_state_factor))
-        codebook = (1 << bits) * 4 if mode == "kmeans" else 0
-        return self.dim * bits / 8 + QUANT_META_B[mode] + codebook
-
-    def _quant_error(self) -> dict[str, Any]:
-        """Mean ℓ2 error of the chosen quantizer on normal-initialised vectors, per bit width."""
-        rng = stream(self.ctx.scenario.seed, "ft.cnr.vectors")
-        x = rng.normal(0.0, 1.0 / math.sqrt(self.dim), size=(QUANT_SAMPLE_ROWS, self.dim)).astype(np.float32)
-        norm = float(np.linalg.norm(x, axis=1).mean())
-        out = {}
-        for bits in sorted(F.CNR_TOLERATED_RESUMES):
-            mode = self._mode(bits)
-            if mode == "none":
-                y = x
-            elif mode == "kmeans":
-                codes, book = K.kmeans_rows(x, bits, KMEANS_ITERS)
-                y = K.kmeans_dequantize(codes, book)
-            else:
-                q, s, o = K.quantize_rows(x, bits, K.MODES[mode])
-                y = K.dequantize_rows(q, s, o)
-            err = K.mean_l2_error(x, y)
-            out[str(bits)] = {"mode": mode, "mean_l2_error": err, "relative_error": err / norm}
-        return out
-
-    def _modified_fraction(self, first: int, last: int) -> float:
-        acc = self.ctx.access
-        bits = np.zeros_like(acc.modified(self.interval_s, max(first, 1)))
-        for k in range(first, last + 1):
-            bits |= acc.modified(self.interval_s, k)
-        return K.count_bits(bits) / acc.rows
-
-    def checkpoint(self, st):
-        idx = int(round(st.work_s / self.interval_s))
-        rows = self.ctx.rows_total
-        row_q = self.row_bytes(self.bits)
-        full_B = rows * row_q + self.ctx.dense_state_B
-        base_idx = self.chain[0]["index"] if self.chain else None
-        incs = [c["fraction"] for c in self.chain[1:]]
-        take_full = base_idx is None or self.policy == "full"
-        if not take_full and self.policy == "intermittent":
-            take_full = F.intermittent_take_full(incs)
-        if take_full:
-            entry = {"index": idx, "kind": "full", "fraction": 1.0, "bytes": full_B, "bits": self.bits}
-        else:
-            first = base_idx + 1 if self.policy in ("one-shot", "intermittent") else self.chain[-1]["index"] + 1
-            frac = self._modified_fraction(first, idx)
-            b = frac * rows * (row_q + ROW_ID_B) + self.ctx.dense_state_B
-            entry = {"index": idx, "kind": "increment", "fraction": frac, "bytes": b, "bits": self.bits}
-        self.pending = entry
-        self.sizes.append({"interval": idx, "kind": entry["kind"], "fraction": entry["fraction"], "bytes": entry["bytes"]})
-        self.peak_capacity_bytes = max(self.peak_capacity_bytes, self._needed_B(self.chain) + entry["bytes"])
-        snapshot_s = (self.ctx.model_B / self.ctx.m.nodes_count) / (self.p.snapshot_GBps * GB)
-        return CheckpointCost(snapshot_s, self.ctx.storage.storage_write_s(entry["bytes"]), entry["bytes"])
-
-    def _needed_B(self, chain: list[dict[str, Any]]) -> float:
-        """Bytes a recovery from ``chain`` reads (and storage must keep)."""
-        if not chain:
-            return 0.0
-        if self.policy == "consecutive":
-            return sum(c["bytes"] for c in chain)
-        return chain[0]["bytes"] + (chain[-1]["bytes"] if len(chain) > 1 else 0.0)
-
-    def on_valid(self, st):
-        if self.pending is None:
-            return
-        if self.pending["kind"] == "full":
-            self.chain = [self.pending]
-        else:
-            self.chain.append(self.pending)
-        self.pending = None
-
-    def on_abort(self, st):
-        self.pending = None
-
-    def recover(self, st, ev):
-        rec = self.recover_full(st, ev, self._needed_B(self.chain))
-        quantized = self._mode(self.bits) != "none" and self.bits < 8
-        if st.has_valid_checkpoint and quantized:
-            self.quantized_resumes += 1
-            if self.quantized_resumes > F.CNR_TOLERATED_RESUMES[self.bits]:
-                self.bits, self.fell_back = 8, True  # more failures than estimated
-        return rec
-
-    def details(self):
-        full = [s["bytes"] for s in self.sizes if s["kind"] == "full"]
-        inc = [s for s in self.sizes if s["kind"] == "increment"]
-        return {
-            **super().details(), "incremental_policy": self.policy,
-            "bits": self.initial_bits, "bits_final": self.bits, "fell_back_to_8_bits": self.fell_back,
-            "quant_mode": self._mode(self.initial_bits),
-            "expected_resumes": self.ctx.expected_resumes,
-            "quantization_error": self.quant_error,
-            "snapshot_stall_s": (self.ctx.model_B / self.ctx.m.nodes_count) / (self.p.snapshot_GBps * GB),
-            "full_checkpoint_bytes": full[0] if full else 0.0,
-            "mean_increment_fraction": float(np.mean([s["fraction"] for s in inc])) if inc else 0.0,
-            "recovery_read_bytes_mean": float(np.mean(self.recovery_reads_B)) if self.recovery_reads_B else 0.0,
-            "checkpoints": self.sizes,
-        }
-
-    def summary(self):
-        mode = self._mode(self.initial_bits)
-        q = "fp32" if mode == "none" else f"{self.initial_bits}-bit {mode}"
-        return f"{self.policy}, {q}, T {self.interval_s / HOUR_S:.3g} h"
-
-
 # ============================================================================ ECRec
 class EcRec(Scheme):
     """ECRec: k+1 erasure-coded embeddings (rotated sum parity), replicated dense parameters,
@@ -453,6 +338,21 @@ class EcRec(Scheme):
     checkpoints for events beyond one lost server per stripe."""
 
     kind = "ecrec"
+    SCHEMA = Schema("ft.scheme.ecrec", (
+        Param("k_count", int, "data units per parity unit", default=2, minimum=1),
+        Param("servers_count", int, "parameter servers", default=5, minimum=2),
+        Param("nic_GBps", float, "server NIC bandwidth (25 Gbps = 3.125 GB/s)", default=3.125, minimum=0, exclusive_minimum=True),
+        Param("unique_rows_per_step_count", int, "distinct rows a step updates (8,900 per 2048-sample batch)",
+              default=8900, minimum=0),
+        Param("overlap_fraction", float, "share of the extra traffic hidden behind compute", default=0.0, minimum=0, maximum=1),
+        Param("two_phase_commit", bool, "per-iteration two-phase commit", default=False),
+        Param("rtt_us", float, "network round trip added by the commit", default=100.0, minimum=0),
+        Param("reconstruction_share_fraction", float, "NIC share given to background reconstruction",
+              default=0.5, minimum=0, maximum=1, exclusive_minimum=True),
+        Param("backup_interval_h", float, "backup checkpoints for unrecoverable events (0 = none)", default=0.0, minimum=0),
+    ), checks=(lambda v: ("k_count", f"k + 1 must not exceed servers_count ({v['servers_count']})")
+               if v["k_count"] + 1 > v["servers_count"] else None,))
+    INTERVAL_KEY = "backup_interval_h"
 
     def __init__(self, label, p, ctx):
         super().__init__(label, p, ctx)
@@ -516,6 +416,12 @@ class TpuEpoch(Scheme):
     a preemption notice ends the epoch early (kept if the checkpoint commits in time)."""
 
     kind = "tpu-epoch"
+    SCHEMA = Schema("ft.scheme.tpu-epoch", (
+        Param("epoch_h", float, "epoch length (a checkpoint at each end)", default=1.0, minimum=0, exclusive_minimum=True),
+        Param("drain_s", float, "time to drain in-flight work before the checkpoint", default=60.0, minimum=0),
+        Param("use_notices", bool, "end the epoch early on a preemption notice", default=True),
+    ))
+    INTERVAL_KEY = "epoch_h"
 
     def __init__(self, label, p, ctx):
         super().__init__(label, p, ctx)
@@ -537,78 +443,7 @@ class TpuEpoch(Scheme):
         return f"epoch {self.interval_s / HOUR_S:.3g} h" + (", notices" if self.handles_notices else "")
 
 
-# ============================================================================ TrainingCXL undo log
-class UndoLog(Scheme):
-    """TrainingCXL's batch-aware undo log on CXL-attached PMEM (per node): logging overlaps the
-    GPU's interaction/top-MLP window and only its excess is exposed; a failure loses at most the
-    in-flight batch; recovery reads the flagged log and restores the rows. The log time is the
-    scenario's log bytes at the rates the timing model measured on an undo-logging system
-    (:mod:`cxlsim.ft.log_timing`: stated ``log_GBps`` / ``mlp_log_GBps`` or a ``timing_system`` run)."""
-
-    kind = "undo-log"
-
-    def __init__(self, label, p, ctx):
-        super().__init__(label, p, ctx)
-        rd, wr = self._pmem_bw()
-        self.read_Bps, self.write_Bps = rd * GB, wr * GB
-        self.emb_log_GBps, self.mlp_log_GBps, self.rate_source = self._log_rates()
-        emb_log_B = p.unique_rows_per_batch_count * ctx.m.row_B
-        mlp_B = ctx.m.dense_GB * GB / ctx.m.nodes_count if p.mlp_log_B < 0 else p.mlp_log_B
-        self.log_B = emb_log_B + mlp_B
-        emb_s = emb_log_B / (self.emb_log_GBps * GB)
-        busy = emb_s if p.relaxed else emb_s + mlp_B / (self.mlp_log_GBps * GB)  # relaxed: MLP spread over batches
-        self.exposed_s = max(0.0, busy - p.idle_window_s)
-        self.step_s = ctx.scenario.job.step_s
-        self.slowdown = 1.0 + self.exposed_s / self.step_s
-        self.restore_s = self.log_B / self.read_Bps + emb_log_B / self.write_Bps
-        self.peak_capacity_bytes = 2 * self.log_B * ctx.m.nodes_count
-        self.batches = ctx.t_total_s / self.step_s
-
-    def _log_rates(self) -> tuple[float, float | None, str]:
-        """(embedding-log GB/s, MLP-log GB/s or None, source): stated, or measured on ``timing_system``."""
-        p = self.p
-        if not p.timing_system:
-            return p.log_GBps, (p.mlp_log_GBps if p.mlp_log_GBps > 0 else None), "stated (log_GBps)"
-        # the timing model, imported only when a run is asked for (it triples ft's import time)
-        from cxlsim.ft.log_timing import undo_log_rates
-
-        rates = undo_log_rates(p.timing_system)
-        if not p.relaxed and rates.mlp_log_GBps is None:
-            raise ConfigError(self.ctx.scenario.path, f"schemes[{self.label}].timing_system",
-                              f"{p.timing_system} spreads its MLP log over batches (relaxed), so its run gives no "
-                              "MLP-log rate for an unrelaxed log: name an unrelaxed system (cxl-b)")
-        return rates.emb_log_GBps, rates.mlp_log_GBps, rates.source
-
-    def _pmem_bw(self) -> tuple[float, float]:
-        p = self.p
-        if p.pmem_device_name:
-            return (preset_read_GBps(p.pmem_device_name, self.ctx.scenario.path),
-                    preset_write_GBps(p.pmem_device_name, self.ctx.scenario.path))
-        return p.pmem_read_GBps, p.pmem_write_GBps
-
-    def recover(self, st, ev):
-        in_flight = st.work_s % self.step_s
-        return Recovery(in_flight, self.ctx.reschedule_s(ev), self.restore_s)
-
-    def details(self):
-        return {"log_bytes_per_batch": self.log_B, "exposed_per_batch_ms": self.exposed_s * 1e3,
-                "emb_log_GBps": self.emb_log_GBps, "mlp_log_GBps": self.mlp_log_GBps,
-                "log_rate_source": self.rate_source,
-                "restore_s": self.restore_s, "relaxed": self.p.relaxed,
-                "log_bytes_written": self.log_B * self.batches * self.ctx.m.nodes_count}
-
-    def summary(self):
-        return f"per-batch log {self.log_B / 1e6:.3g} MB, exposed {self.exposed_s * 1e3:.3g} ms"
-
-    # log writes are not storage checkpoints but are what this scheme persists
-    @property
-    def written_B(self) -> float:
-        return self.log_B * self.batches * self.ctx.m.nodes_count
-
-
-# ============================================================================ registry
-SCHEMES: dict[str, type[Scheme]] = {c.kind: c for c in (Full, Partial, Cpr, CheckNRun, EcRec, TpuEpoch, UndoLog)}
-
-
+# ============================================================================ building
 def build_scheme(label: str, kind: str, params: ParamSet, ctx: Context) -> Scheme:
-    return SCHEMES[kind](label, params, ctx)
+    """Scheme ``kind`` (a name of :data:`~cxlsim.ft.scenario.FT_SCHEMES`) labelled ``label``."""
+    return FT_SCHEMES.get(kind)(label, params, ctx)

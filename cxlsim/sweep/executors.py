@@ -1,5 +1,7 @@
-"""Executors: where sweep points run. Implementations register by name (``serial``, ``process``,
-``dask``); ``--executor NAME`` picks one.
+"""Executors: where sweep points run. Implementations are named in the entry-point group
+``cxlsim.executors`` (:data:`EXECUTORS`, a :class:`~cxlsim.plugins.Registry`; the built-ins
+``serial``, ``process``, ``dask`` in cxlsim's pyproject.toml, a third party's in its own);
+``--executor NAME`` picks one.
 
 Contract: ``Executor.map(fn, items)`` yields ``(index, value)`` pairs as items finish, in any
 order, where ``value`` is ``fn(items[index])``; ``fn`` must be a module-level function and items
@@ -17,37 +19,40 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from cxlsim.errors import InputError
+from cxlsim.plugins import Registry
 
 
 class Executor(Protocol):
+    """Built as ``cls(workers=..., scheduler=...)``; ``takes_scheduler``: it connects to a
+    ``--scheduler`` address (the others refuse one)."""
+
     name: str
+    takes_scheduler: bool
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[tuple[int, Any]]: ...
 
     def close(self, abort: bool = False) -> None: ...
 
 
-EXECUTORS: dict[str, Callable[..., Executor]] = {}
+def _adopt(name: str, cls: Any) -> None:
+    cls.name = name
 
 
-def register(name: str):
-    def deco(cls):
-        cls.name = name
-        EXECUTORS[name] = cls
-        return cls
-
-    return deco
+#: The executors by name (``list(EXECUTORS)``: the names, nothing imported).
+EXECUTORS = Registry("cxlsim.executors", "executor", _adopt)
 
 
 def make_executor(name: str, workers: int | None = None, scheduler: str | None = None) -> Executor:
     """Build executor ``name``; ``workers`` defaults to the CPU count, ``scheduler`` is for dask."""
     if name not in EXECUTORS:
-        raise InputError(f"--executor: unknown executor {name!r}; choose from {', '.join(EXECUTORS)}")
+        raise InputError(f"--executor: {EXECUTORS.unknown_message(name)}")
     if workers is not None and workers < 1:
         raise InputError(f"--workers must be >= 1, got {workers}")
-    if scheduler and name != "dask":
-        raise InputError("--scheduler needs --executor dask")
-    return EXECUTORS[name](workers=workers, scheduler=scheduler)
+    cls = EXECUTORS.get(name)
+    if scheduler and not getattr(cls, "takes_scheduler", False):
+        takes = [n for n in EXECUTORS if getattr(EXECUTORS.get(n), "takes_scheduler", False)]
+        raise InputError(f"--scheduler needs an executor that connects to one (--executor {' or '.join(takes)})")
+    return cls(workers=workers, scheduler=scheduler)
 
 
 def default_workers() -> int:
@@ -57,9 +62,10 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-@register("serial")
 class SerialExecutor:
     """Every point in this process, one after the other."""
+
+    takes_scheduler = False
 
     def __init__(self, workers: int | None = None, scheduler: str | None = None) -> None:
         self.workers = 1
@@ -76,10 +82,11 @@ class SerialExecutor:
         pass
 
 
-@register("process")
 class ProcessExecutor:
     """A local pool of worker processes (``concurrent.futures``), started by a fork server so
     that workers never inherit the parent's threads."""
+
+    takes_scheduler = False
 
     def __init__(self, workers: int | None = None, scheduler: str | None = None) -> None:
         import multiprocessing as mp
@@ -112,11 +119,12 @@ class ProcessExecutor:
             self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-@register("dask")
 class DaskExecutor:
     """Points as tasks on a Dask distributed cluster: ``--scheduler tcp://host:8786`` connects to
     a running one (its workers need the same cxlsim installed), otherwise a local cluster of
     ``workers`` single-threaded processes listens on loopback only."""
+
+    takes_scheduler = True
 
     def __init__(self, workers: int | None = None, scheduler: str | None = None) -> None:
         try:

@@ -14,85 +14,92 @@ implementation (``pipeline.persistence: undo``). The axes and what an implementa
 - ``mlp_pull`` (cxl_cache, software): how MLP parameters reach the checkpoint;
 - ``correction`` (fused, own_engine, serial): where the relaxed lookup's correction runs.
 
-Contract: an implementation is a class registered with :func:`register` ``(axis, name)``; the
-machine (:class:`~cxlsim.systems.machine.TrainingMachine`) builds each axis's implementation once,
+Contract: an implementation is a class registered as ``name`` of ``axis``; the machine
+(:class:`~cxlsim.systems.machine.TrainingMachine`) builds each axis's implementation once,
 ``cls(machine)``, and binds its step functions at construction, so nothing is looked up per op.
 Class-level hooks (``roles``, ``check``, provisioning, the crash protocol) take the pipeline
-:class:`~cxlsim.config.params.ParamSet` and need no machine.
+:class:`~cxlsim.config.params.ParamSet` and need no machine. A resolved class learns its
+``axis`` and ``name`` (class attributes).
 
-Discovery: the built-in implementations are the modules of the package :data:`BUILTIN_PACKAGE`
-(imported on first use, as pytest imports its built-in plugins); a package outside cxlsim adds
-implementations through the entry-point group :data:`ENTRY_POINT_GROUP` (``cxlsim.axes``): each
-entry point names a module (or an object in one) whose import registers them, e.g. in the study's
-``pyproject.toml``::
+Discovery (:class:`~cxlsim.plugins.Registry`, one per axis): each axis is the entry-point group
+``cxlsim.axes.<axis>``, whose entries name the implementing classes. The built-ins are declared so
+in cxlsim's own ``pyproject.toml``, and a package outside cxlsim declares its own the same way::
 
-    [project.entry-points."cxlsim.axes"]
-    my_scheme = "my_study.persistence"
+    [project.entry-points."cxlsim.axes.persistence"]
+    my_scheme = "my_study.persistence:MyScheme"
 
+Names are listed without importing an implementation; a class is imported when first asked for.
+The older form still works: an entry point of the group :data:`ENTRY_POINT_GROUP` (``cxlsim.axes``)
+naming a module whose import calls :func:`register` (a decorator), loaded before the first lookup.
 A name registered twice is refused (an implementation cannot silently replace another).
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any, TypeVar
 
 from cxlsim.errors import ConfigError
+from cxlsim.plugins import Registry
 
+#: Entry-point group of modules that register implementations when imported (the older form).
 ENTRY_POINT_GROUP = "cxlsim.axes"
-BUILTIN_PACKAGE = "cxlsim.axes"
-#: The axes, each a pipeline key of the same name.
+#: The axes, each a pipeline key of the same name (and the entry-point group ``cxlsim.axes.<axis>``).
 AXES = ("persistence", "embedding_engine", "data_movement", "checkpoint_agent", "mlp_pull", "correction")
 
-_REGISTRY: dict[str, dict[str, type]] = {axis: {} for axis in AXES}
+
+def _adopter(axis: str) -> Callable[[str, Any], None]:
+    def adopt(name: str, cls: Any) -> None:
+        cls.axis, cls.name = axis, name
+
+    return adopt
+
+
+#: One registry per axis (group ``cxlsim.axes.<axis>``).
+REGISTRIES: dict[str, Registry] = {
+    axis: Registry(f"{ENTRY_POINT_GROUP}.{axis}", f"{axis} implementation", _adopter(axis)) for axis in AXES}
 _loaded = False
 
 T = TypeVar("T", bound=type)
 
 
 def register(axis: str, name: str) -> Callable[[T], T]:
-    """Class decorator: register the class as implementation ``name`` of ``axis``."""
-    if axis not in _REGISTRY:
+    """Class decorator: register the class as implementation ``name`` of ``axis`` at run time."""
+    if axis not in REGISTRIES:
         raise ValueError(f"unknown pipeline axis {axis!r} (axes: {', '.join(AXES)})")
 
     def deco(cls: T) -> T:
-        known = _REGISTRY[axis].get(name)
-        if known is not None and known is not cls:
-            raise ValueError(f"{axis} implementation {name!r} is already registered ({known.__module__}.{known.__qualname__})")
+        REGISTRIES[axis].register(name, cls)
         cls.axis, cls.name = axis, name
-        _REGISTRY[axis][name] = cls
         return cls
 
     return deco
 
 
 def load() -> None:
-    """Import the built-in implementations and every ``cxlsim.axes`` entry point (once)."""
+    """Import the modules of the older ``cxlsim.axes`` entry points (once)."""
     global _loaded
     if _loaded:
         return
     _loaded = True
-    pkg = importlib.import_module(BUILTIN_PACKAGE)
-    for mod in pkgutil.walk_packages(pkg.__path__, BUILTIN_PACKAGE + "."):
-        importlib.import_module(mod.name)
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         ep.load()
 
 
 def reload_entry_points() -> None:
-    """Load entry points again (a distribution added to ``sys.path`` after the first use)."""
+    """Read the entry points again (a distribution added to ``sys.path`` after the first use)."""
+    global _loaded
+    _loaded = False
+    for reg in REGISTRIES.values():
+        reg.refresh()
     load()
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        ep.load()
 
 
 def names(axis: str) -> tuple[str, ...]:
-    """The registered implementations of ``axis``, sorted."""
+    """The registered implementations of ``axis``, sorted (none is imported)."""
     load()
-    return tuple(sorted(_REGISTRY[axis]))
+    return REGISTRIES[axis].names()
 
 
 def choices(axis: str) -> Callable[[], tuple[str, ...]]:
@@ -103,10 +110,11 @@ def choices(axis: str) -> Callable[[], tuple[str, ...]]:
 def implementation(axis: str, name: str, where: str = "pipeline") -> Any:
     """The class registered as ``name`` of ``axis``; ConfigError naming ``where`` if none."""
     load()
-    cls = _REGISTRY[axis].get(name)
-    if cls is None:
-        raise ConfigError(where, f"pipeline.{axis}", f"must be one of {', '.join(names(axis))}; got {name!r}")
-    return cls
+    reg = REGISTRIES[axis]
+    if name not in reg:
+        raise ConfigError(where, f"pipeline.{axis}", f"must be one of {', '.join(reg.names())}; got {name!r} "
+                          f"(entry-point group {reg.group})")
+    return reg.get(name)
 
 
 def of(pipeline: Any, axis: str) -> Any:

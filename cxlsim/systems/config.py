@@ -46,17 +46,18 @@ from cxlsim.devices.registry import family_kind, load_preset
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.systems import axes
 from cxlsim.systems.host_agreement import check_host_agreement
+from cxlsim.systems.models import SYSTEM_MODELS
 from cxlsim.systems.platform import DEFAULT_PLATFORM, load_platform, merge
 from cxlsim.systems.sampling import AUTO, DEFAULT_CI_FRACTION, Sampling, parse_ci
-from cxlsim.systems.tpu_ps import TPU_PS_ROLES, TPU_PS_SCHEMA
 from cxlsim.workloads.catalog import workload_path
 from cxlsim.workloads.schema import WORKLOAD_SCHEMA
 
 TOP_KEYS = {"version", "inherits", "name", "description", "model", "platform", "workload", "seed", "batches",
-            "warmup_batches", "batches_ci_fraction", "devices", "pipeline", "workload_overrides", "tpu_ps", "topology", "energy"}
-#: ``model:`` of a system: the shared op-graph dataflow over device models, or the analytic
-#: TPU/parameter-server step model (SPEC §1.4 ``tpu-ps``, :mod:`cxlsim.systems.tpu_ps`).
-MODELS = ("dataflow", "tpu_ps")
+            "warmup_batches", "batches_ci_fraction", "devices", "pipeline", "workload_overrides", "topology", "energy"}
+#: ``model:`` of a system, unless it names another: the shared op-graph dataflow over device models
+#: (the models: :data:`~cxlsim.systems.models.SYSTEM_MODELS`; a model's own parameter section, such
+#: as ``tpu_ps:``, is a top key of the systems of that model only).
+DEFAULT_MODEL = "dataflow"
 DEVICE_KEYS = {"preset", "count", "interleave_B", "params", "levels"}
 #: Roles a platform or system may give beyond what the pipeline needs; given, a model must use them.
 OPTIONAL_ROLES = ("replay_host",)
@@ -216,8 +217,9 @@ def emulating_roles(devices: dict[str, DeviceRole]) -> dict[str, str]:
 def pipeline_schema() -> Schema:
     """:data:`PIPELINE` and the pipeline keys the registered axis implementations declare
     (``PARAMS`` of a class, e.g. a persistence scheme's own settings)."""
-    extra = [prm for axis in axes.AXES for name in axes.names(axis)
-             for prm in getattr(axes.implementation(axis, name), "PARAMS", ())]
+    # a subclass registered under its own name shares its base's keys (each key once)
+    extra = list({id(prm): prm for axis in axes.AXES for name in axes.names(axis)
+                  for prm in getattr(axes.implementation(axis, name), "PARAMS", ())}.values())
     return Schema("pipeline", PIPELINE.params + tuple(extra)) if extra else PIPELINE
 
 
@@ -245,13 +247,14 @@ class SystemConfig:
     batches: int | str  # a count, or "auto" (:mod:`cxlsim.systems.sampling`; a result's config holds the count)
     warmup_batches: int | str
     devices: dict[str, DeviceRole]
-    pipeline: ParamSet | None  # None for model tpu_ps
+    pipeline: ParamSet | None  # None for a model without a dataflow pipeline (tpu_ps)
     workload_overrides: dict[str, Any] = field(default_factory=dict)
     workload_overrides_where: str = "--set"  # the file or option that gave workload_overrides
     source: str = ""
     document: dict[str, Any] = field(default_factory=dict)
-    model: str = "dataflow"
-    tpu_ps: ParamSet | None = None  # model tpu_ps: the step model's parameters
+    model: str = DEFAULT_MODEL
+    model_params: ParamSet | None = None  # the model's own parameters (its params_key section), if any
+    model_params_key: str = ""  # that section's key (tpu_ps)
     energy: ParamSet = field(default_factory=lambda: ENERGY.validate({}, {}, "default"))  # ENERGY readings
     topology: ParamSet = field(default_factory=lambda: TOPOLOGY.validate({}, {}, "default"))
     platform: str = DEFAULT_PLATFORM  # the apparatus that filled the roles (configs/platforms/)
@@ -267,6 +270,11 @@ class SystemConfig:
             if exc.where == placeholder:
                 return self.origins.blame(exc, placeholder)
         return exc
+
+    @property
+    def tpu_ps(self) -> ParamSet | None:
+        """The ``tpu_ps:`` section (:attr:`model_params` of a model that reads one under that key)."""
+        return self.model_params if self.model_params_key == "tpu_ps" else None
 
     @property
     def sampling(self) -> Sampling:
@@ -301,8 +309,8 @@ class SystemConfig:
             "topology": self.topology.as_dict(),
             "energy": self.energy.as_dict(),
         }
-        if self.tpu_ps is not None:
-            out["tpu_ps"] = self.tpu_ps.as_dict()
+        if self.model_params is not None:
+            out[self.model_params_key] = self.model_params.as_dict()
         return out
 
 
@@ -359,8 +367,14 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None,
 
     located(check_version, doc, where)  # a --set version= is checked like the file's
 
+    model_name = str(doc.get("model", DEFAULT_MODEL))
+    model = SYSTEM_MODELS.get(model_name, *origins.of("model"))
     for key in doc:
-        if key not in TOP_KEYS:
+        if key not in TOP_KEYS and key != model.params_key:
+            owners = [n for n in SYSTEM_MODELS if SYSTEM_MODELS.get(n).params_key == key]
+            if owners:
+                raise ConfigError(*origins.of(str(key)), f"the parameters of model {' or '.join(owners)} "
+                                  f"(this system's model is {model_name}: set model: {owners[0]})")
             raise ConfigError(*origins.of(str(key)), unknown_key_message(key, TOP_KEYS))
     ints: dict[str, Any] = {}
     for key, default, minimum, maximum in (("seed", 0, 0, MAX_SEED), ("batches", 20, 1, None),
@@ -375,11 +389,8 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None,
         Sampling(ints["batches"], ints["warmup_batches"], ci)
     except InputError as exc:
         raise ConfigError(*origins.of("warmup_batches"), str(exc)) from None
-    model = str(doc.get("model", "dataflow"))
-    if model not in MODELS:
-        raise ConfigError(*origins.of("model"), f"unknown model {model!r} (models: {', '.join(MODELS)})")
     pipeline_doc = located(_mapping, doc, "pipeline", where, "a mapping of parameter: value")
-    tpu_doc = doc.get("tpu_ps")
+    own_doc = doc.get(model.params_key) if model.params_key else None
     platform_name = doc.get("platform", DEFAULT_PLATFORM)
     try:
         platform = load_platform(platform_name)
@@ -387,21 +398,22 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None,
         if exc.where != "--platform":  # an error inside the platform's file: it names it
             raise
         raise ConfigError(*origins.of("platform"), exc.message) from None
-    pipeline, tpu = None, None
-    if model == "tpu_ps":
-        if pipeline_doc:
-            raise ConfigError(*origins.of("pipeline"), "model tpu_ps has no dataflow pipeline (its parameters go under tpu_ps:)")
-        if tpu_doc is not None and not isinstance(tpu_doc, dict):
-            raise ConfigError(*origins.of("tpu_ps"), "expected a mapping of parameter: value")
-        tpu_doc = tpu_doc or {}
-        sources = {k: str(v["source"]) for k, v in tpu_doc.items() if isinstance(v, dict) and "source" in v}
+    pipeline, own = None, None
+    if model.params_key:  # the model's own parameters
+        key = model.params_key
+        if own_doc is not None and not isinstance(own_doc, dict):
+            raise ConfigError(*origins.of(key), "expected a mapping of parameter: value")
+        own_doc = own_doc or {}
+        sources = {k: str(v["source"]) for k, v in own_doc.items() if isinstance(v, dict) and "source" in v}
         try:
-            tpu = TPU_PS_SCHEMA.validate({k: _value(v) for k, v in tpu_doc.items()}, sources, where, "tpu_ps.")
+            own = model.params_schema.validate({k: _value(v) for k, v in own_doc.items()}, sources, where, f"{key}.")
         except ConfigError as exc:
             raise origins.blame(exc, where) from None
+    if not model.pipeline:
+        if pipeline_doc:
+            into = f" (its parameters go under {model.params_key}:)" if model.params_key else ""
+            raise ConfigError(*origins.of("pipeline"), f"model {model_name} has no dataflow pipeline{into}")
     else:
-        if tpu_doc is not None:
-            raise ConfigError(*origins.of("tpu_ps"), "tpu_ps: parameters need model: tpu_ps")
         # the platform's pipeline defaults (apparatus-dependent settings), under the system's own
         declared = pipeline_schema().by_name()
         for key, value in platform.pipeline.items():
@@ -434,7 +446,7 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None,
         raise origins.blame(exc, where) from None
     name = str(doc.get("name", path.stem))
     devices = _devices((name, *_ancestors(path, ())), located(_mapping, doc, "devices", where, "a mapping role: {preset: ...}"),
-                       pipeline, platform, sets, origins, set_origins, list(TPU_PS_ROLES) if model == "tpu_ps" else None)
+                       pipeline, platform, sets, origins, set_origins, None if model.pipeline else list(model.roles))
     workload_overrides = located(_mapping, doc, "workload_overrides", where, "a mapping of workload parameter: value")
     declared = WORKLOAD_SCHEMA.by_name()
     for key, value in workload_overrides.items():  # each value as the workload will read it
@@ -456,8 +468,9 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None,
         workload_overrides_where=at("workload_overrides"),
         source=where,
         document=doc,
-        model=model,
-        tpu_ps=tpu,
+        model=model_name,
+        model_params=own,
+        model_params_key=model.params_key or "",
         platform=platform.name,
         topology=topology,
         batches_ci_fraction=ci,
@@ -467,17 +480,17 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None,
     if not emulating_roles(devices):
         energy.skip("emulated_media", "no device of this system emulates another (no role's preset names "
                     "`emulates:`), so both readings price the same devices")
-    if model == "dataflow":
+    if model.pipeline:
         try:
             _check_roles(cfg, where, platform.path)
             check_host_agreement(cfg, where)
         except ConfigError as exc:
             raise origins.blame(exc, where) from None
     else:
-        missing = [r for r in TPU_PS_ROLES if r not in devices]
+        missing = [r for r in model.roles if r not in devices]
         if missing:
             raise ConfigError(at("devices"), f"devices.{missing[0]}",
-                              f"model tpu_ps needs device roles {', '.join(TPU_PS_ROLES)}; missing {', '.join(missing)}")
+                              f"model {model_name} needs device roles {', '.join(model.roles)}; missing {', '.join(missing)}")
     return cfg
 
 

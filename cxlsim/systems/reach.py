@@ -40,8 +40,8 @@ def unread(cfg: SystemConfig) -> dict[str, list[str]]:
             out[f"devices.{role}.params"] = names
     if cfg.pipeline is not None and cfg.pipeline.unread():
         out["pipeline"] = cfg.pipeline.unread()
-    if cfg.tpu_ps is not None and cfg.tpu_ps.unread():
-        out["tpu_ps"] = cfg.tpu_ps.unread()
+    if cfg.model_params is not None and cfg.model_params.unread():
+        out[cfg.model_params_key] = cfg.model_params.unread()
     if cfg.topology.unread():
         out["topology"] = cfg.topology.unread()
     if cfg.energy.unread():
@@ -56,8 +56,8 @@ def _target(cfg: SystemConfig, key: str):
         return cfg.devices[parts[1]].params, parts[3]
     if len(parts) == 2 and parts[0] == "pipeline" and cfg.pipeline is not None:
         return cfg.pipeline, parts[1]
-    if len(parts) == 2 and parts[0] == "tpu_ps" and cfg.tpu_ps is not None:
-        return cfg.tpu_ps, parts[1]
+    if len(parts) == 2 and parts[0] == cfg.model_params_key and cfg.model_params is not None:
+        return cfg.model_params, parts[1]
     if len(parts) == 2 and parts[0] == "topology":
         return cfg.topology, parts[1]
     if len(parts) == 2 and parts[0] == "energy":

@@ -1,8 +1,9 @@
 """Simulate one system on one workload: streams → machine → op graph → executor → :class:`RunResult`.
 
-Every system configuration names its simulation model (``model:``, :data:`SIMULATION_MODELS`):
-``dataflow`` (the op graph on the executor, below) or ``tpu_ps`` (the analytic TPU /
-parameter-server step model, :mod:`cxlsim.systems.tpu_ps_run`). Both take the same analysed input
+Every system configuration names its simulation model (``model:``, resolved through
+:data:`~cxlsim.systems.models.SYSTEM_MODELS`): ``dataflow`` (:data:`DATAFLOW`: the op graph on the
+executor, below) or ``tpu_ps`` (the analytic TPU / parameter-server step model,
+:data:`cxlsim.systems.tpu_ps_run.TPU_PS`), or one a third party declares. Both take the same analysed input
 streams and return the same :class:`RunResult` (per measured batch its time, critical-path
 breakdown and :class:`~cxlsim.systems.activity.BatchActivity`).
 
@@ -18,8 +19,8 @@ the rule chose (``batches``, ``warmup_batches``) and ``result.sampling`` the rul
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ from cxlsim.systems.critical_path import breakdown
 from cxlsim.systems.dataflow import build_graph
 from cxlsim.systems.graph import DeviceGraph, build_devices
 from cxlsim.systems.machine import TrainingMachine
+from cxlsim.systems.models import SYSTEM_MODELS, SimulationModel
 from cxlsim.systems.provision import check_provision
 from cxlsim.systems.result import RunResult
 from cxlsim.systems.sampling import AUTO, Sampling, decide, parse_ci, rule_for
@@ -42,7 +44,6 @@ from cxlsim.systems.scale import reduces, settle
 from cxlsim.systems.streams import StreamSet, stream_set
 from cxlsim.systems.symmetry import Reduction, plan, representative_streams
 from cxlsim.systems.topology import Fabric, Placement
-from cxlsim.systems.tpu_ps_run import chips_reduction, simulate_tpu_ps
 from cxlsim.workloads.catalog import Workload, load_workload
 from cxlsim.workloads.layout import TableLayout
 
@@ -117,21 +118,6 @@ def scale_out(devices: DeviceGraph, streams: StreamSet,
     return gpus, mems, fabric, placement
 
 
-@dataclass(frozen=True)
-class SimulationModel:
-    """How the systems of one ``model:`` run.
-
-    ``reduce(cfg, wl)`` → (the symmetry reduction, or ``None``; the accelerators whose samples the
-    input streams hold: all of them, or a reduced run's group); ``run(cfg, wl, streams, reduction,
-    rule, trace)`` times the batches ``rule`` asks for and returns the :class:`RunResult`;
-    ``settle(cfg, wl)`` first derives the settings the user left unset (:mod:`cxlsim.systems.scale`).
-    """
-
-    reduce: Callable[[SystemConfig, Workload], tuple[Any, int]]
-    run: Callable[[SystemConfig, Workload, StreamSet, Any, Sampling, bool], RunResult]
-    settle: Callable[[SystemConfig, Workload], SystemConfig] = lambda cfg, wl: cfg
-
-
 def dataflow_reduction(cfg: SystemConfig, wl: Workload) -> tuple[Reduction | None, int]:
     """The op-graph systems' symmetry reduction (:func:`cxlsim.systems.symmetry.plan`) and its GPUs."""
     reduction = plan(cfg, TableLayout.from_workload(wl))
@@ -155,7 +141,7 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
     except ConfigError as exc:  # an override's error names the input that gave it
         raise (exc if workload_sets else cfg.blame(exc)) from None
     rule = rule_for(cfg, wl)
-    model = SIMULATION_MODELS[cfg.model]
+    model = SYSTEM_MODELS.get(cfg.model, cfg.source, "model")
     cfg = model.settle(cfg, wl)
     reduction, gpus = model.reduce(cfg, wl)
     # the input streams hold every GPU's samples (a reduced run: its group's): a global batch of gpus × batch_size
@@ -235,8 +221,6 @@ def simulate_dataflow(cfg: SystemConfig, wl: Workload, streams: StreamSet, reduc
                      sampling=rule)
 
 
-#: The simulation model of each ``model:`` (:data:`cxlsim.systems.config.MODELS`).
-SIMULATION_MODELS: dict[str, SimulationModel] = {
-    "dataflow": SimulationModel(dataflow_reduction, simulate_dataflow, settle),
-    "tpu_ps": SimulationModel(chips_reduction, simulate_tpu_ps),
-}
+#: ``model: dataflow``: the op graph over device models on the executor (entry point
+#: ``cxlsim.system_models``: ``dataflow``).
+DATAFLOW = SimulationModel(dataflow_reduction, simulate_dataflow, settle, pipeline=True)

@@ -43,11 +43,12 @@ from cxlsim.errors import ConfigError
 from cxlsim.systems.activity import BatchActivity
 from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.graph import build_devices
+from cxlsim.systems.models import SimulationModel
 from cxlsim.systems.result import RunResult
 from cxlsim.systems.sampling import Sampling, decide, rule_for
 from cxlsim.systems.streams import StreamSet
 from cxlsim.systems.symmetry import chips_group
-from cxlsim.systems.tpu_ps import declare_unused, tpu_ps_step
+from cxlsim.systems.tpu_ps import TPU_PS_ROLES, TPU_PS_SCHEMA, declare_unused, tpu_ps_step
 from cxlsim.workloads.catalog import Workload
 
 #: Topology keys the tpu-ps model has no use for, and why.
@@ -189,7 +190,7 @@ def simulate_tpu_ps(cfg: SystemConfig, wl: Workload, streams: StreamSet, group: 
     the result's configuration holds the counts it chose. ``trace``: draw the timeline (module
     docstring)."""
     wp = workload_params(wl)
-    sp = cfg.tpu_ps
+    sp = cfg.model_params
     graph = build_devices(cfg)  # the roles' models, built once, as for every system
     chips = cfg.topology.gpus_count
     for key in cfg.topology:
@@ -242,3 +243,9 @@ def simulate_tpu_ps(cfg: SystemConfig, wl: Workload, streams: StreamSet, group: 
              "symmetry": {"reduced": True, "groups": chips // group, "group_chips": group} if group else {"reduced": False}}
     return RunResult(cfg, wl, np.asarray(times), parts, np.zeros(len(times)), 0, None, None, extra, activity=activity,
                      devices=graph, sampling=rule, timeline=timeline)
+
+
+#: ``model: tpu_ps`` (entry point ``cxlsim.system_models``: ``tpu_ps``): no dataflow pipeline; its
+#: parameters under ``tpu_ps:``; the roles of :data:`~cxlsim.systems.tpu_ps.TPU_PS_ROLES`.
+TPU_PS = SimulationModel(chips_reduction, simulate_tpu_ps, pipeline=False, params_key="tpu_ps",
+                         params_schema=TPU_PS_SCHEMA, roles=TPU_PS_ROLES)

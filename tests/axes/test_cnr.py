@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cxlsim.axes.persistence.cnr import quant_row_B, quantise
+from cxlsim.axes.persistence.cnr.scheme import quant_row_B, quantise
 from cxlsim.crash import prepare, run_points
 from cxlsim.systems.run import simulate
 

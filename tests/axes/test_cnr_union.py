@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cxlsim.axes.persistence.cnr import union_sorted
+from cxlsim.axes.persistence.cnr.scheme import union_sorted
 
 
 @settings(max_examples=100, deadline=None)

@@ -1,4 +1,4 @@
-"""The redo record's layout in its log ring (``cxlsim/axes/persistence/redo.py``).
+"""The redo record's layout in its log ring (``cxlsim/axes/persistence/redo/scheme.py``).
 
 The host writes a record in 4 KiB pieces from the record's base: the updated rows' pieces (the last
 one padded, written whole), then the MLP part. On the SSD (4 KiB pages, read-modify-write of a

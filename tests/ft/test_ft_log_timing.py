@@ -1,5 +1,5 @@
 """ft's undo-log overhead from the timing model (issue 23): the logging rate is stated with its
-source or measured on a simulated undo-logging system (:mod:`cxlsim.ft.log_timing`)."""
+source or measured on a simulated undo-logging system (:mod:`cxlsim.axes.persistence.undo.log_timing`)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_exposed_time_is_the_log_bytes_at_the_stated_rate_beyond_the_idle_window
 
 @pytest.mark.slow
 def test_side_by_side_states_the_timing_models_rate_and_timing_system_measures_it():
-    from cxlsim.ft.log_timing import undo_log_rates
+    from cxlsim.axes.persistence.undo.log_timing import undo_log_rates
 
     rates = undo_log_rates("cxl")
     assert rates.mlp_log_GBps is None  # relaxed: its MLP log spans batches, no rate

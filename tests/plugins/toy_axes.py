@@ -4,7 +4,7 @@ cxlsim's public interfaces only and registers through the ``cxlsim.axes`` entry 
 from __future__ import annotations
 
 from cxlsim.axes.data_movement.cxl_cache import CxlCache
-from cxlsim.axes.persistence.redo import Redo
+from cxlsim.axes.persistence.redo.scheme import Redo
 from cxlsim.engine.executor import OpOutcome
 from cxlsim.systems.axes import register
 

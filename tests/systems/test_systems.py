@@ -11,6 +11,7 @@ import cxlsim
 from cxlsim.cli import main
 from cxlsim.errors import ConfigError
 from cxlsim.systems.config import list_systems, load_system
+from cxlsim.systems.models import SYSTEM_MODELS
 
 SMALL = {"batch_size": 16}
 
@@ -24,13 +25,17 @@ def test_all_systems_listed_and_valid():
     assert {"ssd", "pmem", "pcie", "cxl-d", "cxl-b", "cxl", "dram"} <= set(list_systems())
     for name in list_systems():
         cfg = load_system(name)
-        assert (cfg.pipeline is not None) if cfg.model == "dataflow" else (cfg.tpu_ps is not None)
+        model = SYSTEM_MODELS.get(cfg.model)
+        assert (cfg.pipeline is not None) == model.pipeline
+        assert (cfg.model_params is not None) == bool(model.params_key)
 
 
 def test_every_model_has_its_simulation():
-    from cxlsim.systems.config import MODELS
-    from cxlsim.systems.run import SIMULATION_MODELS
-    assert set(SIMULATION_MODELS) == set(MODELS)
+    """Each name of the entry-point group resolves to a model with its reduction and its run."""
+    assert {"dataflow", "tpu_ps"} <= set(SYSTEM_MODELS)
+    for name in SYSTEM_MODELS:
+        model = SYSTEM_MODELS.get(name)
+        assert callable(model.reduce) and callable(model.run) and callable(model.settle)
 
 
 def test_same_seed_same_numbers_and_seed_matters():

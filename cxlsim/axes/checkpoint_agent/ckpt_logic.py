@@ -4,10 +4,8 @@ and write channels, counters and persistent flags; SPEC §2.4)."""
 from __future__ import annotations
 
 from cxlsim.axes.checkpoint_agent import CheckpointAgent
-from cxlsim.systems.axes import register
 
 
-@register("checkpoint_agent", "ckpt_logic")
 class CkptLogic(CheckpointAgent):
     """The ``ckpt_logic`` role: its burst, flag line and request pools."""
 

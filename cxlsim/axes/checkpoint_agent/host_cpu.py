@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from cxlsim.axes.checkpoint_agent import CheckpointAgent
 from cxlsim.devices.registry import has_capability
-from cxlsim.systems.axes import register
 
 
-@register("checkpoint_agent", "host_cpu")
 class HostAgent(CheckpointAgent):
     lane = "host_cpu"
     reads_source = False

@@ -4,10 +4,8 @@ card's logic: a software MLP pull to it bounces through host memory)."""
 from __future__ import annotations
 
 from cxlsim.axes.checkpoint_agent import CheckpointAgent
-from cxlsim.systems.axes import register
 
 
-@register("checkpoint_agent", "ndp")
 class NearDataAgent(CheckpointAgent):
     lane = "ndp"
     bounces = True

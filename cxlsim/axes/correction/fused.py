@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from cxlsim.axes.correction import Correction
 from cxlsim.engine.executor import OpOutcome
-from cxlsim.systems.axes import register
 from cxlsim.systems.dataflow import sfx
 
 
-@register("correction", "fused")
 class Fused(Correction):
     @classmethod
     def add_op(cls, g, n: int, m: int) -> None:

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from cxlsim.axes.correction import Correction
-from cxlsim.systems.axes import register
 from cxlsim.systems.dataflow import sfx
 
 
-@register("correction", "own_engine")
 class OwnEngine(Correction):
     @classmethod
     def add_op(cls, g, n: int, m: int) -> None:

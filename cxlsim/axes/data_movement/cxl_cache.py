@@ -8,7 +8,6 @@ import math
 from cxlsim.axes.data_movement import DataMover
 from cxlsim.engine.executor import OpOutcome
 from cxlsim.systems.activity import cxl_path_key
-from cxlsim.systems.axes import register
 from cxlsim.systems.machine import CONFIG_REGISTERS
 from cxlsim.units import WIRE_INDEX_B
 
@@ -16,7 +15,6 @@ from cxlsim.units import WIRE_INDEX_B
 FABRIC_ROLES = ["fabric_link", "gpu_link", "host_link", "switch", "cxl_protocol"]
 
 
-@register("data_movement", "cxl_cache")
 class CxlCache(DataMover):
     """Transfers on the CXL fabric: each holds every link direction of its path."""
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 from cxlsim.axes.data_movement import DataMover
 from cxlsim.axes.data_movement.cxl_cache import _skip_mmio
 from cxlsim.engine.executor import OpOutcome
-from cxlsim.systems.axes import register
 from cxlsim.units import WIRE_INDEX_B
 
 
@@ -21,7 +20,6 @@ def route(bounce: bool, src) -> str:
     return "d2h" if src[0] == "gpu" else "h2d"
 
 
-@register("data_movement", "software")
 class Software(DataMover):
     """Transfers issued by the host, one after another on its lane."""
 

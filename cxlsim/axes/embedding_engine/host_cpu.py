@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from cxlsim.axes.embedding_engine import EmbeddingEngine
 from cxlsim.engine.executor import OpOutcome
-from cxlsim.systems.axes import register
 
 
-@register("embedding_engine", "host_cpu")
 class HostCpu(EmbeddingEngine):
     """The host's cores: line-fill buffers in flight, per-element cycles; it dispatches the
     operator itself (no hand-over of indices)."""

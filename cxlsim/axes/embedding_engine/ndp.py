@@ -6,11 +6,9 @@ import math
 
 from cxlsim.axes.embedding_engine import EmbeddingEngine
 from cxlsim.errors import InputError
-from cxlsim.systems.axes import register
 from cxlsim.systems.scale import scratchpad_KiB
 
 
-@register("embedding_engine", "ndp")
 class NearData(EmbeddingEngine):
     """The ``ndp`` role's logic: its ports' requests in flight, its pooling and update adders."""
 

@@ -20,13 +20,11 @@ from cxlsim.axes.data_movement.cxl_cache import FABRIC_ROLES
 from cxlsim.axes.mlp_pull import MlpPull
 from cxlsim.devices.fabric.cxl_cache_ops import OPS
 from cxlsim.systems.activity import cxl_path_key
-from cxlsim.systems.axes import register
 
 #: The CXL.cache op of the pull (module docstring): a non-allocating read.
 MLP_PULL_OP = "RdCurr"
 
 
-@register("mlp_pull", "cxl_cache")
 class CxlCachePull(MlpPull):
     by_device = True
     over_cxl_cache = True

@@ -4,10 +4,8 @@ host (``d2h``) for a host agent, GPU → host → card (``d2h2d``) for a card's.
 from __future__ import annotations
 
 from cxlsim.axes.mlp_pull import MlpPull
-from cxlsim.systems.axes import register
 
 
-@register("mlp_pull", "software")
 class SoftwarePull(MlpPull):
     @classmethod
     def roles(cls, pipeline) -> list[str]:

@@ -24,12 +24,20 @@ Crash (class level, :mod:`cxlsim.crash`): :meth:`crash_check` (refuse a campaign
   :class:`~cxlsim.crash.protocols.Protocol` whose attributes state the invariant the checker holds
   it to) and :meth:`plan` (recovery from a durable image: a
   :class:`~cxlsim.crash.recovery.RecoveryPlan`); :attr:`COMMIT_STEP` (the step whose end commits a
-  batch, if any). Both live in the scheme's own module (``redo``, ``undo``, ``cnr``), built from the
+  batch, if any). Both live in the scheme's own folder (``redo/crash.py``, ``undo/crash.py``,
+  ``cnr/crash.py``, imported by the hooks when a campaign asks), built from the
   shared machinery of :mod:`cxlsim.crash.protocols` (:class:`~cxlsim.crash.protocols.Protocol`,
   :class:`~cxlsim.crash.protocols.MemLog`, flag lines, ``timed`` / ``delete_line`` /
   ``update_events`` write events, ``snapshot_image``) and :mod:`cxlsim.crash.recovery`
   (``committed_records``); the checker and campaign in :mod:`cxlsim.crash` ask the scheme, never
   its name.
+
+Home: a scheme with more than one level keeps them in one folder (``cnr/``, ``undo/``, ``redo/``):
+its ``scheme.py`` (the class: all of the above), ``crash.py`` (its protocol), its cluster-level ft
+scheme (``ft.py``, :mod:`cxlsim.ft.schemes`'s contract) and what only it needs. Each part is one entry-point line in pyproject.toml
+(``cxlsim.axes.persistence``, ``cxlsim.ft_schemes``); the layers below (:mod:`cxlsim.crash`,
+:mod:`cxlsim.ft`) find them through those registries at run time, never by import
+(docs/extending.md, "A new persistence scheme").
 """
 
 from __future__ import annotations

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from cxlsim.axes.persistence import Persistence
 from cxlsim.errors import InputError
-from cxlsim.systems.axes import register
 
 
-@register("persistence", "none")
 class NoPersistence(Persistence):
     persists = False
 
