@@ -81,3 +81,21 @@ def test_the_old_readings_draw_as_before(name, bag_size, dedup):
         h.update(b.offsets.tobytes())
         h.update(b.dense.tobytes())
     assert h.hexdigest() == OLD_STREAMS[(name, bag_size, dedup)]
+
+
+def test_per_table_bags_all_at_L_are_the_fixed_reading_draw_for_draw():
+    fixed = load_workload("rm3", {"batch_size": 4})
+    per = load_workload("rm3", {"batch_size": 4, "bag_size": "per_table", "table_bag_sizes": [20] * 20})
+    assert per.lookups_per_batch == fixed.lookups_per_batch and per.max_bag_sizes == fixed.max_bag_sizes
+    for a, b in zip(batches(fixed, seed=1, n=2, row_scale=0.01), batches(per, seed=1, n=2, row_scale=0.01), strict=True):
+        assert (a.indices == b.indices).all() and (a.offsets == b.offsets).all()
+
+
+@pytest.mark.slow
+def test_a_reduced_runs_device_streams_take_per_table_bags():
+    import cxlsim
+
+    sets = [("topology.gpus_count", 32), ("topology.cxl_mems_count", 8), ("topology.symmetry", "on")]
+    times = [cxlsim.simulate("cxl", workload="rm1", batches=1, warmup=1, workload_sets=ws, sets=sets).batch_times_ns
+             for ws in ({"batch_size": 4}, {"batch_size": 4, "bag_size": "per_table", "table_bag_sizes": [80] * 20})]
+    assert times[0] == times[1]

@@ -32,6 +32,8 @@ with ``G``:
   batch to batch: held positions past ``N_n`` are gone, positions past ``N_{n−1}`` draw fresh, and
   with ``bag_dedup`` the device's rows of a bag are its distinct ones, ascending (the positions stay
   as drawn, as the generator's do).
+  With ``bag_size: per_table`` table ``t``'s bags are fixed at its own size
+  (:attr:`~cxlsim.workloads.catalog.Workload.max_bag_sizes`): ``G · batch_size · L_t`` positions.
 
 :func:`busiest_device` picks the system device with the most expected lookups (the one a lock-step
 batch waits for): head masses exact, each tail's mass counted in proportion to the device's tail
