@@ -68,6 +68,8 @@ def test_every_registered_interaction_keeps_the_contract(name, step_model):
                 if k.kind == "gemm":
                     assert min(k.m, k.n, k.k, k.count) >= 1 and k.extra_B >= 0
     assert inter.kernels(1, "forward")  # it joins the vectors: at least one kernel forward
+    with pytest.raises(ValueError, match="direction"):
+        inter.kernels(1, "sideways")
     assert kernel_flops(inter, 14) == pytest.approx(2 * kernel_flops(inter, 7))  # per sample
     # the op graph takes it from the shapes: it emits forward and backward ops into the t_mlp phase
     shapes = StepShapes(7, (13, 8), (width, 4, 1), SHAPE["tables"], SHAPE["dim"], inter)
@@ -203,3 +205,21 @@ def test_dlrm_dcnv2_runs(system):
     r = cxlsim.simulate(system, workload="dlrm-dcnv2", batches=1, warmup=1, workload_sets={"batch_size": 64})
     assert r.batch_time_ms["mean"] > 0
     assert sum(r.breakdown_ms.values()) == pytest.approx(r.batch_time_ms["mean"], rel=1e-9)
+
+
+def test_the_extending_docs_example_is_an_interaction(step_model):
+    """docs/extending.md's ``sum`` example registers, keeps the contract and runs in a workload."""
+    import re
+    from pathlib import Path
+
+    from cxlsim.workloads.interactions import registry
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "extending.md").read_text()
+    code = re.search(r"\*\*Step 1.*?```python\n(.*?)```", doc, re.S).group(1)
+    try:
+        exec(compile(code, "docs/extending.md", "exec", dont_inherit=True), {"__name__": "my_study"})
+        test_every_registered_interaction_keeps_the_contract("sum", step_model)
+        w = load_workload("rm1", {"interaction": "sum"})
+        assert w.top_network == (32, 256, 64, 1) and w.mlp_params["interaction"] == 0
+    finally:
+        registry._REGISTRY.pop("sum", None)

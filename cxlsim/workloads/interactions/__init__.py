@@ -8,11 +8,12 @@ from cxlsim.workloads.interactions.interface import (
     InteractionBase,
     Kernel,
     Stream,
+    check_direction,
     kernel_flops,
     parameter_count,
     weight_macs_per_sample,
 )
 from cxlsim.workloads.interactions.registry import get, names, register
 
-__all__ = ["Gemm", "Interaction", "InteractionBase", "Kernel", "Stream", "get", "kernel_flops", "names",
+__all__ = ["Gemm", "Interaction", "InteractionBase", "Kernel", "Stream", "check_direction", "get", "kernel_flops", "names",
            "parameter_count", "register", "weight_macs_per_sample"]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from cxlsim.units import FP32_B
-from cxlsim.workloads.interactions.interface import InteractionBase, Kernel, Stream
+from cxlsim.workloads.interactions.interface import InteractionBase, Kernel, Stream, check_direction
 from cxlsim.workloads.interactions.registry import register
 
 
@@ -23,6 +23,7 @@ class Cat(InteractionBase):
         return self.input_width
 
     def kernels(self, batch: int, direction: str) -> list[Kernel]:
+        check_direction(direction)
         if direction == "forward":
             return [Stream("cat_concat", 2.0 * FP32_B * batch * self.input_width)]
         return []

@@ -21,7 +21,13 @@ from typing import Any, ClassVar
 
 from cxlsim.config.params import Param
 from cxlsim.units import FP32_B
-from cxlsim.workloads.interactions.interface import Gemm, InteractionBase, Kernel, Stream
+from cxlsim.workloads.interactions.interface import (
+    Gemm,
+    InteractionBase,
+    Kernel,
+    Stream,
+    check_direction,
+)
 from cxlsim.workloads.interactions.registry import register
 
 
@@ -62,6 +68,7 @@ class Dcn(InteractionBase):
                 *((f"dcn.bias{i}", w) for i in n))
 
     def kernels(self, batch: int, direction: str) -> list[Kernel]:
+        check_direction(direction)
         b, w, r = batch, self.input_width, self.rank
         act = FP32_B * b * w
         if direction == "forward":
@@ -88,9 +95,11 @@ class Dcn(InteractionBase):
             tag = f"interaction: cross layer {i}"
             step.host_op("linear", f"{tag}: F.linear(x_l, V) (no bias)")
             step.host_op("t", f"{tag}: V^T (view)", "cpp")
+            step.host_op("matmul", f"{tag}: linear without bias -> matmul", "cpp")
             step.kernel("mm", f"{tag}: [B,{w}]x[{w},{r}]", "cpp", step.model.gemm_ns(b, r, w))
             step.host_op("linear", f"{tag}: F.linear(., U) (no bias)")
             step.host_op("t", f"{tag}: U^T (view)", "cpp")
+            step.host_op("matmul", f"{tag}: linear without bias -> matmul", "cpp")
             step.kernel("mm", f"{tag}: [B,{r}]x[{r},{w}]", "cpp", step.model.gemm_ns(b, w, r))
             step.kernel("add", f"{tag}: + b_l (broadcast)", "python", step.elementwise_ns(2 * act + FP32_B * w))
             step.kernel("mul", f"{tag}: x0 ⊙ (.)", "python", step.elementwise_ns(3 * act))

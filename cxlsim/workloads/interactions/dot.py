@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from cxlsim.units import FP32_B, TORCH_INDEX_B
-from cxlsim.workloads.interactions.interface import Gemm, InteractionBase, Kernel, Stream
+from cxlsim.workloads.interactions.interface import (
+    Gemm,
+    InteractionBase,
+    Kernel,
+    Stream,
+    check_direction,
+)
 from cxlsim.workloads.interactions.registry import register
 
 
@@ -40,6 +46,7 @@ class Dot(InteractionBase):
         """forward: batched GEMM Z = T T^T ([n,d] x [d,n] per sample), gather of the n(n-1)/2 strict
         lower triangle, concatenation with the dense vector. backward: scatter of the gradient into
         [n,n], batched GEMM dT = (dZ + dZ^T) T (symmetrised in the same pass), split back to vectors."""
+        check_direction(direction)
         n, d, b = self.n_vectors, self.dim, batch
         pairs = self.pairs
         out_B = FP32_B * b * (pairs + d)

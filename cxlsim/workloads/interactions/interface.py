@@ -75,7 +75,8 @@ class Interaction(Protocol):
       (none for dot and cat): they are MLP-side (dense) parameters, counted in the MLP parameter
       bytes the checkpoint pulls and logs and stepped by the optimizer after the bottom MLP's.
     * :meth:`kernels` ``(batch, direction)`` -- its work as device-agnostic kernels, ``"forward"``
-      or ``"backward"``: :class:`Gemm` shapes and :class:`Stream` bytes, every number >= 0 (a
+      or ``"backward"`` (another raises ValueError: :func:`check_direction`): :class:`Gemm` shapes
+      and :class:`Stream` bytes, every number >= 0 (a
       device prices them: :meth:`~cxlsim.devices.gpu.GpuModel.ops_ns`; tpu-ps counts their FLOPs).
     * :meth:`forward_ops` / :meth:`backward_ops` ``(step)`` -- the framework operators PyTorch
       eager dispatches for it, emitted on the GPU op graph's builder (:mod:`cxlsim.workloads.dlrm_ops`:
@@ -143,6 +144,12 @@ class InteractionBase:
     def input_width(self) -> int:
         """Elements of the concatenation ``[x] + ly`` per sample."""
         return self.dense + self.tables * self.dim
+
+
+def check_direction(direction: str) -> None:
+    """ValueError unless ``direction`` is ``"forward"`` or ``"backward"``."""
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be 'forward' or 'backward', got {direction!r}")
 
 
 def parameter_count(interaction: Interaction) -> int:
