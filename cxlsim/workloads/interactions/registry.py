@@ -38,12 +38,18 @@ def register(cls: T) -> T:
 
 
 def load() -> None:
-    """Import every ``cxlsim.interactions`` entry point (once)."""
+    """Import every ``cxlsim.interactions`` entry point (once). RuntimeError if the group is empty:
+    cxlsim's own metadata is missing (a checkout used without ``pip install -e .``, or an editable
+    install made before the group existed), and no workload could name its interaction."""
     global _loaded
     if _loaded:
         return
     _loaded = True
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+    eps = list(entry_points(group=ENTRY_POINT_GROUP))
+    if not eps:
+        raise RuntimeError(f"no interactions: the entry-point group {ENTRY_POINT_GROUP} is empty; cxlsim's metadata "
+                           "is missing or stale: run pip install -e . (or install cxlsim)")
+    for ep in eps:
         ep.load()
 
 
@@ -59,7 +65,5 @@ def get(name: str) -> type:
     load()
     cls = _REGISTRY.get(name)
     if cls is None:
-        known = ", ".join(sorted(_REGISTRY)) or (
-            f"none: no entry points in group {ENTRY_POINT_GROUP}; is cxlsim installed (pip install -e .)?")
-        raise KeyError(f"no interaction {name!r} (known: {known})")
+        raise KeyError(f"no interaction {name!r} (known: {', '.join(sorted(_REGISTRY))})")
     return cls
