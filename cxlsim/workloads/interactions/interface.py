@@ -76,8 +76,9 @@ class Interaction(Protocol):
       bytes the checkpoint pulls and logs and stepped by the optimizer after the bottom MLP's.
     * :meth:`kernels` ``(batch, direction)`` -- its work as device-agnostic kernels, ``"forward"``
       or ``"backward"`` (another raises ValueError: :func:`check_direction`): :class:`Gemm` shapes
-      and :class:`Stream` bytes, every number >= 0 (a
-      device prices them: :meth:`~cxlsim.devices.gpu.GpuModel.ops_ns`; tpu-ps counts their FLOPs).
+      and :class:`Stream` bytes, every number >= 0, linear in ``batch`` (a device prices them:
+      :meth:`~cxlsim.devices.gpu.GpuModel.ops_ns`; tpu-ps times the GEMMs against the
+      interaction's own parameters, ``Gemm.weights``, with the top MLP).
     * :meth:`forward_ops` / :meth:`backward_ops` ``(step)`` -- the framework operators PyTorch
       eager dispatches for it, emitted on the GPU op graph's builder (:mod:`cxlsim.workloads.dlrm_ops`:
       ``step.kernel``, ``host_op``, ``node``, ``module``, ``to_device``, ``cat_kernels``,
