@@ -73,8 +73,7 @@ def _cost(job: tuple[str, str, int | str, str]) -> int:
     """Relative cost of a run, for longest-first scheduling: lookups per batch."""
     from cxlsim.workloads.catalog import load_workload
 
-    p = load_workload(job[1]).params
-    return p.batch_size * p.tables * p.lookups_per_table
+    return load_workload(job[1]).lookups_per_batch
 
 
 def _streams_ahead(batches: int | str) -> int:

@@ -31,8 +31,9 @@
   index lists for 21 and 81 vectors. Each is timed in a loop: the least of 7 samples' means.
 * **The step** (:func:`measure_step`): DLRM as ``dlrm_s_pytorch.py`` (facebookresearch/dlrm) writes
   it -- ``DLRM_Net`` with a bottom ``nn.Sequential`` of ``Linear`` + ``ReLU``, one
-  ``EmbeddingBag(mode="sum", sparse=True)`` per table, the dot interaction with its Python-list
-  tril indices (``torch.tensor(li)``), a top MLP with a final ``Sigmoid``, ``BCELoss``, and the
+  ``EmbeddingBag(mode="sum", sparse=True)`` per table, the workload's interaction as its own
+  ``torch_module`` builds it (:mod:`cxlsim.workloads.interactions`; the dot: ``interact_features``
+  verbatim, with its Python-list tril indices, ``torch.tensor(li)``), a top MLP with a final ``Sigmoid``, ``BCELoss``, and the
   loop ``Z = dlrm_wrap(X, lS_o, lS_i)``, ``E = loss_fn_wrap(Z, T)``, ``optimizer.zero_grad()``,
   ``E.backward()``, ``optimizer.step()`` (``torch.optim.SGD``), ``L = E.detach().cpu().numpy()``.
   Variant ``"reference"`` runs exactly that, and under ``torch.profiler`` with ``record_function``
@@ -414,9 +415,10 @@ def _loop_us(fn: Callable[[Any], Any], n: int) -> float:
 
 # ---- the DLRM step ----------------------------------------------------------------------------------------
 def _dlrm_net_class(torch: Any) -> type:
-    """DLRM_Net as dlrm_s_pytorch.py writes it (the parts RM1-RM4 use: dot interaction without
-    self-interaction, sigmoid on the top MLP's last layer, sum-pooled sparse EmbeddingBags), with
-    :meth:`mark` calls at cxlsim's part boundaries."""
+    """DLRM_Net as dlrm_s_pytorch.py writes it (the parts RM1-RM4 use: sigmoid on the top MLP's last
+    layer, sum-pooled sparse EmbeddingBags), its ``interact_features`` the workload's interaction
+    (``interaction.torch_module(torch)``, called as a method is: ``forward``), with :meth:`mark`
+    calls at cxlsim's part boundaries."""
     nn = torch.nn
 
     class DLRM_Net(nn.Module):  # noqa: N801 (the reference's name)
@@ -440,10 +442,12 @@ def _dlrm_net_class(torch: Any) -> type:
                 emb_l.append(EE)
             return emb_l
 
-        def __init__(self, m_spa: int, ln_emb: Sequence[int], ln_bot: Sequence[int], ln_top: Sequence[int]) -> None:
+        def __init__(self, m_spa: int, ln_emb: Sequence[int], ln_bot: Sequence[int], ln_top: Sequence[int],
+                     interaction: Any) -> None:
             super().__init__()
             self.emb_l = self.create_emb(m_spa, ln_emb)
             self.bot_l = self.create_mlp(ln_bot, -1)
+            self.inter = interaction.torch_module(torch)
             self.top_l = self.create_mlp(ln_top, len(ln_top) - 2)
             self.loss_fn = torch.nn.BCELoss(reduction="mean")
             self.mark: Callable[[str], None] = lambda name: None
@@ -462,16 +466,7 @@ def _dlrm_net_class(torch: Any) -> type:
             return ly
 
         def interact_features(self, x: Any, ly: list[Any]) -> Any:
-            (batch_size, d) = x.shape
-            T = torch.cat([x] + ly, dim=1).view((batch_size, -1, d))
-            Z = torch.bmm(T, torch.transpose(T, 1, 2))
-            _, ni, nj = Z.shape
-            offset = 0  # arch_interaction_itself False
-            li = torch.tensor([i for i in range(ni) for j in range(i + offset)])
-            lj = torch.tensor([j for i in range(nj) for j in range(i + offset)])
-            Zflat = Z[:, li, lj]
-            R = torch.cat([x] + [Zflat], dim=1)
-            return R
+            return self.inter.forward(x, ly)
 
         def forward(self, dense_x: Any, lS_o: Any, lS_i: Any) -> Any:
             return self.sequential_forward(dense_x, lS_o, lS_i)
@@ -535,9 +530,10 @@ def measure_step(shapes: Any, variant: str = "modelled", device: str = "cpu", ro
     dev = torch.device(device)
     B, d, T = shapes.batch, shapes.dim, shapes.tables
     lookups = 1
-    dlrm = _dlrm_net_class(torch)(d, [rows_per_table] * T, list(shapes.bottom), list(shapes.top)).to(dev)
-    if variant == "modelled":
-        params = list(dlrm.bot_l.parameters()) + list(dlrm.top_l.parameters())
+    dlrm = _dlrm_net_class(torch)(d, [rows_per_table] * T, list(shapes.bottom), list(shapes.top),
+                                  shapes.interaction).to(dev)
+    if variant == "modelled":  # the MLP-side parameters, in the op list's order (StepShapes.parameter_tensors)
+        params = list(dlrm.bot_l.parameters()) + list(dlrm.inter.parameters()) + list(dlrm.top_l.parameters())
     else:
         params = list(dlrm.parameters())
     optimizer = torch.optim.SGD(params, lr=0.01)

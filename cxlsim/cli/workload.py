@@ -52,8 +52,7 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.row_scale <= 1:
         raise InputError("workload: --row-scale must be in (0, 1]")
     w = load_workload(target, dict(parse_set(args.set)))
-    p = w.params
-    check_bound("--batches", "", args.batches * p.batch_size * p.tables * p.lookups_per_table, MAX_RUN_LOOKUPS,
+    check_bound("--batches", "", args.batches * w.lookups_per_batch, MAX_RUN_LOOKUPS,
                 f"embedding lookups in {args.batches} batches of {w.name}", "lookups one run generates")
     emit(args, describe(w, args.batches, args.seed, args.row_scale), render)
     return 0
@@ -93,6 +92,7 @@ def describe(w, n_batches: int, seed: int, row_scale: float = 1.0) -> dict[str, 
         "dense_features": p.dense_features,
         "bottom_mlp": p.bottom_mlp,
         "top_mlp": p.top_mlp,
+        "interaction": p.interaction,
         "interaction_width": w.interaction_width,
         "generator": {"seed": seed, "row_scale": row_scale, "popularity_exponent": p.popularity_exponent,
                       "reuse_prev_fraction": p.reuse_prev_fraction},
@@ -118,6 +118,7 @@ def render(d: dict[str, Any]) -> str:
         ["bottom_mlp", f"{d['bottom_mlp']} ({d['mlp_params']['bottom']:,} params)"],
         ["top_mlp", f"{d['top_mlp']}, as built after the interaction: {d['interaction_width']}-{d['top_mlp']} "
                     f"({d['mlp_params']['top']:,} params)"],
+        ["interaction", f"{d['interaction']} ({d['mlp_params']['interaction']:,} params)"],
         ["interaction_width", d["interaction_width"]],
         ["popularity_exponent", g["popularity_exponent"]],
         ["reuse knob (positions copied)", g["reuse_prev_fraction"]],

@@ -27,8 +27,9 @@ _REQUIRED = object()
 class Param:
     """One declared parameter.
 
-    ``kind`` is ``float``, ``int``, ``bool`` or ``str``; ``minimum``/``maximum`` bound numbers
-    (inclusive unless ``exclusive_minimum``); ``choices`` restricts strings (a tuple, or a callable
+    ``kind`` is ``float``, ``int``, ``bool``, ``str`` or ``tuple`` (a YAML list, each element of
+    kind ``item``, a number kind, and bounded as a number is; kept as a tuple); ``minimum``/``maximum``
+    bound numbers (inclusive unless ``exclusive_minimum``); ``choices`` restricts strings (a tuple, or a callable
     returning the names, for choices registered at run time such as a pipeline axis's
     implementations, :mod:`cxlsim.systems.axes`); a parameter with no
     ``default`` must be given by the preset. ``descriptive`` (a reason) marks a fact kept for the
@@ -45,6 +46,7 @@ class Param:
     exclusive_minimum: bool = False
     choices: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None
     descriptive: str = ""
+    item: type | None = None
 
     @property
     def required(self) -> bool:
@@ -57,6 +59,14 @@ class Param:
     def coerce(self, value: Any, where: str, key: str) -> Any:
         """Return ``value`` converted to this parameter's kind, or raise ConfigError."""
         kind = self.kind
+        if kind is tuple:
+            if self.item not in (int, float):
+                raise TypeError(f"list parameter {self.name} needs item int or float, got {self.item!r}")
+            if isinstance(value, str) or not isinstance(value, (list, tuple)):
+                raise ConfigError(where, key, f"expected a list of numbers ({self.unit or 'no unit'}), got {value!r}")
+            one = Param(self.name, self.item, self.doc, minimum=self.minimum, maximum=self.maximum,
+                        exclusive_minimum=self.exclusive_minimum)
+            return tuple(one.coerce(v, where, f"{key}[{i}]") for i, v in enumerate(value))
         if kind is bool:
             if isinstance(value, bool):
                 return value

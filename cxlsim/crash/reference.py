@@ -136,7 +136,7 @@ def run_reference(workload: Workload, seed: int, n_batches: int, mlp_n: int, rel
     """Run ``n_batches`` fault-free batches of ``workload`` (already scaled) and keep every state."""
     layout = TableLayout.from_workload(workload)
     p = workload.params
-    per_batch = p.batch_size * p.tables * p.lookups_per_table
+    per_batch = workload.lookups_per_batch
     ids_bound = n_batches * min(layout.total_rows, per_batch) * 8
     states_B = (n_batches + 1) * (layout.total_B + mlp_n * 4 + 2 * ALIGN_B)
     pool = Pool(states_B + ids_bound + n_batches * ALIGN_B + MISC_POOL_B)

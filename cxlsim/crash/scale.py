@@ -55,5 +55,4 @@ def global_batch(name: str, overrides: dict[str, Any], scaled: Workload, gpus: i
 def mlp_elements(workload: Workload, scale: float, shards: int = 1) -> int:
     """Parameters of the functional (flat float32) MLP: the model's count times ``scale``, at least
     :data:`MLP_MIN_ELEMENTS` per shard (each CXL-MEM logs a shard of whole log bursts)."""
-    mp = workload.mlp_params
-    return max(MLP_MIN_ELEMENTS * shards, round((mp["bottom"] + mp["top"]) * scale))
+    return max(MLP_MIN_ELEMENTS * shards, round(workload.mlp_param_count * scale))

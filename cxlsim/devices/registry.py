@@ -66,7 +66,7 @@ KINDS = {
 
 #: Where each kind's contract is stated (``module:Protocol``; the module is the kind's
 #: ``interface.py``, the ``typing.Protocol`` the one every family of the kind provides, its docstring
-#: the contract): the contract tests (tests/test_device_contracts.py) hold every registered family of
+#: the contract): the contract tests (tests/contracts/test_device_contracts.py) hold every registered family of
 #: the kind to it. Strings: listing kinds imports no model.
 KIND_INTERFACES = {
     "memory": "cxlsim.devices.memory.interface:MemoryModel",

@@ -32,6 +32,8 @@ with ``G``:
   batch to batch: held positions past ``N_n`` are gone, positions past ``N_{n−1}`` draw fresh, and
   with ``bag_dedup`` the device's rows of a bag are its distinct ones, ascending (the positions stay
   as drawn, as the generator's do).
+  With ``bag_size: per_table`` table ``t``'s bags are fixed at its own size
+  (:attr:`~cxlsim.workloads.catalog.Workload.max_bag_sizes`): ``G · batch_size · L_t`` positions.
 
 :func:`busiest_device` picks the system device with the most expected lookups (the one a lock-step
 batch waits for): head masses exact, each tail's mass counted in proportion to the device's tail
@@ -296,11 +298,16 @@ class DeviceStreams:
         layout = placement.layout
         self.device = device
         hs = table_heads if table_heads is not None else heads(workload, layout, seed)
-        positions = gpus * p.batch_size * p.lookups_per_table
+        samples = gpus * p.batch_size
+        L = workload.max_bag_sizes  # each table's bag bound (per_table: its fixed multi-hot size)
         rng = keyed_stream(seed, STREAM_DEVICE, device)
-        bags = None if p.bag_size == "fixed" and not p.bag_dedup else _Bags(
-            gpus * p.batch_size, p.lookups_per_table, p.bag_size == "dlrm_uniform", bool(p.bag_dedup))
-        tables = [_TableStream(hs[t], lo, hi, positions, float(p.reuse_prev_fraction), bags)
+
+        def bags(t: int) -> _Bags | None:
+            if p.bag_size != "dlrm_uniform" and not p.bag_dedup:
+                return None
+            return _Bags(samples, L[t], p.bag_size == "dlrm_uniform", bool(p.bag_dedup))
+
+        tables = [_TableStream(hs[t], lo, hi, samples * L[t], float(p.reuse_prev_fraction), bags(t))
                   for t, (lo, hi) in enumerate(_ranges(layout, placement, device))]
         self.n, self._tables, self._rng, self._layout = n, tables, rng, layout
         self._rows = row_dtype(int(layout.total_rows))  # held as the system's streams hold them

@@ -69,16 +69,13 @@ class ModulePool:
 def model_B(workload: Workload) -> float:
     """Bytes of the whole model: embedding tables at full size plus MLP parameters (at
     ``mlp_param_width``)."""
-    mlp = workload.mlp_params
-    return float(workload.embedding_bytes + (mlp["bottom"] + mlp["top"]) * workload.mlp_param_B)
+    return float(workload.embedding_bytes + workload.mlp_param_count * workload.mlp_param_B)
 
 
 def checkpoint_B(workload: Workload) -> float:
     """Bytes of the checkpoint area (module docstring)."""
-    w = workload.params
-    mlp = workload.mlp_params
-    rows_B = w.batch_size * w.tables * w.lookups_per_table * workload.row_B  # bags of at most L
-    return float(2 * rows_B + (mlp["bottom"] + mlp["top"]) * workload.mlp_param_B)
+    rows_B = workload.lookups_per_batch * workload.row_B  # bags of at most their table's largest
+    return float(2 * rows_B + workload.mlp_param_count * workload.mlp_param_B)
 
 
 def per_device_roles(devices: DeviceGraph) -> set[str]:

@@ -3,7 +3,7 @@
 Every :class:`~cxlsim.config.params.ParamSet` records the parameters models read from it. After a
 run has been timed and priced, a parameter of a device role (or of the pipeline) that nothing read
 changes neither timing nor energy: it is either descriptive (its family schema says so, with a
-reason) or a defect. ``tests/test_reach.py`` runs every shipped system and fails on such a defect.
+reason) or a defect. ``tests/contracts/test_reach.py`` runs every shipped system and fails on such a defect.
 
 Contract:
 

@@ -149,8 +149,7 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
         global_wl = wl if gpus == 1 else load_workload(cfg.workload, {**overrides, "batch_size": wl.params.batch_size * gpus},
                                                        cfg.source, f"topology.gpus_count ({gpus}) × ")
         total = rule.max_total  # one more batch closes the last measured one
-        gp = global_wl.params
-        check_bound(cfg.source, "batches", total * gp.batch_size * gp.tables * gp.lookups_per_table, MAX_RUN_LOOKUPS,
+        check_bound(cfg.source, "batches", total * global_wl.lookups_per_batch, MAX_RUN_LOOKUPS,
                     f"embedding lookups in {total} batches of {global_wl.name} on {gpus} GPU(s)",
                     "lookups one run holds in memory")
     except ConfigError as exc:
@@ -169,12 +168,11 @@ def _lookup_bound_fix(cfg: SystemConfig, wl: Workload, reduction: Any, rule: Sam
         return ("; simulate one group of identical GPUs and CXL-MEMs in detail and the rest analytically: "
                 "--set topology.symmetry=on (docs/scale-out.md, 'Symmetry')")
     group = reduction.group_gpus if reduction is not None else gpus
-    p = wl.params
-    per_batch = group * p.batch_size * p.tables * p.lookups_per_table
+    per_batch = group * wl.lookups_per_batch
     fits = MAX_RUN_LOOKUPS // per_batch - 1 - (rule.warmup if isinstance(rule.warmup, int) else 0)
     if fits >= 1 and rule.batches != AUTO:
         return f"; measure fewer batches: --batches {fits} (or --set batches={fits})"
-    smaller = MAX_RUN_LOOKUPS // (group * p.tables * p.lookups_per_table * (rule.max_total))
+    smaller = MAX_RUN_LOOKUPS // (group * wl.lookups_per_sample * (rule.max_total))
     return f"; a smaller per-GPU batch: --set workload_overrides.batch_size={max(1, smaller)}"
 
 

@@ -89,7 +89,7 @@ def partial_sums_per_sample(workload: Any, tables: int, mems: int, policy: str) 
     and uniform over the devices; :meth:`cxlsim.systems.machine.TrainingMachine.transfer_tables`)."""
     if policy != "row_sharded" or mems == 1:
         return float(tables)
-    if workload.params.bag_size == "fixed":
+    if workload.params.bag_size == "fixed":  # (per_table: through the tables' pmfs below)
         return tables * (1.0 - (1.0 - 1.0 / mems) ** workload.params.lookups_per_table)
     return tables * (1.0 - workload.mean_table_power(1.0 - 1.0 / mems))
 

@@ -287,8 +287,9 @@ def tpu_ps_step(workload_params: dict, system_params: Any, devices: Any, unique_
 
     ``workload_params``: ``batch_size`` (samples per chip per step), ``tables``, ``dim``,
     ``bottom_mlp``, ``top_mlp`` ("13-512-16" strings or width lists), optional ``rows_per_table``
-    (or ``embedding_B``, the tables' bytes) and ``mlp_params_count`` (dense parameters; default:
-    weights + biases of the two stacks); ``system_params``: a mapping or ParamSet of
+    (or ``embedding_B``, the tables' bytes), ``mlp_params_count`` (dense parameters; default:
+    weights + biases of the two stacks) and ``interaction_macs`` (per sample, forward: the
+    interaction's GEMMs against its own parameters, timed with the top MLP; default 0); ``system_params``: a mapping or ParamSet of
     :data:`TPU_PS_SCHEMA` (validated; unknown keys raise ConfigError); ``devices``: the
     roles' models (``devices[role]``: the system's device graph), whose parameters the step reads there;
     ``unique_ids_per_table``: distinct ids per table in a chip's batch (a list of ``tables``
@@ -327,7 +328,11 @@ def tpu_ps_step(workload_params: dict, system_params: Any, devices: Any, unique_
     # dense side: the chip's MLPs, then the ring all-reduce of their gradients
     flops_s = devices["tpu"].mlp_flops_per_s()
     b_mlp = FWD_BWD_FACTOR * FLOP_PER_MAC * batch * mlp_macs(bottom) / flops_s
-    t_mlp = FWD_BWD_FACTOR * FLOP_PER_MAC * batch * mlp_macs(top) / flops_s
+    # the interaction's GEMMs against its own parameters (DCN-v2's cross layers) run as the top
+    # MLP's layers do; an interaction without parameters (dot, cat) adds none (its activation
+    # products are outside this model, as before)
+    inter_macs = float(_get(workload_params, "interaction_macs", default=0.0))
+    t_mlp = FWD_BWD_FACTOR * FLOP_PER_MAC * batch * (mlp_macs(top) + inter_macs) / flops_s
     allreduce = allreduce_B = 0.0
     if chips > 1:
         per_chip_ar_B = 2.0 * (chips - 1) / chips * dense_B

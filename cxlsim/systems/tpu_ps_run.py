@@ -50,6 +50,7 @@ from cxlsim.systems.streams import StreamSet
 from cxlsim.systems.symmetry import chips_group
 from cxlsim.systems.tpu_ps import TPU_PS_ROLES, TPU_PS_SCHEMA, declare_unused, tpu_ps_step
 from cxlsim.workloads.catalog import Workload
+from cxlsim.workloads.interactions import weight_macs_per_sample
 
 #: Topology keys the tpu-ps model has no use for, and why.
 NOT_APPLICABLE = "the tpu-ps model has no CXL-MEMs or switch tree (its chips are topology.gpus_count)"
@@ -68,23 +69,35 @@ def unique_ids_per_chip(streams: StreamSet, n: int, chips: int) -> list[list[int
     if chips == 1:
         return [unique_ids_per_table(streams, n)]
     rows = streams.batch(n).lookup_rows
-    tables = streams.layout.row_base.size
-    per_table = rows.size // tables
-    if per_table % chips:
-        raise ValueError(f"{per_table} lookups per table do not split over {chips} chips")
+    base = streams.layout.row_base
+    tables = base.size
+    # table-major lookups: table t's are those with rows in [row_base[t], row_base[t + 1]) (per-table
+    # bag sizes give each table its own count)
+    starts = _table_starts(rows, base)
     out = np.empty((chips, tables), dtype=np.int64)
     for t in range(tables):
-        a = np.sort(rows[t * per_table:(t + 1) * per_table].reshape(chips, -1), axis=1)
+        per_table = int(starts[t + 1] - starts[t])
+        if per_table % chips:
+            raise ValueError(f"{per_table} lookups of table {t} do not split over {chips} chips")
+        a = np.sort(rows[starts[t]:starts[t + 1]].reshape(chips, -1), axis=1)
         out[:, t] = 1 + np.count_nonzero(a[:, 1:] != a[:, :-1], axis=1)
     return out.tolist()
 
 
+def _table_starts(rows: np.ndarray, row_base: np.ndarray) -> np.ndarray:
+    """Where each table's lookups start in table-major ``rows`` (and the end): ``tables + 1`` offsets."""
+    table_of = np.searchsorted(row_base, rows, side="right") - 1
+    return np.concatenate(([0], np.cumsum(np.bincount(table_of, minlength=row_base.size))))
+
+
 def workload_params(wl: Workload) -> dict[str, Any]:
-    """The step model's view of a workload (per-chip batch, full-size tables, dense parameters; the
-    top MLP as DLRM builds it, the interaction's outputs first: :attr:`Workload.top_network`)."""
+    """The step model's view of a workload (per-chip batch, full-size tables, dense parameters --
+    the interaction's included --; the top MLP as DLRM builds it, the interaction's outputs first:
+    :attr:`Workload.top_network`; the interaction's MACs against its own parameters per sample)."""
     return {"batch_size": wl.params.batch_size, "tables": wl.params.tables, "dim": wl.params.dim,
             "bottom_mlp": wl.bottom_widths, "top_mlp": wl.top_network, "embedding_B": wl.embedding_bytes,
-            "mlp_params_count": sum(wl.mlp_params.values())}
+            "mlp_params_count": sum(wl.mlp_params.values()),
+            "interaction_macs": weight_macs_per_sample(wl.interaction)}
 
 
 def critical_path_ns(step: dict, pipelined: bool, contention: float) -> dict[str, float]:

@@ -56,9 +56,13 @@ _KEPT: dict[tuple, tuple[VectorCache]] = {}
 
 
 def _build(streams: StreamSet, capacity_rows: int, reverse_tables: bool, batches: int) -> tuple[VectorCache]:
-    layout, p = streams.layout, streams.workload.params
+    layout, w = streams.layout, streams.workload
+    p = w.params
+    # positions per table and batch: B·L; with per-table bags the tables' mean, B·Σ L_t // T (a named
+    # approximation: the steady state takes one count for every table; exact for fixed bags)
+    positions = p.batch_size * w.lookups_per_sample // p.tables
     state, _ = steady_state_touched(touched_rows(streams, batches), layout.rows, layout.row_base,
                                     table_keys(streams.seed, layout.tables), float(p.popularity_exponent),
-                                    p.batch_size * p.lookups_per_table, float(p.reuse_prev_fraction), capacity_rows,
+                                    positions, float(p.reuse_prev_fraction), capacity_rows,
                                     seed=streams.seed, reverse_tables=reverse_tables)
     return state

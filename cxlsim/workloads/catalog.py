@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from math import comb
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from cxlsim.workloads.schema import (
     CRITEO_KAGGLE_ROWS,
     MLP_PARAM_WIDTHS,
     WORKLOAD_SCHEMA,
+    build_interaction,
     parse_widths,
 )
 
@@ -71,6 +71,8 @@ class Workload:
         p = self.params
         if p.rows_profile == "uniform":
             base = [p.rows_per_table] * p.tables
+        elif p.rows_profile == "per_table":
+            base = list(p.table_rows)
         else:
             kaggle = CRITEO_KAGGLE_ROWS
             base = [max(1, round(kaggle[t % len(kaggle)] * p.criteo_rows_factor)) for t in range(p.tables)]
@@ -101,15 +103,50 @@ class Workload:
         return sum(self.rows_per_table) * self.row_B
 
     @property
+    def interaction(self) -> Any:
+        """The workload's interaction (``interaction``: :mod:`cxlsim.workloads.interactions`), built
+        for its tables, dim and bottom-MLP output."""
+        return build_interaction(self.params)
+
+    @property
     def mlp_params(self) -> dict[str, int]:
-        """Parameter counts (weights + biases) of the bottom and top MLPs."""
-        return {"bottom": mlp_param_count(self.bottom_widths), "top": mlp_param_count(self.top_network)}
+        """Parameter counts (weights + biases) of the bottom MLP, the interaction (its own trainable
+        tensors: none for dot and cat) and the top MLP: the dense, MLP-side parameters."""
+        return {"bottom": mlp_param_count(self.bottom_widths),
+                "interaction": sum(e for _, e in self.interaction.parameter_tensors()),
+                "top": mlp_param_count(self.top_network)}
+
+    @property
+    def mlp_param_count(self) -> int:
+        """All MLP-side parameters (:attr:`mlp_params` summed): what the checkpoint pulls and logs
+        and the GPUs all-reduce."""
+        return sum(self.mlp_params.values())
 
     @property
     def interaction_width(self) -> int:
-        """Outputs of DLRM's dot interaction: pairwise dots of (tables + 1) vectors, plus the
-        bottom-MLP output (compare with the top MLP's input width; docs/workloads.md)."""
-        return comb(self.params.tables + 1, 2) + self.bottom_widths[-1]
+        """Outputs of the interaction per sample (the top MLP's input; dot: pairwise dots of
+        (tables + 1) vectors plus the bottom-MLP output; docs/workloads.md)."""
+        return self.interaction.output_width()
+
+    @property
+    def max_bag_sizes(self) -> tuple[int, ...]:
+        """The most lookups a bag of each table draws (before de-duplication): ``lookups_per_table``
+        for ``fixed`` and ``dlrm_uniform`` (the generator's bound), ``table_bag_sizes`` for
+        ``per_table``. A buffer of one sample's lookups of table ``t`` is sized by entry ``t``."""
+        p = self.params
+        if p.bag_size == "per_table":
+            return tuple(int(v) for v in p.table_bag_sizes)
+        return (int(p.lookups_per_table),) * int(p.tables)
+
+    def table_lookups(self, t: int) -> int:
+        """The most lookups a bag of table ``t`` makes (:attr:`max_bag_sizes`)."""
+        return self.max_bag_sizes[t]
+
+    @property
+    def lookups_per_sample(self) -> int:
+        """The most lookups one sample makes over all tables (Σ :attr:`max_bag_sizes`; ``tables ×
+        lookups_per_table`` unless ``bag_size: per_table``): a bound for sizing."""
+        return sum(self.max_bag_sizes)
 
     @property
     def batch_correlation(self) -> float:
@@ -122,17 +159,19 @@ class Workload:
 
     @property
     def lookups_per_batch(self) -> int:
-        """The most lookups a batch makes (every bag ``lookups_per_table``): a bound for sizing."""
-        return self.params.batch_size * self.params.tables * self.params.lookups_per_table
+        """The most lookups a batch makes (every bag its table's largest, :attr:`lookups_per_sample`):
+        a bound for sizing."""
+        return self.params.batch_size * self.lookups_per_sample
 
     @property
     def mlp_param_B(self) -> int:
         """Bytes per MLP parameter as the checkpoint pulls and logs them (``mlp_param_width``)."""
         return MLP_PARAM_WIDTHS[self.params.mlp_param_width]
 
-    def bag_draws_pmf(self, rows: int) -> tuple[np.ndarray, np.ndarray]:
-        """Distribution of the draws a bag of a ``rows``-row table makes, before any de-duplication:
-        ``(sizes, probabilities)``. ``fixed``: ``L`` always. ``dlrm_uniform``
+    def bag_draws_pmf(self, rows: int, table: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """Distribution of the draws a bag of table ``table`` (``rows`` rows) makes, before any
+        de-duplication: ``(sizes, probabilities)``. ``fixed``: ``L`` always; ``per_table``:
+        ``table_bag_sizes[table]`` always. ``dlrm_uniform``
         (:func:`~cxlsim.workloads.generator.dlrm_bag_sizes`, ``x = min(rows, L)``): ``round(max(1,
         r x))`` is 1 for ``r x < 1.5``, ``j`` for ``r x`` in ``[j − ½, j + ½)`` (``2 ≤ j < x``) and
         ``x`` for ``[x − ½, x)``: probabilities ``1.5/x``, ``1/x`` and ``0.5/x`` (``x = 1``: 1 always);
@@ -140,6 +179,8 @@ class Workload:
         L = self.params.lookups_per_table
         if self.params.bag_size == "fixed":
             return np.array([L], np.int64), np.array([1.0])
+        if self.params.bag_size == "per_table":
+            return np.array([self.table_lookups(table)], np.int64), np.array([1.0])
         x = min(int(rows), L)
         if x == 1:
             return np.array([1], np.int64), np.array([1.0])
@@ -149,13 +190,15 @@ class Workload:
 
     def mean_bag_draws(self, row_scale: float = 1.0) -> float:
         """Mean draws per bag over the tables (before de-duplication; :meth:`bag_draws_pmf`)."""
-        means = [float(s @ p) for s, p in map(self.bag_draws_pmf, self.rows_per_table_scaled(row_scale))]
+        rows = self.rows_per_table_scaled(row_scale)
+        means = [float(s @ p) for s, p in (self.bag_draws_pmf(n, t) for t, n in enumerate(rows))]
         return sum(means) / len(means)
 
     def mean_table_power(self, q: float) -> float:
         """``E[q^K]`` for a bag's draws ``K`` (:meth:`bag_draws_pmf`), averaged over the tables: the
         probability that a bag misses a set each draw misses with probability ``q``."""
-        vals = [float(p @ q ** s.astype(np.float64)) for s, p in map(self.bag_draws_pmf, self.rows_per_table)]
+        pmfs = (self.bag_draws_pmf(n, t) for t, n in enumerate(self.rows_per_table))
+        vals = [float(p @ q ** s.astype(np.float64)) for s, p in pmfs]
         return sum(vals) / len(vals)
 
 
@@ -242,6 +285,8 @@ def check_size(p: ParamSet, where: str, prefix: str) -> None:
     check, not a model's)."""
     v = p.as_dict()
     check_bound(where, f"{prefix}tables", v["tables"], MAX_TABLES, "embedding tables", "tables in one workload")
-    check_bound(where, f"{prefix}batch_size", v["batch_size"] * v["tables"] * v["lookups_per_table"],
-                MAX_RUN_LOOKUPS, "embedding lookups in one batch (batch_size × tables × lookups_per_table)",
+    per_sample = sum(v["table_bag_sizes"]) if v["bag_size"] == "per_table" else v["tables"] * v["lookups_per_table"]
+    check_bound(where, f"{prefix}batch_size", v["batch_size"] * per_sample,
+                MAX_RUN_LOOKUPS, "embedding lookups in one batch (batch_size × the lookups of a sample: tables × "
+                "lookups_per_table, or Σ table_bag_sizes)",
                 "lookups one run holds in memory")

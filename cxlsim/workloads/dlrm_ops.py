@@ -1,9 +1,10 @@
 """The DLRM training step as PyTorch eager runs it: the operators the host dispatches, per phase.
 
 One DLRM training step (facebookresearch/dlrm ``dlrm_s_pytorch.py``: ``apply_mlp``,
-``interact_features`` with ``dot``, ``BCELoss``/``MSELoss``, the training loop) is the list of
+``interact_features`` -- the workload's interaction, :mod:`cxlsim.workloads.interactions`, which
+emits its own operators --, ``BCELoss``/``MSELoss``, the training loop) is the list of
 framework operators the host dispatches, in order, grouped by the machine's GPU phases (:data:`PHASES`):
-``b_fwd`` (bottom-MLP forward), ``t_mlp`` (hand-off of the pooled embeddings, dot interaction,
+``b_fwd`` (bottom-MLP forward), ``t_mlp`` (hand-off of the pooled embeddings, interaction,
 top-MLP forward, loss, then the backward of loss, top MLP and interaction), ``b_bwd`` (bottom-MLP
 backward) and ``mlp_opt`` (the optimizer step, one kernel per parameter tensor). The embedding
 tables are not on the GPU (cxlsim's engines pool and update them); their pooled vectors arrive in
@@ -17,7 +18,8 @@ layers import neither the other); the system layer joins the two.
 Contract (times ns, sizes B; pure, no simulation engine):
 
 * :class:`StepShapes` -- what the op list depends on: batch, bottom widths (dense input first), top
-  widths (the interaction's output first, as DLRM prepends it to ``--arch-mlp-top``), tables, dim.
+  widths (the interaction's output first, as DLRM prepends it to ``--arch-mlp-top``), tables, dim,
+  the interaction (default: the dot of these tables and dim).
   :meth:`StepShapes.from_workload` builds them from a workload (duck-typed).
 * :class:`StepOptions` -- the framework's behaviour where versions differ (loss, addmm's bias,
   ``zero_grad``'s ``set_to_none``, ``foreach`` SGD, the loop's input copies and loss read-back,
@@ -42,7 +44,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cxlsim.search import smallest_reaching
-from cxlsim.units import FP32_B, TORCH_INDEX_B
+from cxlsim.units import FP32_B
+from cxlsim.workloads.interactions.dot import Dot
 
 #: The machine's GPU phases, in the order one step runs them.
 PHASES = ("b_fwd", "t_mlp", "b_bwd", "mlp_opt")
@@ -66,45 +69,54 @@ class StepShapes:
     top: tuple[int, ...]
     tables: int
     dim: int
+    interaction: Any = None
 
     def __post_init__(self) -> None:
         if self.batch < 1 or self.tables < 1 or self.dim < 1:
             raise ValueError(f"batch, tables and dim must be >= 1, got {self.batch}, {self.tables}, {self.dim}")
         if len(self.bottom) < 2 or len(self.top) < 2 or min(self.bottom + self.top) < 1:
             raise ValueError(f"MLPs need at least two positive widths, got {self.bottom} and {self.top}")
-        if self.bottom[-1] != self.dim:
-            raise ValueError(f"the bottom MLP's output ({self.bottom[-1]}) must equal dim ({self.dim}) for the dot interaction")
+        if self.interaction is None:
+            object.__setattr__(self, "interaction", Dot(self.tables, self.dim, self.bottom[-1]))
+        i = self.interaction
+        if (i.tables, i.dim, i.dense) != (self.tables, self.dim, self.bottom[-1]):
+            raise ValueError(f"the interaction is built for {i.tables} tables of dim {i.dim} and a bottom output of "
+                             f"{i.dense}, not {self.tables}, {self.dim}, {self.bottom[-1]}")
+        problem = i.problem()
+        if problem is not None:
+            raise ValueError(f"{i.name} interaction: {problem[1]}")
         if self.top[0] != self.interaction_width:
-            raise ValueError(f"the top MLP's input ({self.top[0]}) must equal the interaction's output "
-                             f"({self.interaction_width} = C({self.n_vectors}, 2) + {self.dim})")
+            raise ValueError(f"the top MLP's input ({self.top[0]}) must equal the {i.name} interaction's output "
+                             f"({self.interaction_width})")
 
     @classmethod
     def from_workload(cls, workload: Any, batch: int | None = None) -> StepShapes:
-        """Shapes of ``workload`` (its ``bottom_widths``, ``top_widths``, ``params.tables``,
-        ``params.dim``, ``params.batch_size`` unless ``batch``): the top MLP gets the interaction's
-        output width prepended, as ``dlrm_s_pytorch.py`` does with ``--arch-mlp-top``."""
+        """Shapes of ``workload`` (its ``bottom_widths``, ``top_widths``, ``interaction``,
+        ``params.tables``, ``params.dim``, ``params.batch_size`` unless ``batch``): the top MLP gets the
+        interaction's output width prepended, as ``dlrm_s_pytorch.py`` does with ``--arch-mlp-top``."""
         p = workload.params
         bottom = tuple(int(w) for w in workload.bottom_widths)
-        n = p.tables + 1
-        top = (n * (n - 1) // 2 + bottom[-1], *(int(w) for w in workload.top_widths))
-        return cls(int(batch if batch is not None else p.batch_size), bottom, top, int(p.tables), int(p.dim))
+        inter = workload.interaction
+        top = (inter.output_width(), *(int(w) for w in workload.top_widths))
+        return cls(int(batch if batch is not None else p.batch_size), bottom, top, int(p.tables), int(p.dim), inter)
 
     def with_batch(self, batch: int) -> StepShapes:
         return replace(self, batch=int(batch))
 
     @property
     def n_vectors(self) -> int:
-        """Vectors the dot interaction multiplies: the bottom MLP's output and one per table."""
+        """Vectors the interaction joins: the bottom MLP's output and one per table."""
         return self.tables + 1
 
     @property
     def pairs(self) -> int:
-        """Distinct pairs of vectors (the strict lower triangle DLRM keeps)."""
+        """Distinct pairs of vectors (the strict lower triangle the dot keeps)."""
         return self.n_vectors * (self.n_vectors - 1) // 2
 
     @property
     def interaction_width(self) -> int:
-        return self.pairs + self.dim
+        """The interaction's output per sample (the top MLP's input)."""
+        return self.interaction.output_width()
 
     def layers(self, mlp: str) -> list[tuple[int, int]]:
         """``(n_in, n_out)`` of each layer of the ``"bottom"`` or ``"top"`` MLP."""
@@ -112,10 +124,12 @@ class StepShapes:
         return list(zip(ws[:-1], ws[1:], strict=False))
 
     def parameter_tensors(self) -> list[tuple[str, int]]:
-        """``(name, elements)`` of every MLP parameter tensor in creation order (per layer: weight,
-        bias; bottom first), as ``model.parameters()`` lists them for the optimizer."""
+        """``(name, elements)`` of every MLP-side parameter tensor in the order the optimizer gets
+        them (per layer: weight, bias; the bottom MLP's, the interaction's own, the top MLP's)."""
         out = []
         for mlp in ("bottom", "top"):
+            if mlp == "top":
+                out += list(self.interaction.parameter_tensors())
             for i, (a, b) in enumerate(self.layers(mlp)):
                 out += [(f"{mlp}{i}.weight", a * b), (f"{mlp}{i}.bias", b)]
         return out
@@ -333,7 +347,7 @@ class _PhaseBuilder:
         if not self.options.zero_grad_set_to_none:
             self.kernel("add_", f"AccumulateGrad {what}: grad += new grad", "cpp", self.elementwise_ns(3 * FP32_B * elements))
 
-    def _cat_kernels(self, name: str, what: str, caller: str, n_inputs: int, size_B: float) -> None:
+    def cat_kernels(self, name: str, what: str, caller: str, n_inputs: int, size_B: float) -> None:
         launches = math.ceil(n_inputs / CAT_INPUTS_PER_KERNEL)
         for j in range(launches):
             self.kernel(name, what if launches == 1 else f"{what} (part {j + 1})",
@@ -357,7 +371,7 @@ class _PhaseBuilder:
 
     def _t_mlp(self) -> None:
         s, o = self.shapes, self.options
-        b, t, d, n, pairs = s.batch, s.tables, s.dim, s.n_vectors, s.pairs
+        b, t, d = s.batch, s.tables, s.dim
         # hand-off: the pooled vectors [B, T*d] in GPU memory become T leaf views collecting their gradient
         self.part = "hand-off"
         self.attribute("requires_grad_", "hand-off: the pooled vectors become a leaf that collects its gradient "
@@ -365,25 +379,9 @@ class _PhaseBuilder:
         self.host_op("split", f"hand-off: [B, {t}x{d}] split into the {t} per-table tensors of apply_emb (views)")
         for _ in range(t):
             self.host_op("narrow", "hand-off: one table's view (nested in split)", "cpp")
-        # interact_features (dot)
+        # interact_features: the workload's interaction emits its operators
         self.part = "interaction"
-        self._cat_kernels("cat", f"interaction: T = cat([x] + ly) of {n} inputs", "python", n, FP32_B * b * n * d)
-        self.host_op("view", f"interaction: T.view(B, {n}, {d})")
-        self.host_op("transpose", "interaction: T^T (view)")
-        self.kernel("bmm", f"interaction: Z = bmm(T, T^T), {b} x [{n},{d}]x[{d},{n}]", "python",
-                    self.model.gemm_ns(n, n, d, count=b))
-        if not o.cached_tril_indices:
-            self.host_op("list comprehension", f"interaction: li, lj as Python lists ({2 * pairs} elements)", "host",
-                         self.model.python_elements_ns(2 * pairs))
-            self.host_op("tensor", "interaction: torch.tensor(li) on the CPU", "python_no_grad")
-            self.host_op("tensor", "interaction: torch.tensor(lj) on the CPU", "python_no_grad")
-        self.host_op("index", "interaction: Zflat = Z[:, li, lj] (advanced indexing)")
-        if not o.cached_tril_indices:
-            for which in ("li", "lj"):
-                self.to_device("to", f"interaction: index moves CPU {which} to the GPU, H2D", "cpp", TORCH_INDEX_B * pairs, "h2d")
-        self.kernel("index", f"interaction: gather {pairs} pairs per sample", "cpp",
-                    self.elementwise_ns(2 * FP32_B * b * pairs + 2 * TORCH_INDEX_B * pairs))
-        self._cat_kernels("cat", "interaction: R = cat([x, Zflat])", "python", 2, FP32_B * b * s.interaction_width)
+        s.interaction.forward_ops(self)
         # top MLP forward: ReLU layers, the last one sigmoid (DLRM's sigmoid_top)
         top = s.layers("top")
         self.part = "top_fwd"
@@ -425,37 +423,7 @@ class _PhaseBuilder:
         for i, (a, c) in reversed(list(enumerate(top))):
             self.linear_backward("top", i, a, c, "sigmoid" if i == len(top) - 1 else "relu", input_grad=True)
         # interaction backward
-        self.node("CatBackward0", "interaction backward: R = cat([x, Zflat])")
-        for _ in range(2):
-            self.host_op("narrow", "interaction backward: CatBackward of R, one input's slice (view)", "cpp")
-        self.node("IndexBackward0", "interaction backward: Zflat = Z[:, li, lj]")
-        self.kernel("new_zeros", f"interaction backward: IndexBackward's zero [B,{n},{n}]", "cpp",
-                    self.elementwise_ns(FP32_B * b * n * n))
-        self.host_op("_index_put_impl_", "interaction backward: index_put_(accumulate=True)", "cpp")
-        self.kernel("index_put_", "interaction backward: linear index of the pairs (nested)", "cpp",
-                    self.elementwise_ns(3 * TORCH_INDEX_B * pairs))
-        self.kernel("sort", "interaction backward: radix sort of the pair indices (nested)", "cpp",
-                    self.elementwise_ns(4 * 2 * TORCH_INDEX_B * pairs))
-        self.kernel("index_put_", "interaction backward: scatter-add of the pairs' gradients (nested)", "cpp",
-                    self.elementwise_ns(3 * FP32_B * b * pairs + TORCH_INDEX_B * pairs))
-        self.node("BmmBackward0", "interaction backward: Z = bmm(T, T^T)")
-        self.host_op("transpose", "interaction backward: BmmBackward, T^T (view)", "cpp")
-        self.kernel("bmm", f"interaction backward: dT = bmm(dZ, T), {b} x [{n},{n}]x[{n},{d}]", "cpp",
-                    self.model.gemm_ns(n, d, n, count=b))
-        self.host_op("transpose", "interaction backward: BmmBackward, T^T (view)", "cpp")
-        self.kernel("bmm", f"interaction backward: d(T^T) = bmm(T^T, dZ), {b} x [{d},{n}]x[{n},{n}]", "cpp",
-                    self.model.gemm_ns(d, n, n, count=b))
-        self.node("TransposeBackward0", "interaction backward: T^T")
-        self.host_op("transpose", "interaction backward: TransposeBackward (view)", "cpp")
-        self.kernel("add", "interaction backward: T's two gradients summed (engine input buffer)", "cpp",
-                    self.elementwise_ns(3 * FP32_B * b * n * d))
-        self.node("ViewBackward0", "interaction backward: T.view(B, n, d)")
-        self.host_op("view", "interaction backward: ViewBackward (view)", "cpp")
-        self.node("CatBackward0", "interaction backward: T = cat([x] + ly)")
-        for _ in range(n):
-            self.host_op("narrow", "interaction backward: CatBackward of T, one input's slice (view)", "cpp")
-        self.kernel("add", "interaction backward: x's two gradients summed (engine input buffer)", "cpp",
-                    self.elementwise_ns(3 * FP32_B * b * d))
+        s.interaction.backward_ops(self)
         self.node("SplitBackward0", "hand-off backward: split of the pooled vectors")
         self.kernel("cat", f"hand-off backward: SplitBackward, the pooled vectors' gradient [B, {t}x{d}]", "cpp",
                     self.elementwise_ns(2 * FP32_B * b * t * d))

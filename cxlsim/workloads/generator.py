@@ -14,7 +14,9 @@ batch, bag after bag) either
 Bags (one sample's lookups in one table; docs/workloads.md, "Readings the paper leaves open"): with
 ``bag_size: fixed`` every bag draws ``L = lookups_per_table`` positions; with ``dlrm_uniform``
 ``k = round(max(1, r·min(n_t, L)))`` of them, ``r`` uniform in [0, 1) per (batch, table, sample), as
-the DLRM benchmark draws them (shared/reference/cxl-measurements.md §8). With ``bag_dedup`` a bag
+the DLRM benchmark draws them (shared/reference/cxl-measurements.md §8); with ``per_table`` every bag
+of table ``t`` draws ``table_bag_sizes[t]`` (MLPerf DLRM-DCNv2's multi-hot sizes; no random draw,
+so the bag sizes' stream is not used). With ``bag_dedup`` a bag
 then looks up its distinct rows, ascending (the benchmark's ``np.unique``); the next batch copies
 from the positions as drawn (before de-duplication), so every position keeps the power law's
 popularity whatever the reading. Positions are exchangeable (the samples are), so copying by
@@ -55,7 +57,8 @@ class Batch:
     ``indices[table_starts[t]:table_starts[t + 1]]``, sample-major within it; ``offsets[t]``
     (``batch_size + 1`` per table, relative to the table's start) gives its bags: sample ``b``'s bag
     is ``table(t)[offsets[t, b]:offsets[t, b + 1]]``. With fixed bags every table has
-    ``batch_size × lookups_per_table`` lookups and every bag ``lookups_per_table``. ``dense`` is
+    ``batch_size × lookups_per_table`` lookups and every bag ``lookups_per_table``; with per-table
+    bags table ``t`` has ``batch_size × table_bag_sizes[t]``. ``dense`` is
     ``(batch_size, dense_features)`` float32 (log-normal-like, standing in for Criteo's
     log-transformed counts) or None.
     """
@@ -115,6 +118,7 @@ def batches(
     rng_idx = keyed_stream(seed, STREAM_INDICES)
     rng_dense = keyed_stream(seed, STREAM_DENSE)
     rng_bags = keyed_stream(seed, STREAM_BAGS)
+    bag_max = workload.max_bag_sizes  # fixed: L each; per_table: table_bag_sizes
     rect = p.bag_size == "fixed" and not p.bag_dedup
     fixed_offsets = np.arange(0, m + 1, lookups, dtype=np.int64)
     rect_offsets = np.broadcast_to(fixed_offsets, (tables, bsz + 1))
@@ -137,7 +141,7 @@ def batches(
             parts, drawn, offsets = [], [], np.zeros((tables, bsz + 1), np.int64)
             for t in range(tables):
                 sizes = (dlrm_bag_sizes(rng_bags.random(bsz), int(rows[t]), lookups)
-                         if p.bag_size == "dlrm_uniform" else np.full(bsz, lookups, np.int64))
+                         if p.bag_size == "dlrm_uniform" else np.full(bsz, bag_max[t], np.int64))
                 v = rng_idx.random(int(sizes.sum()))
                 idx = draw_table(empty if prev is None else prev[t], v, int(rows[t]),
                                  float(p.popularity_exponent), keys[t], float(p.reuse_prev_fraction))

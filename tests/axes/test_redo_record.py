@@ -27,7 +27,7 @@ SMALL = {"batch_size": 16}
 @pytest.fixture(scope="module")
 def machine():
     # the host's LLC off: the record's rows are then the host's own (not read back through its
-    # caches), so the SSD's traffic is the record's pages alone (tests/test_host_llc.py holds the
+    # caches), so the SSD's traffic is the record's pages alone (tests/systems/test_host_llc.py holds the
     # record's reads through the LLC)
     r = cxlsim.simulate("ssd", workload="rm1", batches=1, warmup=0, workload_sets=SMALL, trace=False,
                         sets=[("pipeline.vector_cache_GB", 0.001), ("devices.host_cpu.params.llc_capacity_B", 0)])

@@ -18,6 +18,7 @@ from cxlsim.devices import build_device, family_names, get_family
 from cxlsim.devices.base import Cost, DeviceModel, PoweredModel, Usage, powered_energy
 from cxlsim.devices.fabric.cxl_path import FabricPath
 from cxlsim.devices.registry import families_of_kind
+from cxlsim.workloads.interactions.dot import Dot
 
 MEDIA = ("dram/ddr4-2666", "pmem/optane-100", "pmem/paper", "ssd/paper", "ssd/intel-750")
 LINKS = ("cxl_link/cxl2-x16", "cxl_link/cxl3-x16", "cxl_link/cxl3-x16-lopt")
@@ -80,8 +81,9 @@ CASES = [
      st.tuples(WIDTH, WIDTH, st.integers(1, 100_000), DIRECTION)),
     ("gpu/rtx3090:mlp", lambda: model("gpu/rtx3090"), "mlp",
      st.tuples(st.lists(WIDTH, min_size=2, max_size=5), st.integers(1, 100_000), DIRECTION)),
-    ("gpu/rtx3090:interaction", lambda: model("gpu/rtx3090"), "interaction",
-     st.tuples(st.integers(1, 100_000), st.integers(2, 128), st.integers(1, 256), DIRECTION)),
+    ("gpu/rtx3090:ops(dot)", lambda: model("gpu/rtx3090"), "ops",
+     st.tuples(st.integers(1, 100_000), st.integers(2, 128), st.integers(1, 256), DIRECTION).map(
+         lambda a: (Dot(a[1] - 1, a[2], a[2]).kernels(a[0], a[3]),))),
     ("gpu/rtx3090:optimizer", lambda: model("gpu/rtx3090"), "optimizer",
      st.tuples(st.integers(1, 10**9), st.integers(1, 64))),
     *[(f"cpu/i5-9600k:{op}", lambda: model("cpu/i5-9600k"), op, CPU_ARGS[op]) for op in ("lookup", "update")],

@@ -1,6 +1,6 @@
 """Malformed, inconsistent or oversized input: every class gives exit 2 and one line naming the file
 and key (or option), before anything is simulated (issue 20). One case per class; the fuzz tests
-(tests/test_fuzz.py) generate many more."""
+(tests/contracts/test_fuzz.py) generate many more."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from cxlsim.crash.run import instants
 from cxlsim.errors import InputError
 from cxlsim.systems.run import simulate
 
-#: the tiny model of tests/test_crash_protocols.py on 2 GPUs and 2 CXL-MEMs (whole tables: two each)
+#: the tiny model of tests/crash/test_crash_protocols.py on 2 GPUs and 2 CXL-MEMs (whole tables: two each)
 TWO_BY_TWO = [("workload_overrides.tables", 4), ("workload_overrides.rows_per_table", 400_000),
               ("workload_overrides.batch_size", 32), ("workload_overrides.lookups_per_table", 8),
               ("workload_overrides.dim", 16), ("workload_overrides.bottom_mlp", "13-1024-256-16"),

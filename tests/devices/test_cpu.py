@@ -1,6 +1,6 @@
 """Host CPU embedding ops: the simulator's mechanism (a media stream with cores × LFB in flight,
 overlapped with compute), the three-term bound's closed form, energy, CLI (bounds vs factors:
-tests/test_device_api.py)."""
+tests/contracts/test_device_api.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """CXL link model: flit arithmetic, bandwidths, costs and energy, the microbenchmark (bounds vs
-factors: tests/test_device_api.py)."""
+factors: tests/contracts/test_device_api.py)."""
 
 from __future__ import annotations
 

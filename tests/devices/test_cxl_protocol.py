@@ -1,5 +1,5 @@
 """CXL.mem, CXL.cache + DCOH (MESI state, flush) and CXL.io timing over fabric paths (bounds vs
-factors: tests/test_device_api.py)."""
+factors: tests/contracts/test_device_api.py)."""
 
 from __future__ import annotations
 

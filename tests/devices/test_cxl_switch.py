@@ -1,5 +1,5 @@
 """CXL switch and fabric paths: the switch core's re-derived hop, path latency/serialisation/energy,
-tree hop counts, the microbenchmark (path bounds vs factors: tests/test_device_api.py)."""
+tree hop counts, the microbenchmark (path bounds vs factors: tests/contracts/test_device_api.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """GPU model and MLP timing tables: table/formula agreement, measured-table precedence, the bounds'
-closed forms, energy (bounds vs factors: tests/test_device_api.py)."""
+closed forms, energy (bounds vs factors: tests/contracts/test_device_api.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from cxlsim.cli import main
 from cxlsim.devices import build_device
 from cxlsim.devices.compute.gpu import GpuModel, roofline_total_ns
 from cxlsim.devices.compute.gpu_table import BATCH_GRID, COLUMNS, MlpTable, find_table, table_shapes
+from cxlsim.workloads.interactions.dot import Dot
 
 RM1_BOTTOM = [13, 8192, 2048, 32]
 SHAPES = table_shapes()
@@ -48,8 +49,8 @@ def test_kernel_times_hold_no_launch(gpu):
     assert gpu.launch_ns == 4000.0  # kernel_launch_us, the stream's launch latency
     ks = gpu.layer_kernels(13, 8192, 512, "forward")
     assert gpu.layer_formula_ns(13, 8192, 512, "forward") == sum(k.time_ns for k in ks)
-    assert gpu.interaction_ns(512, 21, 32, "backward") == sum(
-        k.time_ns for k in gpu.interaction_kernels(512, 21, 32, "backward"))
+    dot = Dot(20, 32, 32).kernels(512, "backward")
+    assert gpu.ops_ns(dot) == sum(k.time_ns for k in gpu.kernel_times(dot))
     assert gpu.optimizer_ns(10**6, 4) == pytest.approx(12e6 / (936 * 0.85))
 
 

@@ -1,6 +1,6 @@
 """The shared media mechanism: kernel == reference (one closed loop or split read/write pools),
 monotonicity, determinism, the idle-run twins, the occupancy bound of any stream, energy from
-bytes (bounds vs factors: tests/test_device_api.py)."""
+bytes (bounds vs factors: tests/contracts/test_device_api.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """CXL-MEM computing logic and checkpointing logic: closed forms, scratchpad, DMA, flags, energy
-(bounds vs factors: tests/test_device_api.py)."""
+(bounds vs factors: tests/contracts/test_device_api.py)."""
 
 from __future__ import annotations
 

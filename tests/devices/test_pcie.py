@@ -1,5 +1,5 @@
 """PCIe link and software data path: bandwidths, overheads, bounce copies, costs, CLI (bounds vs
-factors: tests/test_device_api.py)."""
+factors: tests/contracts/test_device_api.py)."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ def test_paper_latency_ratios(key, ratio):
 @pytest.mark.parametrize("size", BIG)
 def test_paper_bandwidth_ratios(key, ratio, size):
     """Table 2 ratios are of peak bandwidths: DRAM's is its 4 KiB rate (its 64-entry write queue
-    of 64 B lines cannot keep all 16 banks busy with small random writes, tests/test_dram.py)."""
+    of 64 B lines cannot keep all 16 banks busy with small random writes, tests/devices/test_dram.py)."""
     pm, dr = bench("pmem/paper"), bench("dram/ddr4-2666")
     assert pm[key][size] / dr[key]["4096"] == pytest.approx(ratio, rel=0.05)
 

@@ -262,6 +262,6 @@ def test_energy_report_shape_and_normalisation(capsys):
     assert main(args + ["--baseline", "dram"]) == 0
     assert "total" in capsys.readouterr().out
     assert main(["energy", "--system", "nosuch"]) == 2
-    # tpu-ps is priced by the same model, from its devices' usage (tests/test_tpu_ps_energy.py)
+    # tpu-ps is priced by the same model, from its devices' usage (tests/energy/test_tpu_ps_energy.py)
     assert main(["energy", "--system", "tpu-ps", "--batches", "1", "--warmup", "0",
                  "--set", "workload_overrides.batch_size=32"]) == 0

@@ -1,4 +1,4 @@
-"""A third-party package's axis implementations, for tests/test_axes_plugins.py: it imports
+"""A third-party package's axis implementations, for tests/contracts/test_axes_plugins.py: it imports
 cxlsim's public interfaces only and registers through the ``cxlsim.axes`` entry point."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ In full detail each pooled-vector and gradient transfer holds every link directi
 lane, :mod:`cxlsim.systems.topology`); a symmetry-reduced run does not simulate the trunks and loads
 them analytically instead (:meth:`~cxlsim.systems.machine.transfers.TransferServices.trunk_busy_ns`
 from :class:`~cxlsim.systems.symmetry.SystemFabric`). On every symmetric topology of the trunk-count
-test (tests/test_symmetry.py) both must find the same trunks busy for the same time per batch."""
+test (tests/systems/test_symmetry.py) both must find the same trunks busy for the same time per batch."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ mechanism by its closed form or its rule, at the smallest level that shows it.
 * (issue 32) a fused correction is sized by the next batch's lookups of rows this batch updates.
 
 (The fourth surviving mutant, a serial sweep aborting on an internal error in one point, is killed
-by tests/test_hardening_sweep.py; energy per system × RM is pinned by tests/test_energy_goldens.py.)
+by tests/sweep/test_hardening_sweep.py; energy per system × RM is pinned by tests/goldens/test_energy_goldens.py.)
 """
 
 from __future__ import annotations

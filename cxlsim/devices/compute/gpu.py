@@ -1,4 +1,4 @@
-"""GPU (family ``gpu``): MLP layers, DLRM dot interaction and the optimizer step, from timing tables.
+"""GPU (family ``gpu``): MLP layers, a workload's kernels (its interaction's) and the optimizer step, from timing tables.
 
 Timing contract (all times in ns, sizes in elements unless a name ends in ``_B``, fp32 everywhere;
 the API of :mod:`cxlsim.devices.base`):
@@ -10,14 +10,16 @@ the API of :mod:`cxlsim.devices.base`):
   log-log between batch grid points; shapes or batches outside the table use the generator formula
   (:meth:`GpuModel.layer_formula_ns`), never zero.
 * :meth:`GpuModel.mlp_ns` ``(widths, batch, direction)`` (the sum of its layers),
-  :meth:`GpuModel.interaction_ns` ``(batch, n_vectors, dim, direction)``,
+  :meth:`GpuModel.ops_ns` ``(kernels)`` (a workload's device-agnostic kernels: GEMM shapes
+  ``kind == "gemm"`` with ``m, n, k, count, extra_B``, streams ``kind == "stream"`` with ``size_B,
+  flops``, e.g. an interaction's, :mod:`cxlsim.workloads.interactions`; the GPU knows no interaction),
   :meth:`GpuModel.optimizer_ns` ``(n_params, n_tensors=1)`` -- sums of kernel times with the GEMM
   efficiency model. **Kernel times only**: a kernel's launch is not in it.
 * Launch latency :attr:`GpuModel.launch_ns` (``kernel_launch_us``): from the end of the host's
   launch call to the earliest start of the kernel on the stream. The training step as the
   framework runs it (:mod:`cxlsim.devices.compute.gpu_step`) adds it once per kernel in its stream
   schedule, where launches overlap kernels that are still running.
-* Bounds (ops ``"layer"``, ``"mlp"``, ``"interaction"``, ``"optimizer"``): ``bound_ns(op, *args)``
+* Bounds (ops ``"layer"``, ``"mlp"``, ``"ops"``, ``"optimizer"``): ``bound_ns(op, *args)``
   = per kernel max(FLOPs / peak + the fixed latency it cannot avoid (a GEMM: one tile's
   ``gemm_tile_overhead_ns``), compulsory bytes / pin bandwidth); no efficiency loss. Every detailed
   time is >= its bound and <= ``bound_factor(op)`` × it (:data:`BOUND_FACTORS`, stated for the
@@ -91,11 +93,11 @@ DIRECTIONS = ("forward", "backward")
 #: ranges): a layer loses to tile padding, wave quantisation, per-tile overhead beyond the one tile
 #: the bound charges and sustained vs pin bandwidth (≈6.8 found: the backward of a 1 × 1 layer at a
 #: batch of 100000, whose weight- and input-gradient GEMMs pad a 1 × 1 output to a 32 × 32 tile over
-#: a K as deep as the batch; ≈2 for the workloads' layers); the interaction's batched
-#: GEMM pads every sample's tiny n × n × dim product to a whole thread-block tile whose fixed
+#: a K as deep as the batch; ≈2 for the workloads' layers); ``ops`` (stated for the dot
+#: interaction's kernels, the worst of the shipped ones): its batched GEMM pads every sample's tiny n × n × dim product to a whole thread-block tile whose fixed
 #: overhead repeats every wave of ``sm_count`` samples (≈95 found for 2 vectors of dim 1; ≈1.2 for the
 #: workloads' 21-81 vectors of dim 16-32). The optimizer's factor is 1 / mem_bw_efficiency_fraction.
-BOUND_FACTORS = {"layer": 7.5, "mlp": 7.5, "interaction": 100.0}
+BOUND_FACTORS = {"layer": 7.5, "mlp": 7.5, "ops": 100.0}
 
 
 
@@ -179,7 +181,7 @@ class GpuModel(PoweredModel):
     STATIC_POWER_PARAM = "idle_power_W"
     ACTIVE_POWER_PARAM = "active_power_W"
 
-    BOUNDED_OPS = ("layer", "mlp", "interaction", "optimizer")
+    BOUNDED_OPS = ("layer", "mlp", "ops", "optimizer")
 
     def __init__(self, params: ParamSet, table_path: str | Path | None = None, measured_path: str | Path | None = None) -> None:
         self.params = params
@@ -298,37 +300,26 @@ class GpuModel(PoweredModel):
         """Bound of :meth:`mlp_ns`: the sum of its layers' bounds (ns)."""
         return sum(self._bound_layer(a, b, batch, direction) for a, b in _layers(widths))
 
-    def interaction_kernels(self, batch: int, n_vectors: int, dim: int, direction: str) -> list[KernelTime]:
-        """DLRM dot interaction of ``n_vectors`` (tables + bottom-MLP output) of ``dim`` per sample.
+    def kernel_times(self, kernels: Iterable[Any]) -> list[KernelTime]:
+        """A workload's device-agnostic kernels priced on this GPU (module docstring): a GEMM by
+        :meth:`gemm`, a stream by :meth:`elementwise`."""
+        out = []
+        for k in kernels:
+            if k.kind == "gemm":
+                out.append(self.gemm(k.m, k.n, k.k, count=k.count, extra_B=k.extra_B, name=k.name))
+            elif k.kind == "stream":
+                out.append(self.elementwise(k.size_B, flops=k.flops, name=k.name))
+            else:
+                raise ValueError(f"kernel {k.name!r}: kind must be 'gemm' or 'stream', got {k.kind!r}")
+        return out
 
-        forward: batched GEMM Z = T T^T ([n,d] x [d,n] per sample), gather of the n(n-1)/2 strict
-        lower triangle, concatenation with the dense vector. backward: scatter of the gradient into
-        [n,n], batched GEMM dT = (dZ + dZ^T) T (symmetrised in the same pass), split back to vectors.
-        """
-        _check_direction(direction)
-        _check_positive(batch=batch, n_vectors=n_vectors, dim=dim)
-        n, d, b = n_vectors, dim, batch
-        pairs = n * (n - 1) // 2
-        out_B = FP32_B * b * (pairs + d)
-        if direction == "forward":
-            return [
-                self.gemm(n, n, d, count=b, name="int_bmm"),
-                self.elementwise(FP32_B * b * n * n + FP32_B * b * pairs, name="int_gather"),
-                self.elementwise(2.0 * out_B, name="int_concat"),
-            ]
-        return [
-            self.elementwise(FP32_B * b * pairs + FP32_B * b * n * n, name="int_scatter"),
-            self.gemm(n, d, n, count=b, extra_B=FP32_B * b * n * n, name="int_bmm_grad"),
-            self.elementwise(2.0 * FP32_B * b * n * d, name="int_split"),
-        ]
+    def ops_ns(self, kernels: Sequence[Any]) -> float:
+        """Time of a workload's kernels (ns): the sum of their times (no launches)."""
+        return sum(k.time_ns for k in self.kernel_times(kernels))
 
-    def interaction_ns(self, batch: int, n_vectors: int, dim: int, direction: str) -> float:
-        """Time of the dot interaction (ns): the sum of its kernel times (no launches)."""
-        return sum(k.time_ns for k in self.interaction_kernels(batch, n_vectors, dim, direction))
-
-    def _bound_interaction(self, batch: int, n_vectors: int, dim: int, direction: str) -> float:
-        """Bound of :meth:`interaction_ns`: the sum of its kernels' bounds (ns)."""
-        return self._bound_kernels(self.interaction_kernels(batch, n_vectors, dim, direction))
+    def _bound_ops(self, kernels: Sequence[Any]) -> float:
+        """Bound of :meth:`ops_ns`: the sum of its kernels' bounds (ns)."""
+        return self._bound_kernels(self.kernel_times(kernels))
 
     def optimizer_ns(self, n_params: int, n_tensors: int = 1) -> float:
         """Plain SGD over ``n_params`` fp32 parameters in ``n_tensors`` tensors (ns).

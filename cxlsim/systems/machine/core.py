@@ -62,8 +62,7 @@ class TrainingMachine(MemoryServices, TransferServices, GpuPhases, CheckpointSer
         self.T = w.params.tables
         self.dim = w.params.dim
         self.row_B = w.row_B
-        mp = w.mlp_params
-        self.mlp_params = mp["bottom"] + mp["top"]
+        self.mlp_params = w.mlp_param_count  # bottom + interaction + top (docs/workloads.md)
         self.mlp_B = self.mlp_params * w.mlp_param_B  # as the checkpoint pulls and logs them (mlp_param_width)
         self.mlp_grad_B = self.mlp_params * FP32_B  # the gradients all-reduced: training is fp32 (docs/workloads.md)
         self.pooled_B = self.B * self.T * self.dim * FP32_B

@@ -4,7 +4,7 @@ An axis implementation (:mod:`cxlsim.axes`) is built with the machine (``self.m`
 what these protocols declare: facts about the run, the devices it drives, and four services —
 memory, transfers, checkpoint and the batch ledger. Nothing private: the fabric's paths, endpoints,
 trunk loads and the reduced run's trunk bookkeeping are services like the others.
-``tests/test_machine_services.py`` holds every attribute an axis reads of the machine to a member
+``tests/systems/test_machine_services.py`` holds every attribute an axis reads of the machine to a member
 declared here, and :class:`~cxlsim.systems.machine.TrainingMachine` to every protocol.
 
 Contract (units in names, as everywhere): times are ns on the run's one clock, sizes bytes; a

@@ -98,8 +98,7 @@ class CheckNRun(Persistence):
         p = machine.pipe
         self.k, self.bits = p.cnr_interval_batches, p.cnr_quant_bits
         self.q_row_B = quant_row_B(machine.row_B, self.bits)
-        slot = machine.round_GiB(self.k * machine.B * machine.T * machine.workload.params.lookups_per_table
-                                 * self.q_row_B)
+        slot = machine.round_GiB(self.k * machine.B * machine.workload.lookups_per_sample * self.q_row_B)
         self.inc_base = [machine.log_base, machine.log_base + slot]
         self.mlp_base = machine.log_base + 2 * slot
 
@@ -120,12 +119,10 @@ class CheckNRun(Persistence):
     @classmethod
     def checkpoint_B(cls, workload, p) -> float:
         """Two increment slots (k batches' rows, every lookup a distinct row, bags of at most
-        ``lookups_per_table``) and the MLP."""
-        w = workload.params
-        rows = p.cnr_interval_batches * w.batch_size * w.tables * w.lookups_per_table
-        mlp = workload.mlp_params
+        their table's largest, :attr:`~cxlsim.workloads.catalog.Workload.lookups_per_batch`) and the MLP."""
+        rows = p.cnr_interval_batches * workload.lookups_per_batch
         return float(2 * rows * quant_row_B(workload.row_B, p.cnr_quant_bits)
-                     + (mlp["bottom"] + mlp["top"]) * workload.mlp_param_B)
+                     + workload.mlp_param_count * workload.mlp_param_B)
 
     # -- dataflow -------------------------------------------------------------------------------
     @classmethod

@@ -34,7 +34,7 @@ from cxlsim.systems.provision import checkpoint_B
 def log_areas(m) -> tuple[list[int], int, int]:
     """``(emb_log_base[2], mlp_log_base, redo_base)`` of machine ``m``'s log region: two slots of a
     batch's logged rows each, then the MLP area, then the redo ring (each from a GiB boundary)."""
-    slot = m.round_GiB(m.B * m.T * m.workload.params.lookups_per_table * m.row_B)
+    slot = m.round_GiB(m.B * m.workload.lookups_per_sample * m.row_B)
     emb = [m.log_base, m.log_base + slot]
     mlp = m.log_base + 2 * slot
     return emb, mlp, mlp + m.round_GiB(m.mlp_B)

@@ -2,7 +2,7 @@
 
 The kernel and its plain-Python reference (:mod:`cxlsim.devices.memory.media.media_reference`) take arrays and
 scalars only (no simulator objects) and give bit-identical results;
-``tests/test_media.py`` holds them together on random streams. Units: time ns (float64),
+``tests/devices/test_media.py`` holds them together on random streams. Units: time ns (float64),
 addresses and sizes bytes (int64). The kernel counts media bytes; it computes no energy (the media
 model turns bytes into joules, :meth:`cxlsim.devices.memory.media.media.MediaModel.traffic_energy_J`). Its
 vector layout and sentinels live in the numba-free :mod:`cxlsim.devices.memory.media.media_index`.
