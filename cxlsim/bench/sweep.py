@@ -32,24 +32,24 @@ def _spec(quick: bool):
 
 
 def run(args) -> dict:
-    from cxlsim.sweep.executors import default_workers, make_executor
+    from cxlsim.errors import InputError
+    from cxlsim.sweep.executors import EXECUTORS, default_workers, make_executor
     from cxlsim.sweep.results import csv_text
     from cxlsim.sweep.runner import execute
 
     spec = _spec(args.quick)
     points = list(spec.points)
     workers = default_workers()
-    names = ["serial", "process"]
-    try:
-        import dask.distributed  # noqa: F401
-
-        names.append("dask")
-    except ImportError:
-        pass
-    rows, reference = [], None
+    # every registered executor (serial first: the reference), but those whose library is missing
+    names = ["serial", *sorted(n for n in EXECUTORS if n != "serial")]
+    rows, reference, missing = [], None, []
     for name in names:
         t0 = time.perf_counter()
-        ex = make_executor(name, workers if name != "serial" else None)
+        try:
+            ex = make_executor(name, workers if name != "serial" else None)
+        except InputError:  # its library is not installed (Dask): left out, as the note says
+            missing.append(name)
+            continue
         try:
             records = [None] * len(points)
             for i, rec in execute(points, ex):
@@ -66,7 +66,7 @@ def run(args) -> dict:
     for r in rows:
         r["ratio_to_serial"] = r["points_per_s"] / base
     return {"points": len(points), "cpus": workers, "per_executor": rows,
-            "note": "unavailable executors are left out" if "dask" not in names else ""}
+            "note": f"left out, not installed: {', '.join(missing)}" if missing else ""}
 
 
 def render(d: dict) -> str:

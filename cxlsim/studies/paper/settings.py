@@ -60,7 +60,7 @@ def paper_workloads() -> list[str]:
 
 
 def dataflow_systems(name: str = PAPER_SWEEP) -> tuple[str, ...]:
-    """The sweep's systems that the op-graph model runs (``model: dataflow``; the analytic
-    ``tpu_ps`` model has its own tests and figures), in its order."""
+    """The sweep's systems that the op-graph model runs (those with a pipeline, as their simulation
+    model declares; the analytic ``tpu_ps`` model has its own tests and figures), in its order."""
     known = set(list_systems())
-    return tuple(s for s in sweep_grid(name)[0] if s in known and load_system(s).model == "dataflow")
+    return tuple(s for s in sweep_grid(name)[0] if s in known and load_system(s).pipeline is not None)
