@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cxlsim.reports.output import markdown_table
 from cxlsim.studies.readings.settings import CLAIMS
 
 
@@ -21,7 +22,4 @@ def table(study: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
 
 
 def markdown(study: dict[str, Any]) -> str:
-    head, rows = table(study)
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(lines)
+    return markdown_table(*table(study))

@@ -135,6 +135,4 @@ def plot(points: list[ScalePoint], path: str | Path) -> Path:
     return path
 
 
-def _markdown(head: list[str], rows: list[list[Any]]) -> str:
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    return "\n".join(lines + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
+
