@@ -7,9 +7,8 @@ import sys
 
 import cxlsim.studies.scaleout as package
 from cxlsim.errors import InputError
-from cxlsim.reports.output import format_table
+from cxlsim.reports.output import format_table, markdown_table
 from cxlsim.studies.scaleout.report import (
-    _markdown,
     balanced_table,
     memory_table,
     plot,
@@ -35,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     if not points:
         print(f"error: {args.out}: no finished point", file=sys.stderr)
         return 2
-    fmt = _markdown if args.markdown else format_table
+    fmt = markdown_table if args.markdown else format_table
     print(fmt(*balanced_table(points)))
     print()
     print(fmt(*memory_table(points)))
