@@ -54,6 +54,9 @@ class VectorCache:
         self.index = np.zeros(n_sets, dtype=np.int32)
         self.pool = _aligned_zeros(min(n_sets, 64), ways)
         self.used = np.zeros(1, dtype=np.int64)
+        #: the recipe of sets not built yet (a steady start's
+        #: :class:`~cxlsim.kernels.vector_cache_steady.SteadySets`), or None: every unbuilt set is empty
+        self.steady = None
 
     @property
     def n_sets(self) -> int:
@@ -76,10 +79,14 @@ class VectorCache:
         n = int(self.used[0])
         out.pool[:n] = self.pool[:n]
         out.used = self.used.copy()
+        out.steady = self.steady
         return out
 
     def dense(self) -> np.ndarray:
-        """The ``[n_sets, ways]`` uint32 array of every set (unused sets all zero)."""
+        """The ``[n_sets, ways]`` uint32 array of every set (unused sets all zero; a steady start's
+        sets not yet touched are built first)."""
+        if self.steady is not None:
+            self.steady.open_all(self)
         out = np.zeros((self.n_sets, self.ways), dtype=np.uint32)
         on = self.index > 0
         out[on] = self.pool[self.index[on] - 1]
@@ -107,23 +114,33 @@ def _set_of(key: np.int64, n_sets: int) -> int:
 
 def cache_access(keys: np.ndarray, write: bool, cache: VectorCache) -> tuple[np.ndarray, np.ndarray]:
     """Access ``keys`` in order (contract in the module doc): ``(hit per key, dirty rows evicted)``."""
-    keys = np.asarray(keys, dtype=np.int64)
-    if keys.size and (int(keys.min()) < 0 or int(keys.max()) > MAX_ROW):
-        raise ValueError("vector cache: row ids must lie in [0, 2**31 - 2]")
+    keys = np.asarray(keys)
+    if keys.dtype != np.int32 and keys.dtype != np.int64:  # int32 row ids go in as they are (no widened copy)
+        keys = keys.astype(np.int64)
     cache.reserve(keys.size)
-    return _cache_access(keys, write, cache.index, cache.pool, cache.used)
+    if cache.steady is not None:  # the sets these keys open first are built from the steady recipe
+        cache.steady.open(keys, cache)
+    hit, evicted, ok = _cache_access(keys, write, cache.index, cache.pool, cache.used)
+    if not ok:
+        raise ValueError("vector cache: row ids must lie in [0, 2**31 - 2]")
+    return hit, evicted
 
 
 @njit(cache=True)
 def _cache_access(keys: np.ndarray, write: bool, index: np.ndarray, pool: np.ndarray,
                   used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`cache_access` on the compact state; ``pool`` has room for every set ``keys`` may open."""
+    """:func:`cache_access` on the compact state; ``pool`` has room for every set ``keys`` may open.
+    Returns ``(hit, evicted, True)``; ``(…, False)``, the state untouched, when a key lies outside
+    ``[0, MAX_ROW]``."""
     n_sets = index.size
     ways = pool.shape[1]
     n = keys.shape[0]
     set_idx = np.empty(n, dtype=np.int64)
     for i in range(n):
-        set_idx[i] = _set_of(keys[i], n_sets)
+        k = np.int64(keys[i])
+        if k < 0 or k > MAX_ROW:
+            return np.zeros(0, dtype=np.bool_), np.zeros(0, dtype=np.int64), False
+        set_idx[i] = _set_of(k, n_sets)
     one = np.uint32(1)
     wbit = one if write else np.uint32(0)
     hit = np.zeros(n, dtype=np.bool_)
@@ -142,7 +159,7 @@ def _cache_access(keys: np.ndarray, write: bool, index: np.ndarray, pool: np.nda
             used[0] = slot
             index[set_idx[i]] = slot
         s = slot - 1
-        tag = np.uint32((keys[i] + 1) << 1)
+        tag = np.uint32((np.int64(keys[i]) + 1) << 1)
         pos = ways - 1  # the entry's slot if present, else the first empty slot, else the LRU slot
         found = False
         for w in range(ways):
@@ -166,7 +183,7 @@ def _cache_access(keys: np.ndarray, write: bool, index: np.ndarray, pool: np.nda
         for w in range(pos, 0, -1):  # move to the front: most recently used first
             pool[s, w] = pool[s, w - 1]
         pool[s, 0] = new
-    return hit, evicted[:n_ev]
+    return hit, evicted[:n_ev], True
 
 
 def cache_access_ref(keys, write, sets):

@@ -515,33 +515,36 @@ def _touched_ages(touched: np.ndarray, tables: np.ndarray, ranks: np.ndarray, ro
 
 
 @njit(cache=True)
-def _fill_touched(set_ids: np.ndarray, starts: np.ndarray, keys: np.ndarray, rows: np.ndarray, grid: np.ndarray,
-                  mu: np.ndarray, seed: int, total_rows: int, touched: np.ndarray, bitmap: np.ndarray, forward: bool,
-                  row_base: np.ndarray, visit_base: np.ndarray, dirty: bool, index: np.ndarray,
-                  pool: np.ndarray) -> int:
-    """Each touched set: its touched rows (``keys``/``rows`` from ``starts[j]`` to ``starts[j + 1]``,
-    youngest first) and its untouched rows' ages, a Poisson process of mean measure ``mu`` over the
-    ages ``grid``, each untouched winner a never-touched row; the youngest ``ways`` into ``pool``
-    (row ``j`` for set ``set_ids[j]``). Returns the empty slots."""
+def _fill_sets(js: np.ndarray, slots: np.ndarray, set_ids: np.ndarray, starts: np.ndarray, keys: np.ndarray,
+               rows: np.ndarray, grid: np.ndarray, mu: np.ndarray, seed: int, total_rows: int, can_phantom: bool,
+               bitmap: np.ndarray, forward: bool, row_base: np.ndarray, visit_base: np.ndarray, dirty: bool,
+               index: np.ndarray, pool: np.ndarray) -> int:
+    """Build touched set ``set_ids[j]`` for each ``j = js[k]`` into pool row ``slots[k]`` (``index``
+    of the set: ``slots[k] + 1``): its touched rows (``keys``/``rows`` from ``starts[j]`` to
+    ``starts[j + 1]``, youngest first) and its untouched rows' ages, a Poisson process of mean
+    measure ``mu`` over the ages ``grid``, each untouched winner a never-touched row (``bitmap``: one
+    bit per touched row; ``can_phantom``: some row is untouched); the youngest ``ways``. A set's
+    entries depend on ``j`` alone, whatever the order or company it is built in. Returns the
+    empty slots of the sets built."""
     ways = pool.shape[1]
     d = np.uint32(1) if dirty else np.uint32(0)
     cand_k = np.empty(2 * ways, np.uint64)
     cand_g = np.empty(2 * ways, np.int64)
     empty = 0
     h_seed = _mix64(np.uint64(seed) ^ _PHANTOM_STREAM)
-    can_phantom = touched.size < total_rows
-    n = set_ids.size
+    n = js.size
     top = mu[-1]
     lo_q = np.empty(MU_BUCKETS + 1, np.int64)  # lo_q[b]: the first grid index reaching bucket b's floor
     for b in range(MU_BUCKETS + 1):
         lo_q[b] = np.searchsorted(mu, top * b / MU_BUCKETS)
     if can_phantom:
-        for j in range(min(PHANTOM_PREFETCH_SETS, n)):
-            _prefetch_phantoms(bitmap, h_seed, set_ids[j], ways, total_rows)
-    for j in range(n):
+        for k in range(min(PHANTOM_PREFETCH_SETS, n)):
+            _prefetch_phantoms(bitmap, h_seed, set_ids[js[k]], ways, total_rows)
+    for k in range(n):
+        j = js[k]
         s = set_ids[j]
-        if can_phantom and j + PHANTOM_PREFETCH_SETS < n:
-            _prefetch_phantoms(bitmap, h_seed, set_ids[j + PHANTOM_PREFETCH_SETS], ways, total_rows)
+        if can_phantom and k + PHANTOM_PREFETCH_SETS < n:
+            _prefetch_phantoms(bitmap, h_seed, set_ids[js[k + PHANTOM_PREFETCH_SETS]], ways, total_rows)
         a = 0
         for i in range(starts[j], min(starts[j + 1], starts[j] + ways)):
             cand_k[a] = keys[i]
@@ -582,11 +585,40 @@ def _fill_touched(set_ids: np.ndarray, starts: np.ndarray, keys: np.ndarray, row
             cand_k[q + 1] = kk
             cand_g[q + 1] = gg
         kept = min(a, ways)
+        row = slots[k]
         for w in range(kept):
-            pool[j, w] = (np.uint32(cand_g[w] + 1) << np.uint32(1)) | d
+            pool[row, w] = (np.uint32(cand_g[w] + 1) << np.uint32(1)) | d
         empty += ways - kept
-        index[s] = np.int32(j + 1)
+        index[s] = np.int32(row + 1)
     return empty
+
+
+@njit(cache=True)
+def _claim(keys: np.ndarray, index: np.ndarray, used: np.ndarray, recipe_of: np.ndarray) -> np.ndarray:
+    """The touched sets ``keys`` open first (``index`` 0, ``recipe_of`` > 0: their position in the
+    recipe plus one), each handed the next pool row (``used``) as it is found (marking it open);
+    returns their recipe positions. Keys outside ``[0, MAX_ROW]`` are skipped (the cache's access
+    refuses them)."""
+    n_sets = index.size
+    n = keys.shape[0]
+    js = np.empty(n, np.int64)
+    c = 0
+    for i in range(n):
+        if i + PREFETCH_AHEAD < n:
+            ahead = np.int64(keys[i + PREFETCH_AHEAD])
+            if 0 <= ahead <= MAX_ROW:
+                prefetch_read(index, _set_of(ahead, n_sets))
+        key = np.int64(keys[i])
+        if key < 0 or key > MAX_ROW:
+            continue
+        s = _set_of(key, n_sets)
+        if index[s] == 0 and recipe_of[s] > 0:
+            slot = used[0] + 1
+            used[0] = slot
+            index[s] = np.int32(slot)
+            js[c] = recipe_of[s] - 1
+            c += 1
+    return js[:c]
 
 
 @njit(cache=True)
@@ -684,9 +716,12 @@ def _touched_inputs(touched, rows_per_table, row_base, table_keys, exponent, pos
     tables = np.searchsorted(row_base, touched, side="right") - 1
     local = touched - row_base[tables]
     ranks = np.empty(touched.size, np.int64)
-    for t in np.flatnonzero(np.bincount(tables, minlength=rows_per_table.size)).tolist():
-        on = tables == t
-        ranks[on] = feistel_inverse(local[on], int(rows_per_table[t]), keys[t])
+    # touched ascends, so each table's rows are one slice
+    bounds = np.searchsorted(touched, np.append(row_base, np.iinfo(np.int64).max))
+    for t in range(rows_per_table.size):
+        lo, hi = int(bounds[t]), int(bounds[t + 1])
+        if hi > lo:
+            ranks[lo:hi] = feistel_inverse(local[lo:hi], int(rows_per_table[t]), keys[t])
     ages = _touched_ages(touched, tables, ranks, rows_per_table, float(exponent), float(positions), float(reuse),
                          int(seed))
     visit = local + visit_base[tables]
@@ -718,16 +753,90 @@ def steady_state_touched(touched, rows_per_table, row_base, table_keys, exponent
     (touched, total, ways, n_sets, visit_base, row_base, set_ids, starts, keys, rows, grid,
      mu) = _touched_inputs(touched, rows_per_table, row_base, table_keys, exponent, positions, reuse,
                            capacity_rows, ways, seed, reverse_tables, tau_h)
-    cache = VectorCache(capacity_rows, ways)
-    # room for as many sets again (zero pages, committed only when a run opens a set): a run's
-    # first access reserves room for every key it brings and would otherwise copy the whole pool
-    cache.pool = _aligned_zeros(max(1, min(cache.n_sets, 2 * set_ids.size)), cache.ways)
-    bitmap = np.zeros(total // 8 + 1, np.uint8)
-    np.bitwise_or.at(bitmap, touched >> 3, (1 << (touched & 7)).astype(np.uint8))
-    empty = _fill_touched(set_ids, starts, keys, rows, grid, mu, int(seed), total, touched, bitmap, not reverse_tables,
-                          row_base, visit_base, dirty, cache.index, cache.pool)
-    cache.used[0] = set_ids.size
-    return (cache,), int(empty)
+    sets = SteadySets(capacity_rows, ways, set_ids, starts, keys, rows, grid, mu, seed, total, touched,
+                      not reverse_tables, row_base, visit_base, dirty)
+    cache = sets.new_cache(lazy=False)
+    return (cache,), sets.empty
+
+
+def steady_sets_touched(touched, rows_per_table, row_base, table_keys, exponent: float, positions: int,
+                        reuse: float, capacity_rows: int, ways: int = 16, seed: int = 0, dirty: bool = True,
+                        reverse_tables: bool = False, tau_h: float | None = None) -> SteadySets:
+    """What :func:`steady_state_touched` builds, kept as its recipe: :meth:`SteadySets.new_cache`
+    gives a cache that builds each touched set when a run first touches it (the same entries)."""
+    (touched, total, ways, n_sets, visit_base, row_base, set_ids, starts, keys, rows, grid,
+     mu) = _touched_inputs(touched, rows_per_table, row_base, table_keys, exponent, positions, reuse,
+                           capacity_rows, ways, seed, reverse_tables, tau_h)
+    return SteadySets(capacity_rows, ways, set_ids, starts, keys, rows, grid, mu, seed, total, touched,
+                      not reverse_tables, row_base, visit_base, dirty)
+
+
+class SteadySets:
+    """The steady state of the sets a run's rows fall in (:func:`steady_state_touched`), as the
+    recipe of each set: a cache from :meth:`new_cache` builds a set from it when the run first
+    touches the set (:meth:`open`, called by :func:`~cxlsim.kernels.vector_cache.cache_access`), so
+    a run pays for the sets it reaches, not every set its longest possible run could. A set's
+    entries are the recipe's whatever order the sets open in, so the lazy and the eager cache hold
+    the same state (``dense()`` opens every set first). Read-only once made: caches share it."""
+
+    def __init__(self, capacity_rows, ways, set_ids, starts, keys, rows, grid, mu, seed, total, touched, forward,
+                 row_base, visit_base, dirty) -> None:
+        self.capacity_rows, self.ways = int(capacity_rows), int(ways)
+        self.set_ids, self.starts, self.keys, self.rows = set_ids, starts, keys, rows
+        self.grid, self.mu, self.seed, self.total = grid, mu, int(seed), int(total)
+        self.can_phantom = touched.size < total
+        self.bitmap = np.zeros(total // 8 + 1, np.uint8)
+        np.bitwise_or.at(self.bitmap, touched >> 3, (1 << (touched & 7)).astype(np.uint8))
+        self.forward, self.row_base, self.visit_base, self.dirty = bool(forward), row_base, visit_base, bool(dirty)
+        self.empty = 0  # empty slots of the sets built by an eager cache
+        self._recipe_of: np.ndarray | None = None
+
+    def new_cache(self, lazy: bool = True) -> VectorCache:
+        """A cache in this steady state: its sets built as the run first touches them (``lazy``), or all now."""
+        cache = VectorCache(self.capacity_rows, self.ways)
+        # room for as many sets again (zero pages, committed only when a set opens): a run's first
+        # access reserves room for every key it brings and would otherwise copy the whole pool
+        cache.pool = _aligned_zeros(max(1, min(cache.n_sets, 2 * self.set_ids.size)), cache.ways)
+        if lazy:
+            cache.steady = self
+            return cache
+        js = np.arange(self.set_ids.size, dtype=np.int64)
+        self.empty = int(self._fill(js, js, cache))
+        cache.used[0] = self.set_ids.size
+        return cache
+
+    @property
+    def recipe_of(self) -> np.ndarray:
+        """Per set of the cache: its position in the recipe plus one (0: no touched row)."""
+        if self._recipe_of is None:
+            n_sets = max(1, self.capacity_rows // self.ways)
+            self._recipe_of = np.zeros(n_sets, np.int32)
+            self._recipe_of[self.set_ids] = np.arange(1, self.set_ids.size + 1, dtype=np.int32)
+        return self._recipe_of
+
+    def open(self, keys: np.ndarray, cache: VectorCache) -> None:
+        """Build the not yet built sets of ``keys`` in ``cache`` (its pool has room for them)."""
+        first = int(cache.used[0])
+        js = _claim(keys, cache.index, cache.used, self.recipe_of)
+        if js.size:
+            # built in recipe order (its arrays read forward, the index written forward) into the
+            # rows just handed out, in the same order (the pool written forward)
+            js.sort()
+            self._fill(js, first + np.arange(js.size, dtype=np.int64), cache)
+
+    def open_all(self, cache: VectorCache) -> None:
+        """Build every set of the recipe ``cache`` has not built."""
+        todo = np.flatnonzero(cache.index[self.set_ids] == 0)
+        if todo.size:
+            cache.reserve(todo.size)
+            slots = int(cache.used[0]) + np.arange(todo.size, dtype=np.int64)
+            cache.used[0] += todo.size
+            self._fill(todo.astype(np.int64), slots, cache)
+
+    def _fill(self, js: np.ndarray, slots: np.ndarray, cache: VectorCache) -> int:
+        return _fill_sets(js, slots, self.set_ids, self.starts, self.keys, self.rows, self.grid, self.mu, self.seed,
+                          self.total, self.can_phantom, self.bitmap, self.forward, self.row_base, self.visit_base,
+                          self.dirty, cache.index, cache.pool)
 
 
 def steady_state_touched_ref(touched, rows_per_table, row_base, table_keys, exponent: float, positions: int,

@@ -5,17 +5,19 @@ cache's own policy reaches over the input stream after long training, built from
 stationary popularity without simulating the batches that would reach it, for the sets of the rows
 the run's batches access (:func:`cxlsim.kernels.vector_cache_steady.steady_state_touched`;
 docs/timing-model.md, "Vector cache"). It is a pure function of the workload, the seed and the
-batches of the input streams and of the cache's geometry, so the most recent one is kept and each
-run gets a copy (the runs of a sweep or a comparison over one workload build it once).
+batches of the input streams and of the cache's geometry, so the most recent one is kept, as the
+recipe of each set (:class:`~cxlsim.kernels.vector_cache_steady.SteadySets`), and each run gets a
+cache that builds a set when the run first touches it (the runs of a sweep or a comparison over one
+workload make the recipe once; a run that stops early builds only the sets it reached).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from cxlsim.arrays import unique as sorted_unique
+from cxlsim.kernels.row_bitmap import mark, members, new_bitmap
 from cxlsim.kernels.vector_cache import VectorCache, new_cache
-from cxlsim.kernels.vector_cache_steady import steady_state_touched
+from cxlsim.kernels.vector_cache_steady import SteadySets, steady_sets_touched
 from cxlsim.systems.streams import StreamSet
 from cxlsim.workloads.generator import table_keys
 
@@ -25,11 +27,12 @@ STARTS = ("empty", "steady")
 
 def touched_rows(streams: StreamSet, batches: int | None = None) -> np.ndarray:
     """The distinct global rows any of the first ``batches`` batches of ``streams`` (default all)
-    accesses, ascending (makes those batches)."""
+    accesses, ascending (generates those batches; analyses none: :meth:`StreamSet.rows`)."""
     batches = streams.n if batches is None else min(int(batches), streams.n)
-    streams.prepare(batches)
-    rows = [streams.batch(n).unique_rows for n in range(batches)]
-    return sorted_unique(np.concatenate(rows).astype(np.int64)) if rows else np.zeros(0, np.int64)
+    bitmap = new_bitmap(int(streams.layout.total_rows))
+    for n in range(batches):
+        mark(bitmap, streams.rows(n))
+    return members(bitmap)
 
 
 def starting_cache(start: str, streams: StreamSet, capacity_rows: int, reverse_tables: bool = False,
@@ -49,20 +52,19 @@ def starting_cache(start: str, streams: StreamSet, capacity_rows: int, reverse_t
     if key not in _KEPT:
         _KEPT.clear()
         _KEPT[key] = _build(streams, capacity_rows, reverse_tables, batches)
-    return (_KEPT[key][0].copy(),)
+    return (_KEPT[key].new_cache(),)
 
 
-_KEPT: dict[tuple, tuple[VectorCache]] = {}
+_KEPT: dict[tuple, SteadySets] = {}
 
 
-def _build(streams: StreamSet, capacity_rows: int, reverse_tables: bool, batches: int) -> tuple[VectorCache]:
+def _build(streams: StreamSet, capacity_rows: int, reverse_tables: bool, batches: int) -> SteadySets:
     layout, w = streams.layout, streams.workload
     p = w.params
     # positions per table and batch: B·L; with per-table bags the tables' mean, B·Σ L_t // T (a named
     # approximation: the steady state takes one count for every table; exact for fixed bags)
     positions = p.batch_size * w.lookups_per_sample // p.tables
-    state, _ = steady_state_touched(touched_rows(streams, batches), layout.rows, layout.row_base,
-                                    table_keys(streams.seed, layout.tables), float(p.popularity_exponent),
-                                    positions, float(p.reuse_prev_fraction), capacity_rows,
-                                    seed=streams.seed, reverse_tables=reverse_tables)
-    return state
+    return steady_sets_touched(touched_rows(streams, batches), layout.rows, layout.row_base,
+                               table_keys(streams.seed, layout.tables), float(p.popularity_exponent),
+                               positions, float(p.reuse_prev_fraction), capacity_rows,
+                               seed=streams.seed, reverse_tables=reverse_tables)

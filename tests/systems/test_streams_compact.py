@@ -78,3 +78,22 @@ def test_nbytes_counts_the_batches_made():
     b = [s.batch(i) for i in range(2)]
     want = sum(x.lookup_rows.size * 4 + x.unique_rows.size * 4 + x.counts.size * 4 + x.shared.size for x in b)
     assert s.nbytes == want
+def test_rows_generated_ahead_analyse_as_the_batches_made_in_order():
+    """``StreamSet.rows`` makes batches without their analysis; ``batch`` then analyses them: the
+    batches equal a set made in order, field by field, and ``touched_rows`` equals ``np.unique``."""
+    from cxlsim.systems.vector_cache_start import touched_rows
+
+    w = load_workload("rm4", {"batch_size": 64})
+    made = StreamSet(w, 3, 8).prepare()
+    ahead = StreamSet(w, 3, 8).prepare(2)
+    rows = touched_rows(ahead, 8)  # batches 2..7 generated, not analysed
+    assert np.array_equal(rows, np.unique(np.concatenate([made.batch(n).unique_rows for n in range(8)]).astype(np.int64)))
+    assert len(ahead._batches) == 2
+    for n in range(8):
+        x, y = made.batch(n), ahead.batch(n)
+        for f in x.__dataclass_fields__:
+            a, b = getattr(x, f), getattr(y, f)
+            if isinstance(a, np.ndarray):
+                assert a.dtype == b.dtype and np.array_equal(a, b), (n, f)
+            else:
+                assert a == b, (n, f)

@@ -145,7 +145,10 @@ class MemoryServices:
 
     def rows_addr(self, rows: np.ndarray) -> np.ndarray:
         """Addresses of table rows in the data region (int64: row ids may be held in int32)."""
-        return self.data_base + rows.astype(np.int64, copy=False) * self.row_B
+        addr = rows.astype(np.int64)  # a fresh array, scaled in place (no temporaries to fault in)
+        addr *= self.row_B
+        addr += self.data_base
+        return addr
 
     def on_storage(self, mem: Memory) -> bool:
         """Whether the host engine reaches ``mem`` as storage: a block device (an SSD: its family
