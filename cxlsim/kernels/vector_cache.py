@@ -118,12 +118,17 @@ def cache_access(keys: np.ndarray, write: bool, cache: VectorCache) -> tuple[np.
     if keys.dtype != np.int32 and keys.dtype != np.int64:  # int32 row ids go in as they are (no widened copy)
         keys = keys.astype(np.int64)
     cache.reserve(keys.size)
-    if cache.steady is not None:  # the sets these keys open first are built from the steady recipe
-        cache.steady.open(keys, cache)
-    hit, evicted, ok = _cache_access(keys, write, cache.index, cache.pool, cache.used)
-    if not ok:
-        raise ValueError("vector cache: row ids must lie in [0, 2**31 - 2]")
-    return hit, evicted
+    if cache.steady is None:
+        hit, evicted, ok = _cache_access(keys, write, cache.index, cache.pool, cache.used)
+        if not ok:
+            raise ValueError(BAD_KEYS)
+        return hit, evicted
+    # a steady start: the sets these keys open first are built from its recipe, then accessed
+    set_idx = cache.steady.open(keys, cache)
+    return _lru(keys, set_idx, write, cache.index, cache.pool, cache.used)
+
+
+BAD_KEYS = "vector cache: row ids must lie in [0, 2**31 - 2]"
 
 
 @njit(cache=True)
@@ -132,15 +137,32 @@ def _cache_access(keys: np.ndarray, write: bool, index: np.ndarray, pool: np.nda
     """:func:`cache_access` on the compact state; ``pool`` has room for every set ``keys`` may open.
     Returns ``(hit, evicted, True)``; ``(…, False)``, the state untouched, when a key lies outside
     ``[0, MAX_ROW]``."""
-    n_sets = index.size
-    ways = pool.shape[1]
+    set_idx, ok = sets_of(keys, index.size)
+    if not ok:
+        return np.zeros(0, dtype=np.bool_), np.zeros(0, dtype=np.int64), False
+    hit, evicted = _lru(keys, set_idx, write, index, pool, used)
+    return hit, evicted, True
+
+
+@njit(cache=True)
+def sets_of(keys: np.ndarray, n_sets: int) -> tuple[np.ndarray, bool]:
+    """Each key's set, and whether every key lies in ``[0, MAX_ROW]`` (else the sets are partial)."""
     n = keys.shape[0]
     set_idx = np.empty(n, dtype=np.int64)
     for i in range(n):
         k = np.int64(keys[i])
         if k < 0 or k > MAX_ROW:
-            return np.zeros(0, dtype=np.bool_), np.zeros(0, dtype=np.int64), False
+            return set_idx, False
         set_idx[i] = _set_of(k, n_sets)
+    return set_idx, True
+
+
+@njit(cache=True)
+def _lru(keys: np.ndarray, set_idx: np.ndarray, write: bool, index: np.ndarray, pool: np.ndarray,
+         used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The accesses of :func:`_cache_access`, each key's set given."""
+    ways = pool.shape[1]
+    n = keys.shape[0]
     one = np.uint32(1)
     wbit = one if write else np.uint32(0)
     hit = np.zeros(n, dtype=np.bool_)
@@ -183,7 +205,7 @@ def _cache_access(keys: np.ndarray, write: bool, index: np.ndarray, pool: np.nda
         for w in range(pos, 0, -1):  # move to the front: most recently used first
             pool[s, w] = pool[s, w - 1]
         pool[s, 0] = new
-    return hit, evicted[:n_ev], True
+    return hit, evicted[:n_ev]
 
 
 def cache_access_ref(keys, write, sets):

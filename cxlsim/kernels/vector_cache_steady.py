@@ -63,12 +63,14 @@ from cxlsim.kernels.sampling import (
     feistel_permute,
 )
 from cxlsim.kernels.vector_cache import (
+    BAD_KEYS,
     HASH_MULTIPLIER,
     MAX_ROW,
     PREFETCH_AHEAD,
     VectorCache,
     _aligned_zeros,
     _set_of,
+    sets_of,
 )
 
 #: Rows of age up to the horizon are candidates; the horizon holds this many times the capacity in
@@ -594,24 +596,17 @@ def _fill_sets(js: np.ndarray, slots: np.ndarray, set_ids: np.ndarray, starts: n
 
 
 @njit(cache=True)
-def _claim(keys: np.ndarray, index: np.ndarray, used: np.ndarray, recipe_of: np.ndarray) -> np.ndarray:
-    """The touched sets ``keys`` open first (``index`` 0, ``recipe_of`` > 0: their position in the
-    recipe plus one), each handed the next pool row (``used``) as it is found (marking it open);
-    returns their recipe positions. Keys outside ``[0, MAX_ROW]`` are skipped (the cache's access
-    refuses them)."""
-    n_sets = index.size
-    n = keys.shape[0]
+def _claim(set_idx: np.ndarray, index: np.ndarray, used: np.ndarray, recipe_of: np.ndarray) -> np.ndarray:
+    """The touched sets of ``set_idx`` (the sets of a cache access's keys, in order) not built yet
+    (``index`` 0, ``recipe_of`` > 0: their position in the recipe plus one), each handed the next
+    pool row (``used``) as it is found (marking it open); returns their recipe positions."""
+    n = set_idx.shape[0]
     js = np.empty(n, np.int64)
     c = 0
     for i in range(n):
         if i + PREFETCH_AHEAD < n:
-            ahead = np.int64(keys[i + PREFETCH_AHEAD])
-            if 0 <= ahead <= MAX_ROW:
-                prefetch_read(index, _set_of(ahead, n_sets))
-        key = np.int64(keys[i])
-        if key < 0 or key > MAX_ROW:
-            continue
-        s = _set_of(key, n_sets)
+            prefetch_read(index, set_idx[i + PREFETCH_AHEAD])
+        s = set_idx[i]
         if index[s] == 0 and recipe_of[s] > 0:
             slot = used[0] + 1
             used[0] = slot
@@ -814,15 +809,21 @@ class SteadySets:
             self._recipe_of[self.set_ids] = np.arange(1, self.set_ids.size + 1, dtype=np.int32)
         return self._recipe_of
 
-    def open(self, keys: np.ndarray, cache: VectorCache) -> None:
-        """Build the not yet built sets of ``keys`` in ``cache`` (its pool has room for them)."""
+    def open(self, keys: np.ndarray, cache: VectorCache) -> np.ndarray:
+        """Build the not yet built sets of ``keys`` in ``cache`` (its pool has room for them);
+        returns each key's set. Raises ``ValueError`` (the cache untouched) for a key outside
+        ``[0, MAX_ROW]``."""
+        set_idx, ok = sets_of(keys, cache.n_sets)
+        if not ok:
+            raise ValueError(BAD_KEYS)
         first = int(cache.used[0])
-        js = _claim(keys, cache.index, cache.used, self.recipe_of)
+        js = _claim(set_idx, cache.index, cache.used, self.recipe_of)
         if js.size:
             # built in recipe order (its arrays read forward, the index written forward) into the
             # rows just handed out, in the same order (the pool written forward)
             js.sort()
             self._fill(js, first + np.arange(js.size, dtype=np.int64), cache)
+        return set_idx
 
     def open_all(self, cache: VectorCache) -> None:
         """Build every set of the recipe ``cache`` has not built."""
