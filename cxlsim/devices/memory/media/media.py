@@ -165,12 +165,13 @@ class AccessStream:
             view.setflags(write=False)
             return view
 
-        return cls(
-            read_only(np.broadcast_to(np.asarray(issue_ns, dtype=np.float64), (n,))),
-            read_only(addr),
-            read_only(np.broadcast_to(np.asarray(size_B, dtype=np.int64), (n,))),
-            read_only(np.broadcast_to(np.asarray(is_write, dtype=np.bool_), (n,))),
-        )
+        def column(x: Any, dtype: type) -> np.ndarray:
+            a = np.asarray(x, dtype=dtype)
+            if a.ndim == 0:  # a scalar: filled at once (a broadcast view would be copied to contiguous anyway)
+                return read_only(np.full(n, a, dtype))
+            return read_only(a if a.shape == (n,) else np.broadcast_to(a, (n,)))
+
+        return cls(column(issue_ns, np.float64), read_only(addr), column(size_B, np.int64), column(is_write, np.bool_))
 
     def __len__(self) -> int:
         return int(self.addr_B.shape[0])
