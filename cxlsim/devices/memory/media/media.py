@@ -340,6 +340,9 @@ class MediaModel(DeviceModel):
         fp[X.F_WEAR_STALL] = p.wear_level_stall_ns
         fp[X.F_BUS_R], fp[X.F_BUS_W] = self.bus_read_ns, self.bus_write_ns
         self._fp = fp
+        #: the energy coefficients (pJ/bit: media read, media write, interface), read once per call
+        self._pj_per_bit = (p.read_media_pJ_per_bit, p.write_media_pJ_per_bit, p.io_pJ_per_bit)
+        self._read_priority, self._wear_on = bool(p.read_priority), p.wear_level_interval_count > 0
         self._ips: dict[tuple[int, int, int, int], np.ndarray] = {}  # :meth:`_ip`'s vectors
         self.controller_outstanding = int(p.controller_outstanding_count)
         self.write_queue_count, self.modules_per_controller = 0, 1
@@ -555,10 +558,10 @@ class MediaModel(DeviceModel):
         """Dynamic energy (J) of media traffic: media bits read and written (whole internal units,
         ``read/write_media_pJ_per_bit``) plus the requested bits through the interface
         (``io_pJ_per_bit``)."""
-        p = self.params
-        return (media_read_B * BITS_PER_B * p.read_media_pJ_per_bit * PJ
-                + media_write_B * BITS_PER_B * p.write_media_pJ_per_bit * PJ
-                + requested_B * BITS_PER_B * p.io_pJ_per_bit * PJ)
+        read_pJ, write_pJ, io_pJ = self._pj_per_bit
+        return (media_read_B * BITS_PER_B * read_pJ * PJ
+                + media_write_B * BITS_PER_B * write_pJ * PJ
+                + requested_B * BITS_PER_B * io_pJ * PJ)
 
     def static_energy_J(self, wall_ns: float, count: int = 1) -> float:
         """Background energy (J) of ``count`` modules over ``wall_ns`` (``background_W`` each)."""
@@ -577,7 +580,7 @@ class MediaModel(DeviceModel):
     def _wear(self, state: MediaState) -> np.ndarray | None:
         """The kernels' wear counters, or None when wear levelling is off (they are then compiled
         without it)."""
-        return state.wear_count if self.params.wear_level_interval_count > 0 else None
+        return state.wear_count if self._wear_on else None
 
     def _ip(self, state: MediaState, outstanding: int, write_outstanding: int = 0) -> np.ndarray:
         """The kernel's integer parameters (a fresh copy of a vector built once per geometry and
@@ -729,7 +732,7 @@ class MediaModel(DeviceModel):
             scratch = [np.zeros(state.modules, np.int64), np.zeros(state.modules), np.zeros(state.modules)]
             room = 2 * max_units + 2
             # the kernel is compiled per policy: the other policy's state goes in as None
-            rp = self.params.read_priority
+            rp = self._read_priority
             posted = (state.pq_g, state.pq_s, state.pq_r, state.pq_head, state.pq_len, state.pq_n) if rp else (None,) * 6
             fifo = (None, None) if rp else (state.wq_ring, state.wq_head)
             i, stopped = 0, False
