@@ -489,6 +489,9 @@ def che_hit_fraction(rows_per_table, exponent: float, positions: int, reuse: flo
 
 
 # -- the rows a run touches -------------------------------------------------------------------------
+#: A recipe whose sets are at least one in this many of the cache's keeps a position per set
+#: (:attr:`SteadySets.recipe_of`); a sparser one is searched.
+DENSE_RECIPE_SETS = 64
 #: Phantom rows (never accessed in the run) tried per slot before the slot is left empty.
 PHANTOM_TRIES = 64
 #: Points of the grid on which the untouched rows' expected young count is tabulated (log-spaced ages).
@@ -596,10 +599,11 @@ def _fill_sets(js: np.ndarray, slots: np.ndarray, set_ids: np.ndarray, starts: n
 
 
 @njit(cache=True)
-def _claim(set_idx: np.ndarray, index: np.ndarray, used: np.ndarray, recipe_of: np.ndarray) -> np.ndarray:
+def _claim(set_idx: np.ndarray, index: np.ndarray, used: np.ndarray, recipe_of, set_ids: np.ndarray) -> np.ndarray:
     """The touched sets of ``set_idx`` (the sets of a cache access's keys, in order) not built yet
-    (``index`` 0, ``recipe_of`` > 0: their position in the recipe plus one), each handed the next
-    pool row (``used``) as it is found (marking it open); returns their recipe positions."""
+    (``index`` 0, and in the recipe: ``recipe_of`` > 0, their position in it plus one, or, with
+    ``recipe_of`` None, found in the ascending ``set_ids``), each handed the next pool row (``used``)
+    as it is found (marking it open); returns their recipe positions."""
     n = set_idx.shape[0]
     js = np.empty(n, np.int64)
     c = 0
@@ -607,11 +611,19 @@ def _claim(set_idx: np.ndarray, index: np.ndarray, used: np.ndarray, recipe_of: 
         if i + PREFETCH_AHEAD < n:
             prefetch_read(index, set_idx[i + PREFETCH_AHEAD])
         s = set_idx[i]
-        if index[s] == 0 and recipe_of[s] > 0:
+        if index[s] != 0:
+            continue
+        if recipe_of is not None:
+            j = np.int64(recipe_of[s]) - 1
+        else:
+            j = np.searchsorted(set_ids, s)
+            if j >= set_ids.size or set_ids[j] != s:
+                j = -1
+        if j >= 0:
             slot = used[0] + 1
             used[0] = slot
             index[s] = np.int32(slot)
-            js[c] = recipe_of[s] - 1
+            js[c] = j
             c += 1
     return js[:c]
 
@@ -801,10 +813,12 @@ class SteadySets:
         return cache
 
     @property
-    def recipe_of(self) -> np.ndarray:
-        """Per set of the cache: its position in the recipe plus one (0: no touched row)."""
-        if self._recipe_of is None:
-            n_sets = max(1, self.capacity_rows // self.ways)
+    def recipe_of(self) -> np.ndarray | None:
+        """Per set of the cache: its position in the recipe plus one (0: no touched row); None where
+        the recipe's sets are sparse (fewer than one in :data:`DENSE_RECIPE_SETS`: a search of
+        ``set_ids`` then costs less than faulting in an array of every set)."""
+        n_sets = max(1, self.capacity_rows // self.ways)
+        if self._recipe_of is None and self.set_ids.size * DENSE_RECIPE_SETS >= n_sets:
             self._recipe_of = np.zeros(n_sets, np.int32)
             self._recipe_of[self.set_ids] = np.arange(1, self.set_ids.size + 1, dtype=np.int32)
         return self._recipe_of
@@ -817,7 +831,7 @@ class SteadySets:
         if not ok:
             raise ValueError(BAD_KEYS)
         first = int(cache.used[0])
-        js = _claim(set_idx, cache.index, cache.used, self.recipe_of)
+        js = _claim(set_idx, cache.index, cache.used, self.recipe_of, self.set_ids)
         if js.size:
             # built in recipe order (its arrays read forward, the index written forward) into the
             # rows just handed out, in the same order (the pool written forward)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cxlsim.kernels.row_bitmap import mark, members, new_bitmap
+from cxlsim.kernels.row_bitmap import mark, members, members_ref, new_bitmap
 from cxlsim.kernels.vector_cache import VectorCache, new_cache
 from cxlsim.kernels.vector_cache_steady import SteadySets, steady_sets_touched
 from cxlsim.systems.streams import StreamSet
@@ -29,9 +29,13 @@ def touched_rows(streams: StreamSet, batches: int | None = None) -> np.ndarray:
     """The distinct global rows any of the first ``batches`` batches of ``streams`` (default all)
     accesses, ascending (generates those batches; analyses none: :meth:`StreamSet.rows`)."""
     batches = streams.n if batches is None else min(int(batches), streams.n)
-    bitmap = new_bitmap(int(streams.layout.total_rows))
-    for n in range(batches):
-        mark(bitmap, streams.rows(n))
+    arrays = [streams.rows(n) for n in range(batches)]
+    total = int(streams.layout.total_rows)
+    if sum(a.size for a in arrays) * 64 < total:  # sparse (fewer ids than bitmap words): sort them
+        return members_ref(arrays)
+    bitmap = new_bitmap(total)
+    for a in arrays:
+        mark(bitmap, a)
     return members(bitmap)
 
 

@@ -18,6 +18,7 @@ from cxlsim.kernels.vector_cache import HASH_MULTIPLIER, cache_access, new_cache
 from cxlsim.kernels.vector_cache_steady import (
     che_hit_fraction,
     horizon,
+    steady_sets_touched,
     steady_state,
     steady_state_ref,
     steady_state_touched,
@@ -79,6 +80,34 @@ def test_touched_kernel_matches_reference(case, share):
     np.testing.assert_array_equal(state.dense(), ref)
     built = state.index > 0
     assert empty == int((ref[built] == 0).sum())
+
+
+@pytest.mark.parametrize("cap", [4096, 1 << 22])  # the recipe's sets dense (a position per set) or sparse (searched)
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_lazy_cache_accesses_as_the_eager_one(cap, seed):
+    """A steady start's cache that builds each set when an access first touches it (what a run gets)
+    hits, evicts and ends as the cache built whole at once, in whatever order the sets open; a key
+    outside the range is refused before anything is built."""
+    rows, base, keys = _tables([3000, 500, 7, 1])
+    rng = np.random.default_rng(seed)
+    touched = np.unique(rng.integers(0, int(rows.sum()), 400))
+    args = (touched, rows, base, keys, 1.1, 64, 0.76, cap, 16)
+    (eager,), _ = steady_state_touched(*args, seed=seed)
+    sets = steady_sets_touched(*args, seed=seed)
+    assert (sets.recipe_of is None) == (cap > 4096)
+    lazy = sets.new_cache()
+    with pytest.raises(ValueError):
+        cache_access(np.array([int(touched[0]), -1]), False, lazy)
+    assert int(lazy.used[0]) == 0
+    part = touched[: touched.size // 8]  # the run reaches some of its sets only
+    for k in range(6):
+        batch = rng.permutation(part)[: 10 + 5 * k]
+        write = bool(k % 2)
+        h_e, ev_e = cache_access(batch, write, eager)
+        h_l, ev_l = cache_access(batch.astype(np.int32), write, lazy)
+        assert np.array_equal(h_e, h_l) and np.array_equal(ev_e, ev_l)
+    assert int(lazy.used[0]) < int(eager.used[0])  # the sets never touched were never built
+    np.testing.assert_array_equal(lazy.dense(), eager.dense())
 
 
 def test_touched_rows_keep_their_full_state_ages():

@@ -78,12 +78,14 @@ def test_nbytes_counts_the_batches_made():
     b = [s.batch(i) for i in range(2)]
     want = sum(x.lookup_rows.size * 4 + x.unique_rows.size * 4 + x.counts.size * 4 + x.shared.size for x in b)
     assert s.nbytes == want
-def test_rows_generated_ahead_analyse_as_the_batches_made_in_order():
+@pytest.mark.parametrize(("name", "sets"), [("rm4", {"batch_size": 64}), ("rm1", {"batch_size": 16, "rows_per_table": 3000})])
+def test_rows_generated_ahead_analyse_as_the_batches_made_in_order(name, sets):
     """``StreamSet.rows`` makes batches without their analysis; ``batch`` then analyses them: the
-    batches equal a set made in order, field by field, and ``touched_rows`` equals ``np.unique``."""
+    batches equal a set made in order, field by field, and ``touched_rows`` (a sort of few ids, a
+    bitmap of many) equals ``np.unique``."""
     from cxlsim.systems.vector_cache_start import touched_rows
 
-    w = load_workload("rm4", {"batch_size": 64})
+    w = load_workload(name, sets)  # ids sparse in their range (sorted), dense (a bitmap)
     made = StreamSet(w, 3, 8).prepare()
     ahead = StreamSet(w, 3, 8).prepare(2)
     rows = touched_rows(ahead, 8)  # batches 2..7 generated, not analysed
