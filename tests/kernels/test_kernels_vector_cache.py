@@ -10,10 +10,12 @@ from hypothesis import strategies as st
 from cxlsim.kernels.vector_cache import (
     MAX_ROW,
     VectorCache,
+    _set_of,
     cache_access,
     cache_access_ref,
     new_cache,
     new_cache_ref,
+    set_of_ref,
 )
 
 _calls = st.lists(
@@ -134,3 +136,18 @@ def test_rejects_unencodable_rows_without_touching_state(access, new, bad):
         access(np.array([1, 2, bad], dtype=np.int64), True, *state)
     s = state[0]
     assert not (s.dense() if isinstance(s, VectorCache) else s).any()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**31 - 2), st.integers(1, 2**31 - 1))
+def test_the_set_of_a_key_is_the_integer_modulo(key, n_sets):
+    """The double-precision quotient with its one correction equals the integer arithmetic, at
+    every key and set count (and at the edges: a dividend just below and at a multiple)."""
+    assert _set_of(key, n_sets) == set_of_ref(key, n_sets)
+
+
+def test_the_set_of_a_key_at_quotient_edges():
+    rng = np.random.default_rng(0)
+    for n_sets in (1, 2, 3, 6144, 7812500, 15625000, 2**31 - 1, 2**30 + 3):
+        for key in rng.integers(0, 2**31 - 1, 2000).tolist() + [0, 1, 2**31 - 2]:
+            assert _set_of(key, n_sets) == set_of_ref(key, n_sets)
