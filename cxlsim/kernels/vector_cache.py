@@ -1,9 +1,11 @@
 """Host-DRAM cache of embedding vectors in front of slow table memory (the ``ssd`` system, SPEC §2.3).
 
 A set-associative cache with true LRU inside each set (``ways`` per set; ``ways == capacity`` gives
-a fully associative LRU). Keys are global row ids, int64 in ``[0, MAX_ROW]`` (``MAX_ROW = 2**31 - 2``;
-:func:`cache_access` raises ``ValueError`` before touching the state if a key is outside). The set
-of a key is a multiplicative hash so that neighbouring rows spread over sets.
+a fully associative LRU). Keys are global row ids, int32 or int64 in ``[0, MAX_ROW]`` (``MAX_ROW =
+2**31 - 2``; :func:`cache_access` raises ``ValueError`` before touching the state if a key is
+outside). The set of a key is a multiplicative hash so that neighbouring rows spread over sets. A
+state may carry a recipe of sets not built yet (``VectorCache.steady``: a steady start's), built as
+an access first touches them.
 
 State (from :func:`new_cache`) is a 1-tuple holding a :class:`VectorCache`: its sets are held
 compactly, a set's ``ways`` uint32 entries allocated only when the set is first used. ``index``
