@@ -55,6 +55,7 @@ from numba import njit
 
 from cxlsim.arrays import unique as sorted_unique
 from cxlsim.kernels.prefetch import prefetch_read, prefetch_write2
+from cxlsim.kernels.row_bitmap import mark, new_bitmap
 from cxlsim.kernels.sampling import (
     EXPONENT_ONE_TOL,
     GOLDEN_GAMMA,
@@ -496,7 +497,7 @@ DENSE_RECIPE_SETS = 64
 PHANTOM_TRIES = 64
 #: Points of the grid on which the untouched rows' expected young count is tabulated (log-spaced ages).
 AGE_GRID_POINTS = 512
-#: Sets whose phantoms' touched-row bitmap bytes :func:`_fill_touched` prefetches ahead of the one it
+#: Sets whose phantoms' touched-row bitmap bytes :func:`_fill_sets` prefetches ahead of the one it
 #: fills (the bitmap, one bit per row, is tens of MB: its random reads miss the cache).
 PHANTOM_PREFETCH_SETS = 16
 #: Buckets of the phantoms' mean-measure lookup (each starts the search near its answer).
@@ -630,7 +631,7 @@ def _claim(set_idx: np.ndarray, index: np.ndarray, used: np.ndarray, recipe_of, 
 
 @njit(cache=True)
 def _prefetch_phantoms(bitmap: np.ndarray, h_seed: np.uint64, s: int, ways: int, total_rows: int) -> None:
-    """Prefetch the bitmap bytes of set ``s``'s phantoms' first-try rows (as :func:`_fill_touched` draws them)."""
+    """Prefetch the bitmap bytes of set ``s``'s phantoms' first-try rows (as :func:`_fill_sets` draws them)."""
     h = _mix64(h_seed + np.uint64(s + 1) * GOLDEN_GAMMA)
     for i in range(ways):
         r = np.int64(_mix64(h + np.uint64(2 * i + 1) * GOLDEN_GAMMA) % np.uint64(total_rows))
@@ -792,8 +793,10 @@ class SteadySets:
         self.set_ids, self.starts, self.keys, self.rows = set_ids, starts, keys, rows
         self.grid, self.mu, self.seed, self.total = grid, mu, int(seed), int(total)
         self.can_phantom = touched.size < total
-        self.bitmap = np.zeros(total // 8 + 1, np.uint8)
-        np.bitwise_or.at(self.bitmap, touched >> 3, (1 << (touched & 7)).astype(np.uint8))
+        # one bit per touched row, read by byte (bit g & 7 of byte g >> 3): the row bitmap's words, little-endian
+        words = new_bitmap(total)
+        mark(words, touched)
+        self.bitmap = words.astype("<u8", copy=False).view(np.uint8)
         self.forward, self.row_base, self.visit_base, self.dirty = bool(forward), row_base, visit_base, bool(dirty)
         self.empty = 0  # empty slots of the sets built by an eager cache
         self._recipe_of: np.ndarray | None = None
