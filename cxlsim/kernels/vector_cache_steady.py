@@ -801,6 +801,15 @@ class SteadySets:
         self.empty = 0  # empty slots of the sets built by an eager cache
         self._recipe_of: np.ndarray | None = None
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes the recipe holds, with the per-set position array :attr:`recipe_of` makes once used."""
+        held = sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray))
+        n_sets = max(1, self.capacity_rows // self.ways)
+        if self._recipe_of is None and self.set_ids.size * DENSE_RECIPE_SETS >= n_sets:
+            held += 4 * n_sets
+        return held
+
     def new_cache(self, lazy: bool = True) -> VectorCache:
         """A cache in this steady state: its sets built as the run first touches them (``lazy``), or all now."""
         cache = VectorCache(self.capacity_rows, self.ways)

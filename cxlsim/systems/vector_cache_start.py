@@ -7,8 +7,11 @@ the run's batches access (:func:`cxlsim.kernels.vector_cache_steady.steady_state
 docs/timing-model.md, "Vector cache"). It is a pure function of the workload, the seed and the
 batches of the input streams and of the cache's geometry, so the most recent one is kept, as the
 recipe of each set (:class:`~cxlsim.kernels.vector_cache_steady.SteadySets`), and each run gets a
-cache that builds a set when the run first touches it (the runs of a sweep or a comparison over one
-workload make the recipe once; a run that stops early builds only the sets it reached).
+cache that builds a set when the run first touches it (a run that stops early builds only the sets
+it reached). Recipes are kept per process, the most recently used first, up to
+:data:`KEPT_RECIPES_B` bytes (the latest always): the runs of a sweep or a comparison make each
+workload's recipe once, whatever they sweep besides it (platforms, systems, other parameters), and
+worker processes forked after it inherit it.
 """
 
 from __future__ import annotations
@@ -53,12 +56,19 @@ def starting_cache(start: str, streams: StreamSet, capacity_rows: int, reverse_t
     batches = streams.n if batches is None else min(int(batches), streams.n)
     key = (w.name, tuple(sorted((k, str(v)) for k, v in w.params.items())), int(streams.seed), batches,
            int(capacity_rows), bool(reverse_tables))
-    if key not in _KEPT:
-        _KEPT.clear()
-        _KEPT[key] = _build(streams, capacity_rows, reverse_tables, batches)
-    return (_KEPT[key].new_cache(),)
+    recipe = _KEPT.pop(key, None)
+    if recipe is None:
+        recipe = _build(streams, capacity_rows, reverse_tables, batches)
+    _KEPT[key] = recipe  # the most recently used last
+    while len(_KEPT) > 1 and sum(r.nbytes for r in _KEPT.values()) > KEPT_RECIPES_B:
+        del _KEPT[next(iter(_KEPT))]
+    return (recipe.new_cache(),)
 
 
+#: Bytes of steady-state recipes a process keeps at most (named assumption: RM1–RM4's at 16 GB
+#: take 0.42 GiB together, so a comparison over them builds each once; the latest is kept whatever
+#: its size).
+KEPT_RECIPES_B = 512 * 2**20
 _KEPT: dict[tuple, SteadySets] = {}
 
 

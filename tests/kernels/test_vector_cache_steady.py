@@ -259,3 +259,28 @@ def test_starting_state_is_the_runs_own_not_a_longer_stream_sets():
     whole = starting_cache("steady", longer, 4096)[0]
     assert np.array_equal(lengthened.dense(), fresh.dense())
     assert not np.array_equal(whole.dense(), fresh.dense())  # the batch count is what matters
+
+
+def test_recipes_are_kept_per_workload_within_their_budget(monkeypatch):
+    """A process keeps the recipes of several workloads (a comparison over RM1–RM4 builds each
+    once, on every platform), the most recently used first, dropping the oldest past the budget;
+    a kept recipe gives the state a fresh build gives."""
+    from cxlsim.systems import vector_cache_start as vcs
+    from cxlsim.systems.streams import StreamSet
+
+    monkeypatch.setattr(vcs, "_KEPT", {})
+    built = []
+    real = vcs._build
+    monkeypatch.setattr(vcs, "_build", lambda *a: built.append(a[0].workload.name) or real(*a))
+    a = StreamSet(load_workload("rm4", {"batch_size": 8, "rows_per_table": 4000}), 3, 3)
+    b = StreamSet(load_workload("rm3", {"batch_size": 8, "rows_per_table": 3000}), 3, 3)
+    first = vcs.starting_cache("steady", a, 4096)[0].dense()
+    vcs.starting_cache("steady", b, 4096)
+    again = vcs.starting_cache("steady", a, 4096)[0].dense()
+    assert built == ["rm4", "rm3"] and np.array_equal(again, first)
+    assert list(vcs._KEPT)[-1][0] == "rm4"  # most recently used last
+    monkeypatch.setattr(vcs, "KEPT_RECIPES_B", 1)  # room for the latest only
+    vcs.starting_cache("steady", b, 4096)
+    assert built == ["rm4", "rm3"] and [k[0] for k in vcs._KEPT] == ["rm3"]
+    vcs.starting_cache("steady", a, 4096)
+    assert built == ["rm4", "rm3", "rm4"]

@@ -5,6 +5,9 @@ Split out of :mod:`cxlsim.devices.memory.media.media_kernel` (see its docstring 
 
 from __future__ import annotations
 
+import gc
+import sys
+
 import numpy as np
 
 from cxlsim.devices.memory.media.media_index import EMPTY, NO_TIME
@@ -80,10 +83,60 @@ def pend_slot(keys, times, used, g, now):
     return s
 
 
+#: Tables of at least this many slots come from a per-process pool: a buffer whose tables every
+#: user has dropped serves the next request of its size, its pages already mapped (a fresh 8 M-slot
+#: table, 128 MB, costs 0.2–0.5 s of page faults on a VM; refilling a pooled one, a tenth of that).
+POOL_MIN_SLOTS = 1 << 20
+#: Bytes the pool holds at most, buffers in use included (named assumption: the prototype's largest
+#: tables, 4 M and 8 M slots, two of each); past it, free buffers go, oldest first, or a new one is
+#: not pooled.
+POOL_MAX_B = 384 * 2**20
+_POOL: list[np.ndarray] = []
+#: Tables at least this large are worth a run of the garbage collector (0.05–0.15 s here) when no
+#: pooled buffer of their size is free: a finished run's media states wait in reference cycles.
+POOL_COLLECT_SLOTS = 1 << 22
+
+
+def _buffer(capacity: int) -> np.ndarray:
+    """A ``[capacity, 2]`` int64 buffer: a free pooled one of that size, else a new one (pooled when
+    large and within :data:`POOL_MAX_B`). A pooled buffer is free when nothing but the pool refers
+    to it: every view of it (the tables made from it, their slices) holds it as its base."""
+    if capacity < POOL_MIN_SLOTS:
+        return np.empty((capacity, 2), np.int64)
+    free = _free()
+    if (capacity >= POOL_COLLECT_SLOTS and len(free) < len(_POOL)
+            and not any(_POOL[i].shape[0] == capacity for i in free)):
+        gc.collect()  # a finished run's states may wait in reference cycles for the collector
+        free = _free()
+    for i in free:
+        if _POOL[i].shape[0] == capacity:
+            _POOL.append(_POOL.pop(i))  # the most recently used last
+            return _POOL[-1]
+    need = capacity * 2 * np.dtype(np.int64).itemsize
+    held = sum(b.nbytes for b in _POOL)
+    drop = []
+    for i in free:  # the oldest free ones first
+        if held + need <= POOL_MAX_B:
+            break
+        held -= _POOL[i].nbytes
+        drop.append(i)
+    for i in reversed(drop):
+        del _POOL[i]
+    buf = np.empty((capacity, 2), np.int64)
+    if held + need <= POOL_MAX_B:
+        _POOL.append(buf)
+    return buf
+
+
+def _free() -> list[int]:
+    """Positions of the pooled buffers nothing else refers to (oldest first)."""
+    return [i for i in range(len(_POOL)) if sys.getrefcount(_POOL[i]) == 2]  # the list's and the call's
+
+
 def new_table(capacity):
     """An empty pending table of ``capacity`` slots (a power of two): ``(keys, times)``, two
     strided views of one buffer so that a slot's key and time share a cache line."""
-    buf = np.empty((capacity, 2), np.int64)
+    buf = _buffer(capacity)
     keys = buf[:, 0]
     times = buf.view(np.float64)[:, 1]
     keys[:] = EMPTY
