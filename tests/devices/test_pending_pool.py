@@ -61,3 +61,21 @@ def test_the_pool_keeps_within_its_budget(monkeypatch):
     assert any(b is _owner(big[0]) for b in mp._POOL)
     small = mp.new_table(cap // 2)  # below the pooled size: never pooled
     assert all(b is not _owner(small[0]) for b in mp._POOL)
+
+
+def test_a_forked_worker_starts_with_an_empty_pool(monkeypatch):
+    """A worker forked from a process with pooled buffers allocates its own (writing into the
+    parent's would copy every page on write)."""
+    import multiprocessing as mpc
+
+    if "fork" not in mpc.get_all_start_methods():
+        return
+    monkeypatch.setattr(mp, "_POOL", [])
+    keys, _ = mp.new_table(mp.POOL_MIN_SLOTS)
+    assert mp._POOL
+    with mpc.get_context("fork").Pool(1) as pool:
+        assert pool.apply(_pool_size) == 0
+
+
+def _pool_size() -> int:
+    return len(mp._POOL)

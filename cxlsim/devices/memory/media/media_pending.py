@@ -6,6 +6,7 @@ Split out of :mod:`cxlsim.devices.memory.media.media_kernel` (see its docstring 
 from __future__ import annotations
 
 import gc
+import os
 import sys
 
 import numpy as np
@@ -91,10 +92,19 @@ POOL_MIN_SLOTS = 1 << 20
 #: tables, 4 M and 8 M slots, two of each); past it, free buffers go, oldest first, or a new one is
 #: not pooled.
 POOL_MAX_B = 384 * 2**20
-_POOL: list[np.ndarray] = []
 #: Tables at least this large are worth a run of the garbage collector (0.05–0.15 s here) when no
 #: pooled buffer of their size is free: a finished run's media states wait in reference cycles.
 POOL_COLLECT_SLOTS = 1 << 22
+_POOL: list[np.ndarray] = []
+
+
+def _forget_pool() -> None:
+    """In a forked worker: writing into its parent's buffers would copy each page; it makes its own."""
+    _POOL.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _buffer(capacity: int) -> np.ndarray:
