@@ -530,8 +530,8 @@ def _fill_sets(js: np.ndarray, slots: np.ndarray, set_ids: np.ndarray, starts: n
     ``starts[j + 1]``, youngest first) and its untouched rows' ages, a Poisson process of mean
     measure ``mu`` over the ages ``grid``, each untouched winner a never-touched row (``bitmap``: one
     bit per touched row; ``can_phantom``: some row is untouched); the youngest ``ways``. A set's
-    entries depend on ``j`` alone, whatever the order or company it is built in. Returns the
-    empty slots of the sets built."""
+    entries depend on ``j`` alone, whatever the order or company it is built in. ``index`` None: the
+    sets are built, not indexed. Returns the empty slots of the sets built."""
     ways = pool.shape[1]
     d = np.uint32(1) if dirty else np.uint32(0)
     cand_k = np.empty(2 * ways, np.uint64)
@@ -595,7 +595,27 @@ def _fill_sets(js: np.ndarray, slots: np.ndarray, set_ids: np.ndarray, starts: n
         for w in range(kept):
             pool[row, w] = (np.uint32(cand_g[w] + 1) << np.uint32(1)) | d
         empty += ways - kept
-        index[s] = np.int32(row + 1)
+        if index is not None:
+            index[s] = np.int32(row + 1)
+    return empty
+
+
+@njit(cache=True)
+def _copy_sets(js: np.ndarray, slots: np.ndarray, set_ids: np.ndarray, made: np.ndarray, index: np.ndarray,
+               pool: np.ndarray) -> int:
+    """Copy made set ``j = js[k]`` (row ``j`` of ``made``) into pool row ``slots[k]`` and index it;
+    returns the empty slots (zero entries) of the sets copied."""
+    ways = pool.shape[1]
+    empty = 0
+    for k in range(js.size):
+        j = js[k]
+        row = slots[k]
+        for w in range(ways):
+            e = made[j, w]
+            pool[row, w] = e
+            if e == 0:
+                empty += 1
+        index[set_ids[j]] = np.int32(row + 1)
     return empty
 
 
@@ -785,7 +805,8 @@ class SteadySets:
     touches the set (:meth:`open`, called by :func:`~cxlsim.kernels.vector_cache.cache_access`), so
     a run pays for the sets it reaches, not every set its longest possible run could. A set's
     entries are the recipe's whatever order the sets open in, so the lazy and the eager cache hold
-    the same state (``dense()`` opens every set first). Read-only once made: caches share it."""
+    the same state (``dense()`` opens every set first). Each set is made once, kept, and copied
+    into every cache that opens it (the runs of a sweep over one workload build each set once)."""
 
     def __init__(self, capacity_rows, ways, set_ids, starts, keys, rows, grid, mu, seed, total, touched, forward,
                  row_base, visit_base, dirty) -> None:
@@ -800,14 +821,21 @@ class SteadySets:
         self.forward, self.row_base, self.visit_base, self.dirty = bool(forward), row_base, visit_base, bool(dirty)
         self.empty = 0  # empty slots of the sets built by an eager cache
         self._recipe_of: np.ndarray | None = None
+        #: the sets made so far, row ``j`` set ``set_ids[j]``'s entries (where ``_is_made[j]``): a
+        #: later cache copies them (zero pages until a set is made)
+        self._made: np.ndarray | None = None
+        self._is_made: np.ndarray | None = None
 
     @property
     def nbytes(self) -> int:
-        """Bytes the recipe holds, with the per-set position array :attr:`recipe_of` makes once used."""
+        """Bytes the recipe holds, with what it makes once used: the per-set position array
+        (:attr:`recipe_of`) and the made sets (every one counted)."""
         held = sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray))
         n_sets = max(1, self.capacity_rows // self.ways)
         if self._recipe_of is None and self.set_ids.size * DENSE_RECIPE_SETS >= n_sets:
             held += 4 * n_sets
+        if self._made is None:  # the made sets, counted whole from the start
+            held += self.set_ids.size * (4 * self.ways + 1)
         return held
 
     def new_cache(self, lazy: bool = True) -> VectorCache:
@@ -861,9 +889,19 @@ class SteadySets:
             self._fill(todo.astype(np.int64), slots, cache)
 
     def _fill(self, js: np.ndarray, slots: np.ndarray, cache: VectorCache) -> int:
-        return _fill_sets(js, slots, self.set_ids, self.starts, self.keys, self.rows, self.grid, self.mu, self.seed,
-                          self.total, self.can_phantom, self.bitmap, self.forward, self.row_base, self.visit_base,
-                          self.dirty, cache.index, cache.pool)
+        """Recipe sets ``js`` into ``cache``'s pool rows ``slots``, indexed: each set is made once
+        (into ``_made``) and copied from there (a set's entries depend on the set alone, so a later
+        cache's copy is what it would build). Returns their empty slots."""
+        if self._made is None:
+            self._made = np.zeros((self.set_ids.size, self.ways), np.uint32)
+            self._is_made = np.zeros(self.set_ids.size, np.bool_)
+        new = js[~self._is_made[js]]
+        if new.size:
+            _fill_sets(new, new, self.set_ids, self.starts, self.keys, self.rows, self.grid, self.mu, self.seed,
+                       self.total, self.can_phantom, self.bitmap, self.forward, self.row_base, self.visit_base,
+                       self.dirty, None, self._made)
+            self._is_made[new] = True
+        return _copy_sets(js, slots, self.set_ids, self._made, cache.index, cache.pool)
 
 
 def steady_state_touched_ref(touched, rows_per_table, row_base, table_keys, exponent: float, positions: int,

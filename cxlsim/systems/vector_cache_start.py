@@ -65,10 +65,10 @@ def starting_cache(start: str, streams: StreamSet, capacity_rows: int, reverse_t
     return (recipe.new_cache(),)
 
 
-#: Bytes of steady-state recipes a process keeps at most (named assumption: RM1–RM4's at 16 GB
-#: take 0.42 GiB together, so a comparison over them builds each once; the latest is kept whatever
-#: its size).
-KEPT_RECIPES_B = 512 * 2**20
+#: Bytes of steady-state recipes a process keeps at most, their made sets counted whole (named
+#: assumption: RM1–RM4's at 16 GB take 0.71 GiB together, so a comparison over them builds each
+#: recipe and each set once; the latest is kept whatever its size).
+KEPT_RECIPES_B = 2**30
 _KEPT: dict[tuple, SteadySets] = {}
 
 

@@ -100,14 +100,25 @@ def test_the_lazy_cache_accesses_as_the_eager_one(cap, seed):
         cache_access(np.array([int(touched[0]), -1]), False, lazy)
     assert int(lazy.used[0]) == 0
     part = touched[: touched.size // 8]  # the run reaches some of its sets only
+    calls = []
     for k in range(6):
         batch = rng.permutation(part)[: 10 + 5 * k]
         write = bool(k % 2)
         h_e, ev_e = cache_access(batch, write, eager)
         h_l, ev_l = cache_access(batch.astype(np.int32), write, lazy)
         assert np.array_equal(h_e, h_l) and np.array_equal(ev_e, ev_l)
+        calls.append((batch, write, h_l, ev_l))
     assert int(lazy.used[0]) < int(eager.used[0])  # the sets never touched were never built
+    # a second run from the same recipe copies the sets the first made (as the recipe made them,
+    # not as that run left them) and accesses as the first did
+    made = int(sets._is_made.sum())
+    again = sets.new_cache()
+    for batch, write, h_l, ev_l in calls:
+        h_a, ev_a = cache_access(batch, write, again)
+        assert np.array_equal(h_a, h_l) and np.array_equal(ev_a, ev_l)
+    assert int(sets._is_made.sum()) == made
     np.testing.assert_array_equal(lazy.dense(), eager.dense())
+    np.testing.assert_array_equal(again.dense(), eager.dense())
 
 
 def test_touched_rows_keep_their_full_state_ages():
