@@ -92,8 +92,8 @@ POOL_MIN_SLOTS = 1 << 20
 #: tables, 4 M and 8 M slots, two of each); past it, free buffers go, oldest first, or a new one is
 #: not pooled.
 POOL_MAX_B = 384 * 2**20
-#: Tables at least this large are worth a run of the garbage collector (0.05–0.15 s here) when no
-#: pooled buffer of their size is free: a finished run's media states wait in reference cycles.
+#: Tables at least this large are worth a run of the garbage collector (0.05–0.15 s here) when the
+#: pooled buffers of their size are all held: a finished run's media states wait in reference cycles.
 POOL_COLLECT_SLOTS = 1 << 22
 _POOL: list[np.ndarray] = []
 
@@ -114,9 +114,9 @@ def _buffer(capacity: int) -> np.ndarray:
     if capacity < POOL_MIN_SLOTS:
         return np.empty((capacity, 2), np.int64)
     free = _free()
-    if (capacity >= POOL_COLLECT_SLOTS and len(free) < len(_POOL)
-            and not any(_POOL[i].shape[0] == capacity for i in free)):
-        gc.collect()  # a finished run's states may wait in reference cycles for the collector
+    sized = sum(b.shape[0] == capacity for b in _POOL)
+    if capacity >= POOL_COLLECT_SLOTS and sized and not any(_POOL[i].shape[0] == capacity for i in free):
+        gc.collect()  # a finished run's states, holding one of this size, may wait in reference cycles
         free = _free()
     for i in free:
         if _POOL[i].shape[0] == capacity:
