@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import leading_zeros
 
 from cxlsim.arrays import unique as sorted_unique
 from cxlsim.kernels.prefetch import prefetch_read, prefetch_write2
@@ -505,19 +506,87 @@ MU_BUCKETS = 1024
 _PHANTOM_STREAM = np.uint64(0xD1B54A32D192ED03)
 
 
+#: Blocks of ranks a table can have at most (:func:`_block_of`: 2**BLOCK_SHIFT single ranks, then
+#: 2**BLOCK_SHIFT blocks an octave, up to rank 2**63).
+_BLOCKS_MAX = (64 - BLOCK_SHIFT + 1) << BLOCK_SHIFT
+
+
 @njit(cache=True)
-def _touched_ages(touched: np.ndarray, tables: np.ndarray, ranks: np.ndarray, rows_per_table: np.ndarray,
-                  exponent: float, m: float, c: float, seed: int) -> np.ndarray:
-    """Each touched row's age, as :func:`steady_state` draws it (its rank's hash, its block's probability)."""
+def _block_of(k: int) -> tuple[int, int]:
+    """``(index, first rank)`` of rank ``k``'s block (:func:`block_start`): blocks numbered from 0
+    in rank order, the same for every table (a table's last block may be cut short by its ``n``)."""
+    if k < (np.int64(1) << BLOCK_SHIFT):
+        return k, k
+    e = 63 - np.int64(leading_zeros(np.uint64(k)))  # 2**e <= k < 2**(e + 1)
+    sh = e - BLOCK_SHIFT
+    return ((e - BLOCK_SHIFT) << BLOCK_SHIFT) + (k >> sh), (k >> sh) << sh
+
+
+@njit(cache=True)
+def _touched_keys(touched: np.ndarray, bounds: np.ndarray, ranks: np.ndarray, rows_per_table: np.ndarray,
+                  row_base: np.ndarray, visit_base: np.ndarray, exponent: float, m: float, c: float, seed: int,
+                  n_sets: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per touched row (ascending global ids; table ``t``'s from ``bounds[t]`` to ``bounds[t + 1]``,
+    ``ranks`` their ranks): its age as :func:`steady_state` draws it (its rank's hash, its block's
+    probability, each block's survival computed once a table size), its recency key ``age << 32 |
+    (2**32 − 1 − visit)`` and its set. :func:`_touched_keys_ref` is the NumPy reference."""
+    n = touched.size
+    ages = np.empty(n, np.uint32)
+    keys = np.empty(n, np.uint64)
+    sets = np.empty(n, np.uint64)
+    la1s = np.empty(_BLOCKS_MAX, np.float64)
+    betas = np.empty(_BLOCKS_MAX, np.float64)
+    known = np.zeros(_BLOCKS_MAX, np.bool_)
+    size = np.int64(-1)
+    for t in range(rows_per_table.size):
+        lo, hi = bounds[t], bounds[t + 1]
+        if hi <= lo:
+            continue
+        nt = rows_per_table[t]
+        if nt != size:  # a block's survival depends on the table's size alone
+            known[:] = False
+            size = nt
+        h = table_stream(seed, t)
+        for i in range(lo, hi):
+            k = ranks[i]
+            b, k0 = _block_of(k)
+            if not known[b]:
+                la1s[b], betas[b] = _survival_log(block_prob(k0, block_end(k0, nt), nt, exponent), m, c)
+                known[b] = True
+            age = _age(np.log(_uniform(h, k)), la1s[b], betas[b])
+            ages[i] = age
+            g = touched[i]
+            keys[i] = (np.uint64(age) << _SHIFT_32) | (_LOW32 - np.uint64(g - row_base[t] + visit_base[t]))
+            sets[i] = np.uint64(_set_of(g, n_sets))
+    return ages, keys, sets
+
+
+def _touched_keys_ref(touched, bounds, ranks, rows_per_table, row_base, visit_base, exponent, m, c, seed, n_sets):
+    """Reference of :func:`_touched_keys` in NumPy: every rank's block probability from
+    :func:`_block_probs_np`, the survival and age in array form (as :func:`steady_state_ref`)."""
+    touched = np.asarray(touched, np.int64)
     ages = np.empty(touched.size, np.uint32)
-    for i in range(touched.size):
-        t = tables[i]
-        n = rows_per_table[t]
-        k = ranks[i]
-        k0 = block_start(k)
-        la1, beta = _survival_log(block_prob(k0, block_end(k0, n), n, exponent), m, c)
-        ages[i] = _age(np.log(_uniform(table_stream(seed, t), k)), la1, beta)
-    return ages
+    keys = np.empty(touched.size, np.uint64)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        for t, n in enumerate(np.asarray(rows_per_table, np.int64).tolist()):
+            lo, hi = int(bounds[t]), int(bounds[t + 1])
+            if hi <= lo:
+                continue
+            k = np.asarray(ranks[lo:hi], np.int64)
+            p = _block_probs_np(n, exponent)[0][k]
+            la1 = np.where(p < 1.0, m * np.log1p(-np.minimum(p, 1.0)), -np.inf)
+            q = (1.0 - c) * p
+            b = np.where(q < 1.0, -m * np.log1p(-np.minimum(q, 1.0)), np.inf)
+            x = _mix64_np(np.uint64(table_stream(seed, t)) + (k + 1).astype(np.uint64) * GOLDEN_GAMMA)
+            lu = np.log(((x >> _SHIFT_11).astype(np.float64) + 1.0) * _TWO_M53)
+            ratio = (la1 - lu) / b
+            age = np.where(lu > la1, 1.0, np.where((b == 0.0) | ~(ratio < 4e9), float(AGE_MAX),
+                                                     np.minimum(2.0 + np.floor(ratio), 4294967294.0)))
+            ages[lo:hi] = age.astype(np.uint32)
+            visit = touched[lo:hi] - row_base[t] + visit_base[t]
+            keys[lo:hi] = (ages[lo:hi].astype(np.uint64) << _SHIFT_32) | (_LOW32 - visit.astype(np.uint64))
+    sets = ((touched.astype(np.uint64) * HASH_MULTIPLIER) >> np.uint64(20)) % np.uint64(n_sets)
+    return ages, keys, sets
 
 
 @njit(cache=True)
@@ -741,20 +810,15 @@ def _touched_inputs(touched, rows_per_table, row_base, table_keys, exponent, pos
     if tau_h is None:
         tau_h = horizon(rows_per_table, exponent, positions, reuse, CANDIDATE_FACTOR * n_sets * ways)
     visit_base = _update_bases(rows_per_table, row_base, reverse_tables)
-    tables = np.searchsorted(row_base, touched, side="right") - 1
-    local = touched - row_base[tables]
     ranks = np.empty(touched.size, np.int64)
     # touched ascends, so each table's rows are one slice
     bounds = np.searchsorted(touched, np.append(row_base, np.iinfo(np.int64).max))
     for t in range(rows_per_table.size):
         lo, hi = int(bounds[t]), int(bounds[t + 1])
         if hi > lo:
-            ranks[lo:hi] = feistel_inverse(local[lo:hi], int(rows_per_table[t]), keys[t])
-    ages = _touched_ages(touched, tables, ranks, rows_per_table, float(exponent), float(positions), float(reuse),
-                         int(seed))
-    visit = local + visit_base[tables]
-    key = (ages.astype(np.uint64) << _SHIFT_32) | (_LOW32 - visit.astype(np.uint64))
-    sets = ((touched.astype(np.uint64) * HASH_MULTIPLIER) >> np.uint64(20)) % np.uint64(n_sets)
+            ranks[lo:hi] = feistel_inverse(touched[lo:hi] - row_base[t], int(rows_per_table[t]), keys[t])
+    ages, key, sets = _touched_keys(touched, bounds, ranks, rows_per_table, row_base, visit_base, float(exponent),
+                                    float(positions), float(reuse), int(seed), int(n_sets))
     order = set_order(sets, key) if n_sets < 1 << 32 else np.lexsort((key, sets))
     top = min(tau_h, 1e12)
     grid = np.unique(np.ceil(np.geomspace(1.0, max(top, 1.0), AGE_GRID_POINTS)))

@@ -242,6 +242,40 @@ def test_set_order_is_lexsort(pairs, modulus):
     assert np.array_equal(set_order(sets, key), np.lexsort((key, sets)))
 
 
+@pytest.mark.parametrize("rows_per_table", [[3000, 500, 7, 1], [70_000, 70_000, 900, 70_000], [1, 1, 256, 257, 4096]])
+@pytest.mark.parametrize("exponent,reuse", [(1.1, 0.76), (1.0, 0.0), (1.2, 1.0)])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_touched_keys_kernel_equals_reference(rows_per_table, exponent, reuse, reverse):
+    """The touched rows' ages (each block's survival computed once a table size, tables of one size
+    sharing it), recency keys and sets equal their NumPy reference's, rank by rank: the steady
+    state's touched rows cannot drift from the full state's draws."""
+    from cxlsim.kernels.sampling import feistel_inverse
+    from cxlsim.kernels.vector_cache_steady import (
+        _block_of,
+        _touched_keys,
+        _touched_keys_ref,
+        _update_bases,
+        block_start,
+    )
+
+    rows, base, keys = _tables(rows_per_table)
+    rng = np.random.default_rng(11)
+    total = int(rows.sum())
+    touched = np.unique(np.concatenate((rng.integers(0, total, total // 3), base, base + rows - 1)))
+    bounds = np.searchsorted(touched, np.append(base, np.iinfo(np.int64).max))
+    ranks = np.empty(touched.size, np.int64)
+    for t in range(rows.size):
+        lo, hi = int(bounds[t]), int(bounds[t + 1])
+        ranks[lo:hi] = feistel_inverse(touched[lo:hi] - base[t], int(rows[t]), keys[t])
+    for k in np.unique(ranks).tolist():  # a block's index and first rank
+        b, k0 = _block_of(k)
+        assert k0 == block_start(k) and (k0 == k or _block_of(k0)[0] == b)
+    visit = _update_bases(rows, base, reverse)
+    args = (touched, bounds, ranks, rows, base, visit, exponent, 64.0, reuse, 7, 97)
+    for got, want in zip(_touched_keys(*args), _touched_keys_ref(*args), strict=True):
+        assert np.array_equal(got, want)
+
+
 @pytest.mark.parametrize("rows_per_table", [[1000] * 3, [40_000_000, 39_060, 17_295, 7424, 3, 63, 10, 4],
                                             list(range(1, 3000, 97)), [312_500_000 // 8] * 8])
 @pytest.mark.parametrize("exponent", [0.8, 1.0, 1.2])
