@@ -612,6 +612,7 @@ def _fill_sets(js: np.ndarray, slots: np.ndarray, set_ids: np.ndarray, starts: n
     lo_q = np.empty(MU_BUCKETS + 1, np.int64)  # lo_q[b]: the first grid index reaching bucket b's floor
     for b in range(MU_BUCKETS + 1):
         lo_q[b] = np.searchsorted(mu, top * b / MU_BUCKETS)
+    scale = MU_BUCKETS / top if top > 0.0 else 0.0
     if can_phantom:
         for k in range(min(PHANTOM_PREFETCH_SETS, n)):
             _prefetch_phantoms(bitmap, h_seed, set_ids[js[k]], ways, total_rows)
@@ -633,7 +634,7 @@ def _fill_sets(js: np.ndarray, slots: np.ndarray, set_ids: np.ndarray, starts: n
             x -= np.log(_uniform(h, 2 * i))
             if x > mu[-1]:
                 break
-            q = _first_reaching(mu, x, lo_q, top)  # the first grid age whose mean measure reaches x
+            q = _first_reaching(mu, x, lo_q, scale)  # the first grid age whose mean measure reaches x
             if q == 0:
                 tau = grid[0]
             else:
@@ -728,13 +729,15 @@ def _prefetch_phantoms(bitmap: np.ndarray, h_seed: np.uint64, s: int, ways: int,
 
 
 @njit(cache=True)
-def _first_reaching(mu: np.ndarray, x: float, lo_q: np.ndarray, top: float) -> int:
-    """``np.searchsorted(mu, x)`` (the first index with ``mu[q] >= x``) for ``0 <= x <= top = mu[-1]``,
-    started at ``x``'s bucket of ``lo_q`` and walked to the exact answer."""
-    if not top > 0.0:
-        return np.searchsorted(mu, x)
+def _first_reaching(mu: np.ndarray, x: float, lo_q: np.ndarray, scale: float) -> int:
+    """``np.searchsorted(mu, x)`` (the first index with ``mu[q] >= x``) for ``0 <= x <= mu[-1]``:
+    ``x``'s bucket of ``lo_q`` (bucket ``⌊x × scale⌋``, ``scale`` the buckets per unit of measure;
+    0: start at 0), one step taken without a branch (a bucket rarely holds more than one grid point),
+    then walked to the exact answer."""
     nb = lo_q.size - 1
-    q = lo_q[min(int(x / top * nb), nb)]
+    q = lo_q[min(np.int64(x * scale), nb)]
+    if q < mu.size:
+        q += np.int64(mu[q] < x)
     while q > 0 and mu[q - 1] >= x:
         q -= 1
     while q < mu.size and mu[q] < x:

@@ -220,14 +220,18 @@ def test_pipeline_option_declared_only_with_a_cache():
 @given(st.lists(st.floats(0.0, 50.0), min_size=1, max_size=40), st.floats(0.0, 1.0), st.integers(1, 64))
 def test_bucketed_search_is_searchsorted(steps, frac, buckets):
     """The fill's bucketed lookup returns numpy's left searchsorted for every x in [0, mu[-1]] (ties,
-    flat runs and bucket edges included)."""
+    flat runs, bucket edges and their neighbouring doubles included), whatever rounding puts x in
+    the bucket next to its own."""
     from cxlsim.kernels.vector_cache_steady import _first_reaching
 
     mu = np.maximum.accumulate(np.asarray(steps, np.float64))
     top = float(mu[-1])
     lo_q = np.array([np.searchsorted(mu, top * b / buckets) for b in range(buckets + 1)], np.int64)
-    for x in {top * frac, top, 0.0, *mu.tolist()}:
-        assert _first_reaching(mu, x, lo_q, top) == np.searchsorted(mu, x)
+    xs = {top * frac, top, 0.0, *mu.tolist(), *(top * b / buckets for b in range(buckets + 1))}
+    xs |= {y for x in xs for y in (np.nextafter(x, 0.0), np.nextafter(x, np.inf)) if 0.0 <= y <= top}
+    for scale in ({buckets / top, buckets / top * (1 + 1e-12), buckets / top * (1 - 1e-12)} if top > 0 else {0.0}):
+        for x in xs:
+            assert _first_reaching(mu, x, lo_q, scale) == np.searchsorted(mu, x)
 
 
 @settings(max_examples=100, deadline=None)
