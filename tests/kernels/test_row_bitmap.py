@@ -18,6 +18,8 @@ def test_members_equal_the_unique_rows_of_every_array_marked(total, lists, dtype
     got = members(bitmap)
     assert got.dtype == np.int64
     assert np.array_equal(got, members_ref(arrays))
+    want = np.unique(np.concatenate(arrays).astype(np.int64)) if arrays else np.zeros(0, np.int64)
+    assert np.array_equal(members_ref(arrays), want)
 
 
 def test_rows_at_word_edges_and_the_last_row():
