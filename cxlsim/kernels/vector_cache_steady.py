@@ -732,10 +732,11 @@ def _prefetch_phantoms(bitmap: np.ndarray, h_seed: np.uint64, s: int, ways: int,
 def _first_reaching(mu: np.ndarray, x: float, lo_q: np.ndarray, scale: float) -> int:
     """``np.searchsorted(mu, x)`` (the first index with ``mu[q] >= x``) for ``0 <= x <= mu[-1]``:
     ``x``'s bucket of ``lo_q`` (bucket ``⌊x × scale⌋``, ``scale`` the buckets per unit of measure;
-    0: start at 0), one step taken without a branch (a bucket rarely holds more than one grid point),
+    0: start at 0; past the last bucket, infinite or NaN: the last), one step taken without a branch (a bucket rarely holds more than one grid point),
     then walked to the exact answer."""
     nb = lo_q.size - 1
-    q = lo_q[min(np.int64(x * scale), nb)]
+    f = x * scale  # inf or nan where the measure's top is subnormal (``scale`` overflows): the last bucket
+    q = lo_q[np.int64(f) if f < nb else nb]
     if q < mu.size:
         q += np.int64(mu[q] < x)
     while q > 0 and mu[q - 1] >= x:
