@@ -331,6 +331,26 @@ def _mix64_np(z: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
+def _survival_log_np(p: np.ndarray, m: float, c: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_survival_log` of every probability of ``p``: ``(log A(1), β)``."""
+    log_a1 = np.where(p < 1.0, m * np.log1p(-np.minimum(p, 1.0)), -np.inf)
+    q = (1.0 - c) * p
+    return log_a1, np.where(q < 1.0, -m * np.log1p(-np.minimum(q, 1.0)), np.inf)
+
+
+def _uniform_np(h: np.uint64, k: np.ndarray) -> np.ndarray:
+    """:func:`_uniform` of every rank of ``k`` under the table's stream ``h``."""
+    x = _mix64_np(np.uint64(h) + (k + 1).astype(np.uint64) * GOLDEN_GAMMA)
+    return ((x >> _SHIFT_11).astype(np.float64) + 1.0) * _TWO_M53
+
+
+def _age_np(lu: np.ndarray, la1: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """:func:`_age` of every ``(log u, log A(1), β)``."""
+    ratio = (la1 - lu) / beta
+    return np.where(lu > la1, 1.0, np.where((beta == 0.0) | ~(ratio < 4e9), float(AGE_MAX),
+                                            np.minimum(2.0 + np.floor(ratio), 4294967294.0))).astype(np.uint32)
+
+
 def _block_probs_np(n: int, exponent: float) -> tuple[np.ndarray, np.ndarray]:
     """Each rank's block mean probability (:func:`block_prob`) and each block's first rank, in NumPy."""
     edges = [0]
@@ -364,26 +384,19 @@ def steady_state_ref(rows_per_table, row_base, table_keys, exponent: float, posi
         for t, n in enumerate(rows_per_table.tolist()):
             k = np.arange(n, dtype=np.int64)
             p, starts = _block_probs_np(n, exponent)
-            log_a1 = np.where(p < 1.0, m * np.log1p(-np.minimum(p, 1.0)), -np.inf)
-            q = (1.0 - c) * p
-            beta = np.where(q < 1.0, -m * np.log1p(-np.minimum(q, 1.0)), np.inf)
+            log_a1, beta = _survival_log_np(p, m, c)
             if tau_h <= 0:
                 lh = np.zeros(n)
             elif tau_h <= 1:
                 lh = log_a1
             else:
                 lh = np.where(beta == np.inf, -np.inf, np.where(beta == 0.0, log_a1, log_a1 - beta * (tau_h - 1.0)))
-            h = np.uint64(table_stream(seed, t))
-            x = _mix64_np(h + (k + 1).astype(np.uint64) * GOLDEN_GAMMA)
-            u = ((x >> _SHIFT_11).astype(np.float64) + 1.0) * _TWO_M53
+            u = _uniform_np(table_stream(seed, t), k)
             thr = np.exp(lh)
             tail = (n - starts) * (1.0 - thr[starts]) < TAIL_EXPECTED
             stop = int(starts[np.argmax(tail)]) if tail.any() else n
             keep = (u > thr) & (k < stop)
-            lu, la1, b = np.log(u[keep]), log_a1[keep], beta[keep]
-            ratio = (la1 - lu) / b
-            age = np.where(lu > la1, 1.0, np.where((b == 0.0) | ~(ratio < 4e9), float(AGE_MAX),
-                                                     np.minimum(2.0 + np.floor(ratio), 4294967294.0))).astype(np.uint32)
+            age = _age_np(np.log(u[keep]), log_a1[keep], beta[keep])
             rows = feistel_permute(k[keep], n, np.uint64(table_keys[t]))
             all_g.append(rows + row_base[t])
             all_age.append(age)
@@ -518,8 +531,8 @@ def _block_of(k: int) -> tuple[int, int]:
     if k < (np.int64(1) << BLOCK_SHIFT):
         return k, k
     e = 63 - np.int64(leading_zeros(np.uint64(k)))  # 2**e <= k < 2**(e + 1)
-    sh = e - BLOCK_SHIFT
-    return ((e - BLOCK_SHIFT) << BLOCK_SHIFT) + (k >> sh), (k >> sh) << sh
+    sh = e - BLOCK_SHIFT  # the octave's blocks are 2**sh ranks each
+    return (sh << BLOCK_SHIFT) + (k >> sh), (k >> sh) << sh
 
 
 @njit(cache=True)
@@ -563,7 +576,7 @@ def _touched_keys(touched: np.ndarray, bounds: np.ndarray, ranks: np.ndarray, ro
 
 def _touched_keys_ref(touched, bounds, ranks, rows_per_table, row_base, visit_base, exponent, m, c, seed, n_sets):
     """Reference of :func:`_touched_keys` in NumPy: every rank's block probability from
-    :func:`_block_probs_np`, the survival and age in array form (as :func:`steady_state_ref`)."""
+    :func:`_block_probs_np`, the survival and age in array form (the helpers :func:`steady_state_ref` uses)."""
     touched = np.asarray(touched, np.int64)
     ages = np.empty(touched.size, np.uint32)
     keys = np.empty(touched.size, np.uint64)
@@ -573,16 +586,8 @@ def _touched_keys_ref(touched, bounds, ranks, rows_per_table, row_base, visit_ba
             if hi <= lo:
                 continue
             k = np.asarray(ranks[lo:hi], np.int64)
-            p = _block_probs_np(n, exponent)[0][k]
-            la1 = np.where(p < 1.0, m * np.log1p(-np.minimum(p, 1.0)), -np.inf)
-            q = (1.0 - c) * p
-            b = np.where(q < 1.0, -m * np.log1p(-np.minimum(q, 1.0)), np.inf)
-            x = _mix64_np(np.uint64(table_stream(seed, t)) + (k + 1).astype(np.uint64) * GOLDEN_GAMMA)
-            lu = np.log(((x >> _SHIFT_11).astype(np.float64) + 1.0) * _TWO_M53)
-            ratio = (la1 - lu) / b
-            age = np.where(lu > la1, 1.0, np.where((b == 0.0) | ~(ratio < 4e9), float(AGE_MAX),
-                                                     np.minimum(2.0 + np.floor(ratio), 4294967294.0)))
-            ages[lo:hi] = age.astype(np.uint32)
+            la1, beta = _survival_log_np(_block_probs_np(n, exponent)[0][k], m, c)
+            ages[lo:hi] = _age_np(np.log(_uniform_np(table_stream(seed, t), k)), la1, beta)
             visit = touched[lo:hi] - row_base[t] + visit_base[t]
             keys[lo:hi] = (ages[lo:hi].astype(np.uint64) << _SHIFT_32) | (_LOW32 - visit.astype(np.uint64))
     sets = ((touched.astype(np.uint64) * HASH_MULTIPLIER) >> np.uint64(20)) % np.uint64(n_sets)
