@@ -125,3 +125,31 @@ def test_one_access_posting_more_than_the_queue_holds_never_overfills_it(banks, 
         queued = sorted(g for b in range(banks) for g, _ in st.posted_writes(0, b))
         assert queued == [g for g in range(base // 256, base // 256 + units) if st.pending_until_ns(g) == np.inf]
         assert len(queued) == min(cap, units)
+
+
+@pytest.mark.parametrize("reference", [False, True])
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_each_banks_head_ready_time_follows_its_ring(seed, reference):
+    """The drain reads each ring's oldest ready time from ``pq_hr`` (inf when the ring is empty),
+    kept beside the rings: after every serve, mixed reads and writes of several sizes over two
+    modules of four banks and a small queue (posts, drains by a full queue, by an idle bank, by an
+    access to a queued unit), and after the final drain, it is each ring's head."""
+    rng = np.random.default_rng(seed)
+    m = _model(True, write_queue_entries=6, parallel_units_count=4)
+    st = m.new_state(2, 512)
+    t = 0.0
+    for _ in range(6):
+        n = 40
+        issue = t + np.cumsum(rng.exponential(30.0, n))
+        t = float(issue[-1])
+        addr = rng.integers(0, 64, n) * 64
+        size = rng.choice([64, 256, 1024], n)
+        m.serve(AccessStream.of(issue, addr, size, rng.random(n) < 0.6), st, 4, modules=2, interleave_B=512,
+                reference=reference)
+        for mod in range(2):
+            for b in range(4):
+                heads = st.posted_writes(mod, b)
+                assert st.pq_hr[mod, b] == (heads[0][1] if heads else np.inf), (mod, b)
+        assert np.isfinite(st.pq_hr).sum() == (st.pq_len > 0).sum()
+    m.drain(st, t + 1.0)
+    assert np.isinf(st.pq_hr).all() and st.pq_n.sum() == 0

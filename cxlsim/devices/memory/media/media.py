@@ -253,6 +253,7 @@ class MediaState:
         self.pq_head = np.zeros((modules, banks), np.int64)
         self.pq_len = np.zeros((modules, banks), np.int64)
         self.pq_n = np.zeros(modules, np.int64)
+        self.pq_hr = np.full((modules, banks), np.inf)  # each ring's oldest write's ready time (inf: empty)
         self.horizon_ns = -math.inf  # latest issue time seen
         self.served_since_scan = 0  # accesses served since the pending table was last scanned
 
@@ -733,7 +734,8 @@ class MediaModel(DeviceModel):
             room = 2 * max_units + 2
             # the kernel is compiled per policy: the other policy's state goes in as None
             rp = self._read_priority
-            posted = (state.pq_g, state.pq_s, state.pq_r, state.pq_head, state.pq_len, state.pq_n) if rp else (None,) * 6
+            posted = ((state.pq_g, state.pq_s, state.pq_r, state.pq_head, state.pq_len, state.pq_n, state.pq_hr)
+                      if rp else (None,) * 7)
             fifo = (None, None) if rp else (state.wq_ring, state.wq_head)
             i, stopped = 0, False
             while i < n:
@@ -824,6 +826,7 @@ class MediaModel(DeviceModel):
                 state.pq_len[m, b] = len(q)
                 for k, (g, r) in enumerate(q):
                     state.pq_g[m, b, k], state.pq_r[m, b, k] = g, r
+                state.pq_hr[m, b] = q[0][1] if q else math.inf
             state.pq_n[m] = sum(map(len, per_bank))
         K.reslot_posted(state.keys, state.pq_g, state.pq_s, state.pq_head, state.pq_len)
         return start, complete, ack, c
@@ -838,7 +841,7 @@ class MediaModel(DeviceModel):
         ip = self._ip(state, 1)
         end = max(float(at_ns), K.flush_posted(self._fp, ip, state.bank_free, state.times,
                                                self._wear(state), state.pq_g, state.pq_s, state.pq_r, state.pq_head,
-                                               state.pq_len, state.pq_n))
+                                               state.pq_len, state.pq_n, state.pq_hr))
         if p.wcb_entries == 0:
             return DrainResult(end, 0.0, 0.0)
         lines = [state.buffered_units(m) for m in range(state.modules)]

@@ -154,7 +154,9 @@ from cxlsim.kernels.prefetch import prefetch_write
 # --- posted writes (read priority) ---------------------------------------------------------------
 # Module m's write queue is one FIFO ring per bank: ``pq_g[m, b, k]`` (unit), ``pq_s[m, b, k]`` (its
 # pending-table slot) and ``pq_r[m, b, k]`` (ready time, ns) from ``pq_head[m, b]`` for
-# ``pq_len[m, b]`` entries; ``pq_n[m]`` counts the module's entries, at most ``pq_g.shape[2]``. A
+# ``pq_len[m, b]`` entries; ``pq_n[m]`` counts the module's entries, at most ``pq_g.shape[2]``;
+# ``pq_hr[m, b]`` is the ready time of the ring's oldest entry (inf when it is empty), kept beside
+# the rings so that the drain's search for the bank to start first reads two flat arrays. A
 # posted unit's pending-until is QUEUED until its write starts ("is booked"): then it is its
 # completion, as for a write booked at once. A QUEUED slot is never reused, so the stored slot holds
 # until a table rebuild, which calls :func:`reslot_posted`.
@@ -164,13 +166,13 @@ from cxlsim.kernels.prefetch import prefetch_write
 def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                  bank_free, cmd_free, last_line, wq_ring, wq_head, wcb_tag, wcb_filt, wcb_stamp, stamp,
                  wcb_prev, wcb_next, wcb_lru,
-                 keys, times, used, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, loop_ring,
+                 keys, times, used, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr, loop_ring,
                  loop_tree, wloop_ring, wloop_tree, start_out, complete_out, ack_out, counters, need, ready, mod_end):
     """Serve accesses ``first..n-1`` in order; returns the index reached (n when done).
 
     State arrays are updated in place; ``need``, ``ready``, ``mod_end`` are per-module scratch
     (``need``: units of the access on the module that the write-combining buffer misses). Pass
-    either ``wq_ring``/``wq_head`` (arrival order) or the six ``pq_*`` arrays (read priority), the
+    either ``wq_ring``/``wq_head`` (arrival order) or the seven ``pq_*`` arrays (read priority), the
     other group as None, and ``wear_count`` None when wear levelling is off. ``loop_ring`` holds the
     completions of the accesses in flight (the reads' with split pools); ``wloop_ring`` the writes'
     with split pools (None: one pool), whose next slots are ``loop_pos`` = [read slot, write slot].
@@ -245,7 +247,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                 p = pend_lookup(keys, times, g0)
                 if pq_n is not None and p == QUEUED:
                     p = _drain_unit(m, b, g0, fp, ip, bank_free, times, wear_count,
-                                    pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+                                    pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr)
                 if p > t0:
                     t0 = p
             if t0 > t:
@@ -257,9 +259,9 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             else:
                 cs = max(t0, cmd_free[m])
                 cmd_free[m] = cs + fp[F_CMD_R] + fp[F_BUS_R]
-                if pq_n is not None and _starts_before(m, b, cs + fp[F_CMD_R], bank_free, pq_r, pq_head, pq_len):
+                if pq_n is not None and _starts_before(m, b, cs + fp[F_CMD_R], bank_free, pq_hr):
                     _drain_idle(m, b, cs + fp[F_CMD_R], fp, ip, bank_free, times, wear_count,
-                                pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+                                pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr)
                 u = _media_read(m, loc, b, cs + fp[F_CMD_R], fp, last_line, bank_free)
                 c_mr += unit
             done = max(t0, u)
@@ -283,7 +285,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         if pq_n is not None and p == QUEUED:
                             m, loc, b = _where(g, ip)
                             p = _drain_unit(m, b, g, fp, ip, bank_free, times, wear_count,
-                                            pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+                                            pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr)
                         if p > t0:
                             t0 = p
                 if t0 > t:
@@ -302,9 +304,9 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         u = t0 + fp[F_WCB_READ]
                         c_hits += 1
                     else:
-                        if pq_n is not None and _starts_before(m, b, ready[m], bank_free, pq_r, pq_head, pq_len):
+                        if pq_n is not None and _starts_before(m, b, ready[m], bank_free, pq_hr):
                             _drain_idle(m, b, ready[m], fp, ip, bank_free, times, wear_count,
-                                        pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+                                        pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr)
                         u = _media_read(m, loc, b, ready[m], fp, last_line, bank_free)
                         ready[m] += fp[F_BUS_R]  # the module's next unit: the bus's next slot
                         c_mr += unit
@@ -323,7 +325,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                             posts = need[m] if wcb == 0 else need[m] - (wcb - wcb_lru[m, 2])
                             while posts > 0 and pq_n[m] > 0 and pq_n[m] + posts > qcap:
                                 ack = max(ack, _drain_first(m, fp, ip, bank_free, times, wear_count,
-                                                            pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)[0])
+                                                            pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr)[0])
                 for k in range(mc):
                     m = _cyc(mf, k, modules)
                     ready[m] = ack  # a unit evicted by this same access needs no command
@@ -353,7 +355,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                                 vs = pend_slot(keys, times, used, vg, now)
                                 if pq_n is not None:
                                     _post(m, vb, vg, vs, max(ready[m], times[vs]), fp, ip, bank_free, times,
-                                          wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+                                          wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr)
                                 else:
                                     wd = _media_write(m, vb, max(ready[m], times[vs]), vs, fp, ip, bank_free, times,
                                                       wear_count)
@@ -362,12 +364,12 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                             sl = pend_slot(keys, times, used, g, now)
                             if pq_n is not None and times[sl] == QUEUED:
                                 _drain_unit(m, b, g, fp, ip, bank_free, times, wear_count,
-                                            pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+                                            pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr)
                             if partial and ip[I_RMW] == 1:
                                 s = max(ready[m], times[sl])
-                                if pq_n is not None and _starts_before(m, b, s, bank_free, pq_r, pq_head, pq_len):
+                                if pq_n is not None and _starts_before(m, b, s, bank_free, pq_hr):
                                     _drain_idle(m, b, s, fp, ip, bank_free, times, wear_count,
-                                                pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+                                                pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr)
                                 fd = _fill_read(m, b, s, fp, bank_free)
                                 c_mr += unit
                                 c_rmw += 1
@@ -388,19 +390,19 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         sl = pend_slot(keys, times, used, g, now)
                         if pq_n is not None and times[sl] == QUEUED:
                             _drain_unit(m, b, g, fp, ip, bank_free, times, wear_count,
-                                        pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+                                        pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr)
                         if partial and ip[I_RMW] == 1:
                             s = max(r, times[sl])
-                            if pq_n is not None and _starts_before(m, b, s, bank_free, pq_r, pq_head, pq_len):
+                            if pq_n is not None and _starts_before(m, b, s, bank_free, pq_hr):
                                 _drain_idle(m, b, s, fp, ip, bank_free, times, wear_count,
-                                            pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+                                            pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr)
                             r = _fill_read(m, b, s, fp, bank_free)
                             c_mr += unit
                             c_rmw += 1
                         if pq_n is not None:
                             u = max(r, times[sl])  # in the controller's queue (posted)
                             _post(m, b, g, sl, u, fp, ip, bank_free, times, wear_count,
-                                  pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+                                  pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr)
                         else:
                             u = _media_write(m, b, max(r, times[sl]), sl, fp, ip, bank_free, times, wear_count)
                             mod_end[m] = max(mod_end[m], u)

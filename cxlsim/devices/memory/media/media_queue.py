@@ -85,57 +85,60 @@ def _media_write(m, b, ready, slot, fp, ip, bank_free, times, wear_count):
 
 
 @refcount_free_jit(inline="always")
-def _starts_before(m, b, x, bank_free, pq_r, pq_head, pq_len):
+def _starts_before(m, b, x, bank_free, pq_hr):
     """Whether bank ``b``'s oldest posted write starts before ``x`` ns (the kernel's cheap test
     before it calls :func:`_drain_idle`, which is kept out of line)."""
-    return pq_len[m, b] > 0 and max(pq_r[m, b, pq_head[m, b]], bank_free[m, b]) < x
+    return max(pq_hr[m, b], bank_free[m, b]) < x
 
 
 @refcount_free_jit(inline="always")
-def _book_head(m, b, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
+def _book_head(m, b, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr):
     """Start bank ``b``'s oldest posted write on the media; returns its completion, ns."""
     h = pq_head[m, b]
     sl = pq_s[m, b, h]
     r = pq_r[m, b, h]
-    pq_head[m, b] = h + 1 if h + 1 < pq_g.shape[2] else 0
+    h = h + 1 if h + 1 < pq_g.shape[2] else 0
+    pq_head[m, b] = h
     pq_len[m, b] -= 1
     pq_n[m] -= 1
+    pq_hr[m, b] = pq_r[m, b, h] if pq_len[m, b] > 0 else np.inf
     return _media_write(m, b, r, sl, fp, ip, bank_free, times, wear_count)
 
 
 @refcount_free_jit
-def _drain_idle(m, b, x, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
+def _drain_idle(m, b, x, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr):
     """Start the posted writes of bank ``b`` that it reaches, idle, before a read arriving at
     ``x`` ns: a read waits for a write that has started, never for one still queued."""
-    while pq_len[m, b] > 0:
-        if max(pq_r[m, b, pq_head[m, b]], bank_free[m, b]) >= x:
-            return
-        _book_head(m, b, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+    while pq_len[m, b] > 0 and max(pq_hr[m, b], bank_free[m, b]) < x:
+        _book_head(m, b, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr)
 
 
 @refcount_free_jit(inline="always")
-def _first_bank(m, bank_free, pq_r, pq_head, pq_len):
+def _first_bank(m, bank_free, pq_hr):
     """The bank of module ``m`` whose oldest posted write can start first (the lowest on a tie);
-    the queue must not be empty."""
-    best = -1
-    first = np.inf
-    for b in range(pq_len.shape[1]):
-        if pq_len[m, b] > 0:
-            s = max(pq_r[m, b, pq_head[m, b]], bank_free[m, b])
-            if s < first:
-                first = s
-                best = b
+    the queue must not be empty. One pass without branches over the banks' head ready times
+    (``pq_hr``, inf for an empty queue) and free times: a branch per bank mispredicts often (the
+    winner moves from drain to drain), and the scan was half a write-heavy stream's time."""
+    best = 0
+    first = max(pq_hr[m, 0], bank_free[m, 0])
+    for b in range(1, pq_hr.shape[1]):
+        s = max(pq_hr[m, b], bank_free[m, b])
+        earlier = s < first
+        first = s if earlier else first
+        best = b if earlier else best
     return best
 
 
 @refcount_free_jit(inline="always")
-def _drain_first(m, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
+def _drain_first(m, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr):
     """Write drain: start module ``m``'s posted write that can start first (:func:`_first_bank`),
     ahead of any later read; returns ``(start, completion)``, ns: its queue entry is free from
     its start. The queue must not be empty."""
-    b = _first_bank(m, bank_free, pq_r, pq_head, pq_len)
-    first = max(pq_r[m, b, pq_head[m, b]], bank_free[m, b])
-    done = _book_head(m, b, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+    b = _first_bank(m, bank_free, pq_hr)
+    if pq_len[m, b] == 0:  # ``pq_hr`` out of step with the rings: stop rather than corrupt them
+        raise AssertionError("media write queue: the drain found no queued write (head ready times stale)")
+    first = max(pq_hr[m, b], bank_free[m, b])
+    done = _book_head(m, b, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr)
     return first, done
 
 
@@ -144,18 +147,18 @@ _drain_first_call = refcount_free_jit(_drain_first.py_func)
 
 
 @refcount_free_jit
-def _drain_unit(m, b, g, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
+def _drain_unit(m, b, g, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr):
     """Start bank ``b``'s posted writes up to and including unit ``g``'s (an access to a queued
     unit forces them out); returns ``g``'s completion, ns."""
     while True:
         hg = pq_g[m, b, pq_head[m, b]]
-        done = _book_head(m, b, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+        done = _book_head(m, b, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr)
         if hg == g:
             return done
 
 
 @refcount_free_jit(inline="always")
-def _post(m, b, g, sl, r, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
+def _post(m, b, g, sl, r, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr):
     """Queue unit ``g``'s (pending-table slot ``sl``) media write on bank ``b``, ready at ``r`` ns.
     A full queue first drains one write (only when one access posts more writes than the queue
     holds: the access's acknowledgement already waited for room). The queue then has room, or
@@ -163,7 +166,7 @@ def _post(m, b, g, sl, r, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r
     with a corrupted queue (a drain looking for the lost write would never end)."""
     cap = pq_g.shape[2]
     if pq_n[m] >= cap:
-        _drain_first_call(m, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)
+        _drain_first_call(m, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr)
     if pq_n[m] >= cap:
         raise AssertionError("media write queue: a module's posted writes would exceed write_queue_entries")
     k = pq_head[m, b] + pq_len[m, b]
@@ -172,6 +175,8 @@ def _post(m, b, g, sl, r, fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r
     pq_g[m, b, k] = g
     pq_s[m, b, k] = sl
     pq_r[m, b, k] = r
+    if pq_len[m, b] == 0:
+        pq_hr[m, b] = r
     pq_len[m, b] += 1
     pq_n[m] += 1
     times[sl] = QUEUED
@@ -191,12 +196,12 @@ def reslot_posted(keys, pq_g, pq_s, pq_head, pq_len):
 
 
 @refcount_free_jit
-def flush_posted(fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n):
+def flush_posted(fp, ip, bank_free, times, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr):
     """Start every posted write (write drain, module by module); returns the latest completion
     (-inf if none was queued)."""
     end = NO_TIME
     for m in range(pq_n.shape[0]):
         while pq_n[m] > 0:
             end = max(end, _drain_first(m, fp, ip, bank_free, times, wear_count,
-                                        pq_g, pq_s, pq_r, pq_head, pq_len, pq_n)[1])
+                                        pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr)[1])
     return end
