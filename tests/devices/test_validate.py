@@ -30,6 +30,7 @@ KNOWN_MISSES = {
     "pcie-a100-d2h-by-size",  # 1 MB: a 24 us fixed cost, GPU -> host only, against gdrcopy's 6-7 us
     "pcie-h200-h2d-by-size",  # 1 MB: the gVisor host's ~17 us per copy against the i5's call path
     "pcie-h200-d2h-by-size",  # 1 MB: as above, GPU -> host
+    "cxl-e3s-idle-latency",  # a lone flit's serialisation (one idle latency) on DDR4 media latencies
     "cxl-pool-idle-latency",  # §5: a whole switched path below §1's direct device vs CXL-DMSim's per-hop +200 ns
     "cxl-pool-idle-latency-beluga",  # §5: the other side of that disagreement (750 ns through another pool)
 }

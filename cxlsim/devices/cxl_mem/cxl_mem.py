@@ -22,10 +22,12 @@ Contract (units: time ns, data B, bandwidth GB/s; the API of :mod:`cxlsim.device
 model, :class:`CxlMem`, holds its part models (``link``, ``controller``, ``switch`` or None) and the
 media's validated preset (``media_preset``; the media *model* is built only on demand,
 :meth:`CxlMem.media_model`, so that a composite builds without numba); ``path`` is the
-:class:`~cxlsim.devices.fabric.cxl_path.FabricPath` a system would build from the same parts (one link,
-or link - switch - link), and :meth:`CxlMem.read_line_ns` the controller's CXL.mem line read over
-it (the systems' timing). The kind's microbenchmark (:func:`cxlsim.validate.cxl_mlc.microbench`, a tool) runs the discrete
-queueing model of :mod:`cxlsim.validate.cxl_mlc` over :func:`cxlsim.validate.cxl_mlc.fabric_of` (JSON keys:
+:class:`~cxlsim.devices.fabric.cxl_path.FabricPath` of the same parts (one link, or link - switch -
+link). Its timing is one model, :mod:`cxlsim.devices.cxl_mem.queueing` (host credits, each link
+direction's server, the switch's egress arbitration, the device's read and write queues, the media
+channels), over :meth:`CxlMem.fabric`; :meth:`CxlMem.read_line_ns` is that model's unloaded line
+read, the same number the kind's microbenchmark (:func:`cxlsim.validate.cxl_mlc.microbench`, which
+drives the model with MLC's load generators) reports as ``idle_latency_ns`` (JSON keys:
 ``docs/devices-fabric.md``, "CXL memory devices"). No bounded op; no energy of its own (its parts
 have theirs, priced where a system uses them).
 """
@@ -39,6 +41,7 @@ from typing import Any
 from cxlsim.config.catalog import Preset
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.devices.base import DeviceModel
+from cxlsim.devices.cxl_mem.queueing import Fabric, fabric_of, idle_read_ns
 from cxlsim.devices.fabric.interface import FabricPath
 from cxlsim.devices.registry import DeviceFamily, family_kind, get_family, load_preset, register
 from cxlsim.errors import ConfigError
@@ -181,11 +184,16 @@ class CxlMem(DeviceModel):
             self._media = get_family(self.media_preset.family).build(self.media_preset.params)
         return self._media
 
+    def fabric(self, **changes: Any) -> Fabric:
+        """The timing model's view of this device (:func:`~cxlsim.devices.cxl_mem.queueing.fabric_of`;
+        ``changes`` replace its fields, for ablations)."""
+        return fabric_of(self, **changes)
+
     def read_line_ns(self, pattern: str = "random") -> float:
-        """The controller's unloaded CXL.mem line read over :attr:`path` (the systems' timing), ns."""
-        m = self.media_preset.params
-        media_ns = m["read_latency_sequential_ns"] if pattern == "sequential" else m["read_latency_random_ns"]
-        return self.controller.read_line_ns(media_ns, self.path)
+        """Unloaded latency of one CXL.mem line read, ns: the timing model's closed form
+        (:func:`~cxlsim.devices.cxl_mem.queueing.idle_read_ns`), equal to the microbenchmark's
+        ``idle_latency_ns`` (pointer chase, ``pattern``) -- one idle latency per device."""
+        return idle_read_ns(self.fabric(), pattern)
 
 
 def build(params: ParamSet) -> CxlMem:

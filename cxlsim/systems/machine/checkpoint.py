@@ -56,17 +56,17 @@ class CheckpointServices:
         k = int(math.ceil(nbytes / burst_B))
         dst = dst_base + np.arange(k, dtype=np.int64) * burst_B
         if not read_source:  # the host holds the rows it just updated: in its last-level cache, if it has one
-            end = self.serve(side.ckpt_mem, t, dst, burst_B, True, outstanding).done_ns
+            end = self.serve(side.ckpt_mem, t, dst, burst_B, True, outstanding, by="agent").done_ns
             if self.llc is not None:
                 end = max(end, self.reread_rows(side, t, rows))
             return end
         src = self.rows_addr(rows)
         if side.ckpt_mem is not side.tables:  # two streams: with (reads, writes), each takes its own pool
-            r = self.serve(side.tables, t, src, self.row_B, False, outstanding)
-            w = self.serve(side.ckpt_mem, t, dst, burst_B, True, outstanding)
+            r = self.serve(side.tables, t, src, self.row_B, False, outstanding, by="agent")
+            w = self.serve(side.ckpt_mem, t, dst, burst_B, True, outstanding, by="agent")
             return max(r.done_ns, w.done_ns)
         addr, size, wr = log_copy_stream(src, dst_base, self.row_B, burst_B)
-        return self.serve(side.tables, t, addr, size, wr, outstanding).done_ns
+        return self.serve(side.tables, t, addr, size, wr, outstanding, by="agent").done_ns
 
     def reread_rows(self, side: MemSide, t: float, rows: np.ndarray) -> float:
         """The host reads rows it just updated (a checkpoint agent on the host copying them into a
@@ -95,7 +95,7 @@ class CheckpointServices:
         burst_B = self.agent.burst_B()
         k = int(math.ceil(nbytes / burst_B))
         addr = base + np.arange(k, dtype=np.int64) * burst_B
-        w = self.serve(side.ckpt_mem, t, addr, burst_B, True, outstanding)
+        w = self.serve(side.ckpt_mem, t, addr, burst_B, True, outstanding, by="agent")
         return float(max(w.done_ns, t + pull_ns))
 
     def count_pull(self, side: MemSide, nbytes: float) -> None:

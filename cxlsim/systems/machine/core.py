@@ -110,6 +110,8 @@ class TrainingMachine(MemoryServices, TransferServices, GpuPhases, CheckpointSer
             self.cache = starting_cache(p.vector_cache_start, streams, int(p.vector_cache_GB * 1e9 // self.row_B),
                                         self.engine.device.params.update_table_order == "reverse",
                                         streams.n if run_batches is None else run_batches)
+        #: the host-side requesters' fabric paths to the memory devices' memories (MemoryServices.host_crossings)
+        self.crossings = self.host_crossings()
         self.engine_lane = side.engine_lane
         self.mover_lane = self.mover.lane
         self.agent_lane = side.agent_lane

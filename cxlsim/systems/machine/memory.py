@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cxlsim.arrays import unique as sorted_unique
-from cxlsim.devices.memory.media.media import AccessStream
+from cxlsim.devices.memory.media.media import AccessStream, Crossing
 from cxlsim.devices.registry import has_capability
 from cxlsim.engine.executor import OpOutcome
 from cxlsim.kernels.vector_cache import cache_access
@@ -46,9 +46,11 @@ class Memory:
         self.interleave_B = role.interleave_B
         self.state = self.model.new_state(self.modules, self.interleave_B)
 
-    def serve(self, t_ns: float, addr_B: np.ndarray, size_B, is_write, outstanding: int | tuple[int, int]):
+    def serve(self, t_ns: float, addr_B: np.ndarray, size_B, is_write, outstanding: int | tuple[int, int],
+              crossing: Crossing | None = None):
         """Serve accesses issued together at ``t_ns`` (in order, at most ``outstanding`` in flight:
-        one closed loop, or ``(reads, writes)``, a requester with separate read and write channels).
+        one closed loop, or ``(reads, writes)``, a requester with separate read and write channels;
+        ``crossing``: the requester's fabric path to the modules, None when attached).
 
         Every stream of a step is issued at the step's start: the media model needs issue times
         that never decrease across calls, and steps start in simulated-time order. Only totals are
@@ -56,7 +58,8 @@ class Memory:
         returned; writes: acknowledged, durable in the ADR domain; media work may go on, SPEC §2.2).
         """
         stream = AccessStream.of(t_ns, addr_B, size_B, is_write)
-        return self.model.serve(stream, self.state, outstanding, self.modules, self.interleave_B, per_access=False)
+        return self.model.serve(stream, self.state, outstanding, self.modules, self.interleave_B, per_access=False,
+                                crossing=crossing)
 
 
 def interleave(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -125,6 +128,27 @@ class MemoryServices:
     A part of :class:`~cxlsim.systems.machine.TrainingMachine` (which holds the state it reads);
     its public methods are what the pipeline axes may call (:mod:`cxlsim.systems.machine.services`)."""
 
+    def host_crossings(self) -> dict[tuple[str, str], Crossing]:
+        """``{(requester, memory key): Crossing}``: the memories a requester on the host (the
+        embedding engine, the checkpoint agent) reaches across the fabric -- each memory device's
+        table and log memory, from the host over ``fabric.path("host", ("mem", m))`` with the CXL
+        controller's protocol time (one CXL.mem line read of a row's first line is then the
+        controller's ``read_line_ns`` over that path plus the media). None of them where the
+        system has no fabric or the requester is on the memory device."""
+        out: dict[tuple[str, str], Crossing] = {}
+        if self.fabric is None or self.cxl is None:
+            return out
+        on_host = [who for who, impl in (("engine", self.engine), ("agent", self.agent))
+                   if impl is not None and impl.lane == "host_cpu"]
+        for m, side in enumerate(self.sides):
+            path = self.fabric.path("host", ("mem", m))
+            crossing = Crossing(request_ns=self.cxl.proto_ns + path.message_ns(0), response_ns=path.message_ns(0),
+                                ns_per_B=path.per_message_ns(self.cxl.line_B) / self.cxl.line_B)
+            for who in on_host:
+                for mem in (side.tables, side.ckpt_mem):
+                    out[(who, mem.key)] = crossing
+        return out
+
     def round_GiB(self, nbytes: float) -> int:
         """``nbytes`` rounded up to whole GiB (log areas start on a GiB)."""
         return int(math.ceil(nbytes / GiB) * GiB)
@@ -161,7 +185,7 @@ class MemoryServices:
         or, from storage, synchronous page faults (one per worker thread in flight) whose handling
         the threads pay on top of the device's time. Returns (result, done_ns)."""
         if not self.on_storage(mem):
-            res = self.serve(mem, t, self.rows_addr(rows), self.row_B, False, out)
+            res = self.serve(mem, t, self.rows_addr(rows), self.row_B, False, out, by="engine")
             return res, res.done_ns
         res = self.serve(mem, t, self.rows_addr(rows), self.row_B, False, self.cpu.storage_reads_in_flight())
         return res, res.done_ns + self.cpu.fault_ns(rows.size)
@@ -172,12 +196,14 @@ class MemoryServices:
             return t
         if self.on_storage(mem):
             out = self.cpu.storage_reads_in_flight()
-        return self.serve(mem, t, self.rows_addr(rows), self.row_B, True, out).done_ns
+        return self.serve(mem, t, self.rows_addr(rows), self.row_B, True, out, by="engine").done_ns
 
-    def serve(self, mem: Memory, t_ns: float, addr_B: np.ndarray, size_B, is_write, outstanding: int | tuple[int, int]):
+    def serve(self, mem: Memory, t_ns: float, addr_B: np.ndarray, size_B, is_write, outstanding: int | tuple[int, int],
+              by: str = ""):
         """:meth:`Memory.serve` (``outstanding``: one limit, or ``(reads, writes)`` pools), charging
-        what it moved to the batch being served."""
-        res = mem.serve(t_ns, addr_B, size_B, is_write, outstanding)
+        what it moved to the batch being served. ``by``: the requester (``"engine"``, ``"agent"``):
+        where it reaches ``mem`` across the fabric (:attr:`crossings`), each access pays the path."""
+        res = mem.serve(t_ns, addr_B, size_B, is_write, outstanding, self.crossings.get((by, mem.key)))
         tr = self._ledger.traffic(mem.key)
         tr.media_read_B += float(res.media_read_B)
         tr.media_write_B += float(res.media_write_B)
@@ -247,7 +273,7 @@ class MemoryServices:
             return t
         if self.on_storage(mem):
             out = self.cpu.storage_reads_in_flight()
-        return self.serve(mem, t, addr, size, True, out).done_ns
+        return self.serve(mem, t, addr, size, True, out, by="engine").done_ns
 
     def _read_below(self, side: MemSide, t: float, rows: np.ndarray, wb, out: int, finish,
                     segmented: bool = True, count_raw: bool = True):
@@ -331,7 +357,7 @@ class MemoryServices:
 
         if self.on_storage(mem):  # the reads fault the pages in; the writes dirty them
             a, wr = stream(addr)
-            res = self.serve(mem, t, a, self.row_B, wr, self.cpu.storage_reads_in_flight()) if a.size else None
+            res = self.serve(mem, t, a, self.row_B, wr, self.cpu.storage_reads_in_flight(), by="engine") if a.size else None
             done = res.done_ns + self.cpu.fault_ns(below.size) if res is not None else t
             if n_wb:
                 done = max(done, self._write_requests(mem, t, wb[0], wb[1], out))
@@ -341,7 +367,7 @@ class MemoryServices:
             end = start
             if j > i:
                 a, wr = stream(addr[i:j])
-                end = self.serve(mem, start, a, self.row_B, wr, out).done_ns
+                end = self.serve(mem, start, a, self.row_B, wr, out, by="engine").done_ns
             if n_wb:  # this segment's share of the write-backs
                 k0 = i * n_wb // addr.size if addr.size else 0
                 k1 = n_wb if j >= addr.size else j * n_wb // addr.size

@@ -71,6 +71,23 @@ MAX_GROW_ROOM = 1 << 21
 MAX_SPARE_TABLES = 2
 
 
+@dataclass(frozen=True)
+class Crossing:
+    """A requester's path to the modules across a fabric (a host reading a CXL memory device's media;
+    units ns and ns per B): ``request_ns`` from issue to the modules (protocol, link and switch
+    latencies, a request message's serialisation), ``response_ns`` back (a read's data message, a
+    write's completion), ``ns_per_B`` the serialisation of the data an access carries (a write's on
+    the way there, a read's on the way back) at the path's bottleneck. The requester's slot is held
+    for all of it, so a closed loop's bandwidth falls by Little's law as the path lengthens."""
+
+    request_ns: float
+    response_ns: float
+    ns_per_B: float = 0.0
+
+    def __post_init__(self) -> None:
+        check_non_negative(request_ns=self.request_ns, response_ns=self.response_ns, ns_per_B=self.ns_per_B)
+
+
 def media_params(unit_B: int) -> tuple[Param, ...]:
     """Parameters every media family declares (defaults describe a plain device without buffer)."""
     return (
@@ -691,12 +708,14 @@ class MediaModel(DeviceModel):
 
     def serve(self, stream: AccessStream, state: MediaState, outstanding: int | tuple[int, int], modules: int = 1,
               interleave_B: int = 4096, reference: bool = False, per_access: bool = True,
-              write_after_reads: bool = False) -> StreamResult:
+              write_after_reads: bool = False, crossing: Crossing | None = None) -> StreamResult:
         """Detailed timing of ``stream`` on ``state`` (updated in place); ``reference=True`` runs
         the plain-Python twin of the kernel (same results, slow); ``per_access=False`` keeps only
         the totals (no per-access arrays: what a system simulation needs, at less memory traffic).
         ``outstanding``: one closed loop's limit, or ``(reads, writes)``: split pools (module
-        docstring), where ``write_after_reads`` applies."""
+        docstring), where ``write_after_reads`` applies. ``crossing``: the requester reaches the
+        modules across a fabric path (:class:`Crossing`), whose times each access's slot is held
+        for; None: attached to the requester (the media's own timing)."""
         max_units, requested_B = self._validate(stream, state, outstanding, modules, interleave_B)
         split = isinstance(outstanding, tuple)
         if write_after_reads and not split:
@@ -714,6 +733,10 @@ class MediaModel(DeviceModel):
             fp, outstanding = self.loaded(outstanding, modules, frac)
             w_out = 0
         ip = self._ip(state, outstanding, w_out)
+        if crossing is not None:
+            fp = fp.copy()
+            fp[X.F_PATH_REQ], fp[X.F_PATH_RESP], fp[X.F_PATH_PER_B] = crossing.request_ns, crossing.response_ns, crossing.ns_per_B
+            ip[X.I_PATH] = 1
         ip[X.I_PER_ACCESS] = int(per_access or reference)
         ip[X.I_WRITE_AFTER_READS] = int(write_after_reads)
         if n == 0:

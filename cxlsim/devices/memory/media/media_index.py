@@ -22,7 +22,10 @@ F_CMD_W = 8  # command-processor occupancy per write access per module, ns
 F_WEAR_STALL = 9  # wear-levelling stall, ns
 F_BUS_R = 10  # data-bus time per unit read, ns, taken on the command processor (0: no bus of its own)
 F_BUS_W = 11  # data-bus time per unit written, ns
-N_FP = 12
+F_PATH_REQ = 12  # with I_PATH: a request's time from the requester to the modules (fabric), ns
+F_PATH_RESP = 13  # with I_PATH: a response's time back to the requester (read data, write completion), ns
+F_PATH_PER_B = 14  # with I_PATH: serialisation of the data an access carries on the path, ns per B
+N_FP = 15
 
 # --- indices into the integer parameter vector ``ip`` -----------------------------------------
 I_UNIT = 0  # internal access unit, B
@@ -45,7 +48,8 @@ I_WRITE_OUTSTANDING = 15  # >0: writes take slots of their own pool of this size
 #                           I_OUTSTANDING (split pools); 0: one pool of I_OUTSTANDING for all accesses
 I_WRITE_AFTER_READS = 16  # 1 (split pools): a write starts no earlier than the data of the reads
 #                           between it and the previous write in the stream is back (it carries it)
-N_IP = 17
+I_PATH = 17  # 1: the requester reaches the modules across a path (F_PATH_*): its slots are held for it
+N_IP = 18
 
 # --- indices into the counter vector -------------------------------------------------------------
 C_MEDIA_R = 0  # media bytes read

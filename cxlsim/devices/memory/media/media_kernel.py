@@ -78,6 +78,9 @@ from cxlsim.devices.memory.media.media_index import (  # noqa: F401 (re-exported
     F_MERGE,
     F_OCC_R,
     F_OCC_W,
+    F_PATH_PER_B,
+    F_PATH_REQ,
+    F_PATH_RESP,
     F_WCB_READ,
     F_WEAR_STALL,
     I_BANKS,
@@ -87,6 +90,7 @@ from cxlsim.devices.memory.media.media_index import (  # noqa: F401 (re-exported
     I_MOD_SH,
     I_MODULES,
     I_OUTSTANDING,
+    I_PATH,
     I_PER_ACCESS,
     I_POW2,
     I_READ_PRIORITY,
@@ -240,6 +244,10 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         else:
             t = max(now, root)
         start_out[o] = t
+        if ip[I_PATH] == 1:  # across a fabric: the request (a write with its data) reaches the modules
+            t = t + fp[F_PATH_REQ]
+            if is_write[i]:
+                t = t + size[i] * fp[F_PATH_PER_B]
         if g0 == g1 and not is_write[i]:  # the common case, one unit read: no per-module loops
             m, loc, b = _where(g0, ip)
             t0 = t
@@ -414,6 +422,12 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         if need[m] > 0:
                             _queue_replace_min(wq_ring, wq_head, m, mod_end[m])
                 acked = ack
+        if ip[I_PATH] == 1:  # the response crosses back: a read's data, a write's completion
+            if is_write[i]:
+                acked = acked + fp[F_PATH_RESP]
+            else:
+                acked = acked + fp[F_PATH_RESP] + size[i] * fp[F_PATH_PER_B]
+                done = acked
         # reads: data back (done = acked); writes: acknowledged (acked) and in place (done)
         complete_out[o] = done
         ack_out[o] = acked

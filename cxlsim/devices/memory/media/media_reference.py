@@ -27,6 +27,9 @@ from cxlsim.devices.memory.media.media_index import (
     F_MERGE,
     F_OCC_R,
     F_OCC_W,
+    F_PATH_PER_B,
+    F_PATH_REQ,
+    F_PATH_RESP,
     F_WCB_READ,
     F_WEAR_STALL,
     I_BANKS,
@@ -34,6 +37,7 @@ from cxlsim.devices.memory.media.media_index import (
     I_INTERLEAVE,
     I_MODULES,
     I_OUTSTANDING,
+    I_PATH,
     I_READ_PRIORITY,
     I_RMW,
     I_UNIT,
@@ -132,6 +136,9 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
         if w_outstanding and is_write[i] and ip[I_WRITE_AFTER_READS]:
             t = max(t, c[C_FILL])
         start[i] = t
+        path = bool(ip[I_PATH])
+        if path:  # across a fabric: the request (a write with its data) reaches the modules
+            t += float(fp[F_PATH_REQ]) + (float(size[i]) * float(fp[F_PATH_PER_B]) if is_write[i] else 0.0)
         misses = {}  # module -> units the write-combining buffer misses
         for g in units:
             if wcb == 0 or g not in wcb_lines[where(g)[0]]:
@@ -170,6 +177,8 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                     ready[m] += float(fp[F_BUS_R])
                     c[C_MEDIA_R] += unit
                 done = max(done, u)
+            if path:  # the data crosses back
+                done = done + float(fp[F_PATH_RESP]) + float(size[i]) * float(fp[F_PATH_PER_B])
             complete[i] = ack_out[i] = ring[k] = done
             c[C_FILL] = max(c[C_FILL], done)
             c[C_ACK_MAX] = max(c[C_ACK_MAX], done)
@@ -248,6 +257,8 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                 done = max(done, u)
             for m in need if not rp else ():
                 wq_ring[m, wq_head[m]] = mod_end[m]
+            if path:  # the completion crosses back
+                ack = ack + float(fp[F_PATH_RESP])
             complete[i] = done
             ack_out[i] = ring[k] = ack
             c[C_FILL] = NO_TIME
