@@ -41,7 +41,7 @@ from typing import Any
 from cxlsim.config.catalog import Preset
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.devices.base import DeviceModel
-from cxlsim.devices.cxl_mem.queueing import Fabric, fabric_of, idle_read_ns
+from cxlsim.devices.cxl_mem.queueing import Fabric, crossing_over, fabric_of, idle_read_ns
 from cxlsim.devices.fabric.interface import FabricPath
 from cxlsim.devices.registry import DeviceFamily, family_kind, get_family, load_preset, register
 from cxlsim.errors import ConfigError
@@ -188,6 +188,14 @@ class CxlMem(DeviceModel):
         """The timing model's view of this device (:func:`~cxlsim.devices.cxl_mem.queueing.fabric_of`;
         ``changes`` replace its fields, for ablations)."""
         return fabric_of(self, **changes)
+
+    def crossing(self) -> Any:
+        """The host's path to this device's media as the media model takes it
+        (:func:`~cxlsim.devices.cxl_mem.queueing.crossing_over`: the link's servers, the
+        controller's protocol times and read and write queues)."""
+        cp = self.controller.params
+        return crossing_over(self.path, cp["host_protocol_ns"], cp["device_protocol_ns"],
+                             self.params["device_read_queue_count"], self.params["device_write_queue_count"])
 
     def read_line_ns(self, pattern: str = "random") -> float:
         """Unloaded latency of one CXL.mem line read, ns: the timing model's closed form

@@ -50,6 +50,9 @@ from typing import Any
 
 import numpy as np
 
+from cxlsim.devices.fabric.interface import FabricPath
+from cxlsim.devices.memory.interface import Crossing
+
 LINE_B = 64
 
 
@@ -322,3 +325,25 @@ def fabric_of(dev: Any, duplex: bool = True, arbitrate: bool = True, **changes: 
     for k, val in changes.items():
         setattr(f, k, val)
     return f
+
+
+def crossing_over(path: FabricPath, host_protocol_ns: float, device_protocol_ns: float, read_queue_count: int = 0,
+                  write_queue_count: int = 0) -> Crossing:
+    """The media model's view (:class:`~cxlsim.devices.memory.interface.Crossing`) of a host
+    requester reaching a device's media over ``path``: the stages of this module in issue order.
+    The first link's request and response directions are the crossing's servers (each line's slots,
+    ``per_message_ns``, at the path's bottleneck); every further link adds its slots as delay
+    (store and forward), with the links' and switch's latencies; a lone message's whole flit is
+    serialised once (``transfer_ns`` beyond the slots). With the media's idle read latency, a lone
+    64 B read takes :func:`idle_read_ns` of the same parts (a test holds them equal)."""
+    n = len(path.links)
+
+    def one_way(payload_B: int) -> float:
+        slots = path.per_message_ns(payload_B)
+        return path.latency_ns + (n - 1) * slots + max(0.0, path.transfer_ns(payload_B) - n * slots)
+
+    return Crossing(request_ns=one_way(0), request_write_ns=one_way(LINE_B), device_ns=device_protocol_ns,
+                    response_ns=one_way(LINE_B) + host_protocol_ns, response_write_ns=one_way(0) + host_protocol_ns,
+                    up_hdr_ns=path.per_message_ns(0), up_data_ns=path.per_message_ns(LINE_B),
+                    down_hdr_ns=path.per_message_ns(0), down_data_ns=path.per_message_ns(LINE_B),
+                    read_queue_count=read_queue_count, write_queue_count=write_queue_count)

@@ -4,7 +4,8 @@ Derived from what the system layer calls on a memory role's model (``systems/mac
 ``systems/config.py``, ``energy/model.py``, the axes): it builds one media state per role, serves
 access streams on it, reads the latencies, the access unit and the per-access cost, and prices the
 role through the family's energy hook. :class:`AccessStream` is the one data type a requester hands
-a memory model (re-exported here: a requester of another kind imports it from this interface).
+a memory model, and :class:`Crossing` the fabric path of a requester across one (both re-exported
+here: a requester of another kind imports them from this interface).
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from __future__ import annotations
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from cxlsim.devices.base import Cost
-from cxlsim.devices.memory.media.media import AccessStream
+from cxlsim.devices.memory.media.media import AccessStream, Crossing
 
-__all__ = ["AccessStream", "AcceleratorMemory", "MemoryModel"]
+__all__ = ["AccessStream", "AcceleratorMemory", "Crossing", "MemoryModel"]
 
 
 @runtime_checkable

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cxlsim.arrays import unique as sorted_unique
+from cxlsim.devices.cxl_mem.queueing import crossing_over
 from cxlsim.devices.memory.media.media import AccessStream, Crossing
 from cxlsim.devices.registry import has_capability
 from cxlsim.engine.executor import OpOutcome
@@ -132,9 +133,10 @@ class MemoryServices:
         """``{(requester, memory key): Crossing}``: the memories a requester on the host (the
         embedding engine, the checkpoint agent) reaches across the fabric -- each memory device's
         table and log memory, from the host over ``fabric.path("host", ("mem", m))`` with the CXL
-        controller's protocol time (one CXL.mem line read of a row's first line is then the
-        controller's ``read_line_ns`` over that path plus the media). None of them where the
-        system has no fabric or the requester is on the memory device."""
+        controller's protocol times, staged as the CXL memory devices' timing model stages them
+        (:func:`~cxlsim.devices.cxl_mem.queueing.crossing_over`). None of them where the
+        system has no fabric or the requester is on the memory device. The CXL-MEM's controller
+        declares no queue depths: its queues do not bound the host (the host's fill buffers do)."""
         out: dict[tuple[str, str], Crossing] = {}
         if self.fabric is None or self.cxl is None:
             return out
@@ -142,8 +144,8 @@ class MemoryServices:
                    if impl is not None and impl.lane == "host_cpu"]
         for m, side in enumerate(self.sides):
             path = self.fabric.path("host", ("mem", m))
-            crossing = Crossing(request_ns=self.cxl.proto_ns + path.message_ns(0), response_ns=path.message_ns(0),
-                                ns_per_B=path.per_message_ns(self.cxl.line_B) / self.cxl.line_B)
+            cp = self.cxl.params
+            crossing = crossing_over(path, cp.host_protocol_ns, cp.device_protocol_ns)
             for who in on_host:
                 for mem in (side.tables, side.ckpt_mem):
                     out[(who, mem.key)] = crossing

@@ -73,19 +73,53 @@ MAX_SPARE_TABLES = 2
 
 @dataclass(frozen=True)
 class Crossing:
-    """A requester's path to the modules across a fabric (a host reading a CXL memory device's media;
-    units ns and ns per B): ``request_ns`` from issue to the modules (protocol, link and switch
-    latencies, a request message's serialisation), ``response_ns`` back (a read's data message, a
-    write's completion), ``ns_per_B`` the serialisation of the data an access carries (a write's on
-    the way there, a read's on the way back) at the path's bottleneck. The requester's slot is held
-    for all of it, so a closed loop's bandwidth falls by Little's law as the path lengthens."""
+    """A requester's path to the modules across a fabric: a host reading a CXL memory device's media
+    (units ns; the stages of :mod:`cxlsim.devices.cxl_mem.queueing`, staged in issue order).
+
+    An access of n bytes is ceil(n / 64) line messages each way. In order: the link's **request
+    server** (each line's header, ``up_hdr_ns``, or header and data, ``up_data_ns``), the pure delay
+    ``request_ns`` (a write: ``request_write_ns``: link and switch latencies, a lone message's flit),
+    an entry of the device controller's **read or write queue** (``read_queue_count`` /
+    ``write_queue_count``, 0 = unbounded), its protocol time ``device_ns``, the media, the
+    **response server** (``down_data_ns`` a read's line, ``down_hdr_ns`` a write's completion) and
+    the delay ``response_ns`` (``response_write_ns``) back to the requester. A read's queue entry is
+    held until its data is sent, a write's until the media wrote it. The requester's slot is held
+    for all of it, so a closed loop's bandwidth falls by Little's law as the path lengthens, and the
+    link and the queues bound it as they do the probes'."""
 
     request_ns: float
     response_ns: float
-    ns_per_B: float = 0.0
+    request_write_ns: float | None = None
+    response_write_ns: float | None = None
+    device_ns: float = 0.0
+    up_hdr_ns: float = 0.0
+    up_data_ns: float = 0.0
+    down_hdr_ns: float = 0.0
+    down_data_ns: float = 0.0
+    read_queue_count: int = 0
+    write_queue_count: int = 0
 
     def __post_init__(self) -> None:
-        check_non_negative(request_ns=self.request_ns, response_ns=self.response_ns, ns_per_B=self.ns_per_B)
+        check_non_negative(request_ns=self.request_ns, response_ns=self.response_ns, device_ns=self.device_ns,
+                           up_hdr_ns=self.up_hdr_ns, up_data_ns=self.up_data_ns, down_hdr_ns=self.down_hdr_ns,
+                           down_data_ns=self.down_data_ns, read_queue_count=self.read_queue_count,
+                           write_queue_count=self.write_queue_count)
+        for key in ("request_write_ns", "response_write_ns"):
+            if getattr(self, key) is None:
+                object.__setattr__(self, key, getattr(self, key.replace("_write", "")))
+            check_non_negative(**{key: getattr(self, key)})
+
+    def set_params(self, fp: np.ndarray) -> None:
+        """Write the crossing's times into the kernel's float parameters ``fp``."""
+        fp[X.F_PATH_REQ], fp[X.F_PATH_REQ_W], fp[X.F_PATH_DEV] = self.request_ns, self.request_write_ns, self.device_ns
+        fp[X.F_PATH_RESP], fp[X.F_PATH_RESP_W] = self.response_ns, self.response_write_ns
+        fp[X.F_UP_HDR], fp[X.F_UP_DATA], fp[X.F_DN_HDR], fp[X.F_DN_DATA] = (
+            self.up_hdr_ns, self.up_data_ns, self.down_hdr_ns, self.down_data_ns)
+
+    def queue_counts(self, unbounded: int) -> tuple[int, int]:
+        """Entries of the read and write queues (``unbounded`` for a count of 0: the kernel then
+        keeps, and never reads, a queue of that size)."""
+        return (self.read_queue_count or unbounded, self.write_queue_count or unbounded)
 
 
 def media_params(unit_B: int) -> tuple[Param, ...]:
@@ -273,6 +307,8 @@ class MediaState:
         self.pq_hr = np.full((modules, banks), np.inf)  # each ring's oldest write's ready time (inf: empty)
         self.horizon_ns = -math.inf  # latest issue time seen
         self.served_since_scan = 0  # accesses served since the pending table was last scanned
+        #: a crossing requester's link: request and response servers' free times, their latest arrivals
+        self.link_free = np.full(4, X.NO_TIME)
 
     def copy(self) -> MediaState:
         K = _kernel()
@@ -735,15 +771,17 @@ class MediaModel(DeviceModel):
         ip = self._ip(state, outstanding, w_out)
         if crossing is not None:
             fp = fp.copy()
-            fp[X.F_PATH_REQ], fp[X.F_PATH_RESP], fp[X.F_PATH_PER_B] = crossing.request_ns, crossing.response_ns, crossing.ns_per_B
-            ip[X.I_PATH] = 1
+            crossing.set_params(fp)
+            ip[X.I_PATH] = 1 + 2 * (crossing.read_queue_count > 0) + 4 * (crossing.write_queue_count > 0)
+        # the device queues a crossing requester takes entries of (one entry each without a crossing: unused)
+        qr, qw = crossing.queue_counts(1) if crossing is not None else (1, 1)
         ip[X.I_PER_ACCESS] = int(per_access or reference)
         ip[X.I_WRITE_AFTER_READS] = int(write_after_reads)
         if n == 0:
             return StreamResult(*(np.zeros(0),) * 3, -math.inf, -math.inf, 0.0, 0.0, 0, 0, 0.0, 0, 0.0, 0.0)
         K = self._K
         if reference:
-            start, complete, ack, c = self._serve_reference(stream, state, ip, fp)
+            start, complete, ack, c = self._serve_reference(stream, state, ip, fp, qr, qw)
         else:
             m = n if per_access else 1
             start, complete, ack = np.empty(m), np.empty(m), np.empty(m)
@@ -753,6 +791,8 @@ class MediaModel(DeviceModel):
             loop_ring, loop_tree = K.slot_tree(outstanding)
             # split pools: the writes' slots (None: the one-pool kernel)
             wloop_ring, wloop_tree = K.slot_tree(w_out) if split else (None, None)
+            xr_ring, xr_tree = K.slot_tree(qr)
+            xw_ring, xw_tree = K.slot_tree(qw)
             scratch = [np.zeros(state.modules, np.int64), np.zeros(state.modules), np.zeros(state.modules)]
             room = 2 * max_units + 2
             # the kernel is compiled per policy: the other policy's state goes in as None
@@ -782,7 +822,8 @@ class MediaModel(DeviceModel):
                                    *fifo, state.wcb_tag, state.wcb_filt, state.wcb_stamp,
                                    state.stamp, state.wcb_prev, state.wcb_next, state.wcb_lru,
                                    state.keys, state.times, state.used, self._wear(state),
-                                   *posted, loop_ring, loop_tree, wloop_ring, wloop_tree, start, complete, ack, c, *scratch)
+                                   *posted, loop_ring, loop_tree, wloop_ring, wloop_tree, start, complete, ack, c, *scratch,
+                                   state.link_free, xr_ring, xr_tree, xw_ring, xw_tree)
                 stopped = True
             if not per_access:
                 start = complete = ack = np.zeros(0)
@@ -817,7 +858,8 @@ class MediaModel(DeviceModel):
             raise ValueError("issue_ns must not decrease (within a stream and across serve calls)")
         return int(max_units), int(requested_B)
 
-    def _serve_reference(self, s: AccessStream, state: MediaState, ip: np.ndarray, fp: np.ndarray):
+    def _serve_reference(self, s: AccessStream, state: MediaState, ip: np.ndarray, fp: np.ndarray,
+                         read_queue: int = 1, write_queue: int = 1):
         K = self._K
         pending = {int(k): float(t) for k, t in zip(state.keys, state.times, strict=True) if k != X.EMPTY}
         lines = [state.buffered_units(m) if self.params.wcb_entries else [] for m in range(state.modules)]
@@ -826,7 +868,7 @@ class MediaModel(DeviceModel):
         start, complete, ack, c = K.serve_reference(
             s.issue_ns, s.addr_B, s.size_B, s.is_write, fp, ip, pending, state.bank_free,
             state.cmd_free, state.last_line, state.wq_ring, state.wq_head, lines, state.wear_count,
-            posted, state.pq_g.shape[2])
+            posted, state.pq_g.shape[2], state.link_free, [X.NO_TIME] * read_queue, [X.NO_TIME] * write_queue)
         state.keys, state.times = K.new_table(state.keys.shape[0])
         state.used = np.zeros(1, np.int64)
         state.pq_len[:] = 0  # refilled from ``posted`` below, once the table holds their units

@@ -22,10 +22,19 @@ F_CMD_W = 8  # command-processor occupancy per write access per module, ns
 F_WEAR_STALL = 9  # wear-levelling stall, ns
 F_BUS_R = 10  # data-bus time per unit read, ns, taken on the command processor (0: no bus of its own)
 F_BUS_W = 11  # data-bus time per unit written, ns
-F_PATH_REQ = 12  # with I_PATH: a request's time from the requester to the modules (fabric), ns
-F_PATH_RESP = 13  # with I_PATH: a response's time back to the requester (read data, write completion), ns
-F_PATH_PER_B = 14  # with I_PATH: serialisation of the data an access carries on the path, ns per B
-N_FP = 15
+# with I_PATH (a requester across a fabric path, docs/devices-fabric.md "Crossing"): pure delays, ns
+F_PATH_REQ = 12  # a read request from the requester's link server to the device (latencies, lone flit)
+F_PATH_REQ_W = 13  # as F_PATH_REQ for a write request (its data message's lone flit)
+F_PATH_DEV = 14  # the device controller's protocol time, after its queue entry
+F_PATH_RESP = 15  # a read's data from the link server back to the requester (latencies, lone flit, protocol)
+F_PATH_RESP_W = 16  # as F_PATH_RESP for a write's completion
+# ... and the link directions' servers: occupancy per 64 B line of an access, ns
+F_UP_HDR = 17  # a read request's header
+F_UP_DATA = 18  # a write's header and data
+F_DN_HDR = 19  # a write's completion
+F_DN_DATA = 20  # a read's data and header
+N_FP = 21
+PATH_LINE_B = 64  # the fabric's line: an access of n bytes is ceil(n / 64) messages each way
 
 # --- indices into the integer parameter vector ``ip`` -----------------------------------------
 I_UNIT = 0  # internal access unit, B
@@ -48,7 +57,8 @@ I_WRITE_OUTSTANDING = 15  # >0: writes take slots of their own pool of this size
 #                           I_OUTSTANDING (split pools); 0: one pool of I_OUTSTANDING for all accesses
 I_WRITE_AFTER_READS = 16  # 1 (split pools): a write starts no earlier than the data of the reads
 #                           between it and the previous write in the stream is back (it carries it)
-I_PATH = 17  # 1: the requester reaches the modules across a path (F_PATH_*): its slots are held for it
+I_PATH = 17  # >0: the requester reaches the modules across a path (F_PATH_*): its slots are held for it;
+#             1 + 2 (the device's read queue bounds) + 4 (its write queue bounds)
 N_IP = 18
 
 # --- indices into the counter vector -------------------------------------------------------------

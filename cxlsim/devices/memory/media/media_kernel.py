@@ -74,13 +74,19 @@ from cxlsim.devices.memory.media.media_index import (  # noqa: F401 (re-exported
     F_CMD_W,
     F_D_RAND,
     F_D_SEQ,
+    F_DN_DATA,
+    F_DN_HDR,
     F_LAT_W,
     F_MERGE,
     F_OCC_R,
     F_OCC_W,
-    F_PATH_PER_B,
+    F_PATH_DEV,
     F_PATH_REQ,
+    F_PATH_REQ_W,
     F_PATH_RESP,
+    F_PATH_RESP_W,
+    F_UP_DATA,
+    F_UP_HDR,
     F_WCB_READ,
     F_WEAR_STALL,
     I_BANKS,
@@ -106,6 +112,7 @@ from cxlsim.devices.memory.media.media_index import (  # noqa: F401 (re-exported
     N_FP,
     N_IP,
     NO_TIME,
+    PATH_LINE_B,
     QUEUED,
 )
 from cxlsim.devices.memory.media.media_pending import (  # noqa: F401 (re-exported: the media model's kernel API)
@@ -167,11 +174,28 @@ from cxlsim.kernels.prefetch import prefetch_write
 
 
 @refcount_free_jit
+def _link_serve(link_free, d, arrival, occ):
+    """Start of a message of ``occ`` ns on a crossing's link direction ``d`` (0 request, 1 response),
+    staged in issue order: ``link_free[d]`` is when the server is next free, ``link_free[2 + d]`` the
+    latest arrival so far. A message arriving no earlier than that waits for the server; one that
+    arrives earlier (its access was issued later but got here first) is served at once, and its
+    slots push the server's later work (the direction's bandwidth is kept, not its order)."""
+    if arrival >= link_free[2 + d]:
+        s = max(arrival, link_free[d])
+        link_free[d] = s + occ
+        link_free[2 + d] = arrival
+        return s
+    link_free[d] = link_free[d] + occ
+    return arrival
+
+
+@refcount_free_jit
 def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                  bank_free, cmd_free, last_line, wq_ring, wq_head, wcb_tag, wcb_filt, wcb_stamp, stamp,
                  wcb_prev, wcb_next, wcb_lru,
                  keys, times, used, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr, loop_ring,
-                 loop_tree, wloop_ring, wloop_tree, start_out, complete_out, ack_out, counters, need, ready, mod_end):
+                 loop_tree, wloop_ring, wloop_tree, start_out, complete_out, ack_out, counters, need, ready, mod_end,
+                 link_free, xr_ring, xr_tree, xw_ring, xw_tree):
     """Serve accesses ``first..n-1`` in order; returns the index reached (n when done).
 
     State arrays are updated in place; ``need``, ``ready``, ``mod_end`` are per-module scratch
@@ -181,6 +205,9 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     completions of the accesses in flight (the reads' with split pools); ``wloop_ring`` the writes'
     with split pools (None: one pool), whose next slots are ``loop_pos`` = [read slot, write slot].
     Returns early (index of the access not started) when the pending table needs a rebuild.
+    With ``I_PATH`` the requester is across a fabric: ``link_free`` holds the free times of the
+    link's request and response servers, ``xr_*`` / ``xw_*`` the device controller's read and write
+    queue entries (slot trees, their winners at index 0).
     """
     n = issue.shape[0]
     # the counters live in registers inside the loop (written back on return)
@@ -244,10 +271,18 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         else:
             t = max(now, root)
         start_out[o] = t
-        if ip[I_PATH] == 1:  # across a fabric: the request (a write with its data) reaches the modules
-            t = t + fp[F_PATH_REQ]
+        nl = 0
+        if ip[I_PATH] > 0:  # across a fabric: the request's messages, then an entry of the device's queue
+            nl = (size[i] + PATH_LINE_B - 1) // PATH_LINE_B
+            occ = nl * (fp[F_UP_DATA] if is_write[i] else fp[F_UP_HDR])
+            su = _link_serve(link_free, 0, t, occ)
+            t = su + occ + (fp[F_PATH_REQ_W] if is_write[i] else fp[F_PATH_REQ])
             if is_write[i]:
-                t = t + size[i] * fp[F_PATH_PER_B]
+                if ip[I_PATH] & 4:  # a bounded write queue
+                    t = max(t, xw_ring[0])
+            elif ip[I_PATH] & 2:  # a bounded read queue
+                t = max(t, xr_ring[0])
+            t = t + fp[F_PATH_DEV]
         if g0 == g1 and not is_write[i]:  # the common case, one unit read: no per-module loops
             m, loc, b = _where(g0, ip)
             t0 = t
@@ -422,11 +457,21 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         if need[m] > 0:
                             _queue_replace_min(wq_ring, wq_head, m, mod_end[m])
                 acked = ack
-        if ip[I_PATH] == 1:  # the response crosses back: a read's data, a write's completion
+        if ip[I_PATH] > 0:  # the response crosses back: a read's data, a write's completion
             if is_write[i]:
-                acked = acked + fp[F_PATH_RESP]
+                occ = nl * fp[F_DN_HDR]
+                sd = _link_serve(link_free, 1, acked, occ)
+                v, leaf = _slot_replay(xw_ring, xw_tree, xw_tree[0], done)  # held until written
+                xw_ring[0] = v
+                xw_tree[0] = leaf
+                acked = sd + occ + fp[F_PATH_RESP_W]
             else:
-                acked = acked + fp[F_PATH_RESP] + size[i] * fp[F_PATH_PER_B]
+                occ = nl * fp[F_DN_DATA]
+                sd = _link_serve(link_free, 1, acked, occ)
+                v, leaf = _slot_replay(xr_ring, xr_tree, xr_tree[0], sd + occ)  # held until its data is sent
+                xr_ring[0] = v
+                xr_tree[0] = leaf
+                acked = sd + occ + fp[F_PATH_RESP]
                 done = acked
         # reads: data back (done = acked); writes: acknowledged (acked) and in place (done)
         complete_out[o] = done

@@ -23,13 +23,19 @@ from cxlsim.devices.memory.media.media_index import (
     F_CMD_W,
     F_D_RAND,
     F_D_SEQ,
+    F_DN_DATA,
+    F_DN_HDR,
     F_LAT_W,
     F_MERGE,
     F_OCC_R,
     F_OCC_W,
-    F_PATH_PER_B,
+    F_PATH_DEV,
     F_PATH_REQ,
+    F_PATH_REQ_W,
     F_PATH_RESP,
+    F_PATH_RESP_W,
+    F_UP_DATA,
+    F_UP_HDR,
     F_WCB_READ,
     F_WEAR_STALL,
     I_BANKS,
@@ -47,12 +53,13 @@ from cxlsim.devices.memory.media.media_index import (
     I_WRITE_OUTSTANDING,
     N_C,
     NO_TIME,
+    PATH_LINE_B,
     QUEUED,
 )
 
 
 def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd_free, last_line,
-                    wq_ring, wq_head, wcb_lines, wear_count, posted, qcap):
+                    wq_ring, wq_head, wcb_lines, wear_count, posted, qcap, link_free=None, xr=None, xw=None):
     """Plain-Python twin of :func:`serve_kernel` (the whole stream in one call).
 
     ``pending`` is a dict {global unit: pending-until ns}; ``wcb_lines`` is a list per module of
@@ -128,6 +135,15 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
         posted[m][b].append([g, r])
         pending[g] = QUEUED
 
+    def link_serve(d, arrival, occ):  # the kernel's _link_serve
+        if arrival >= link_free[2 + d]:
+            s = max(arrival, float(link_free[d]))
+            link_free[d] = s + occ
+            link_free[2 + d] = arrival
+            return s
+        link_free[d] = link_free[d] + occ
+        return arrival
+
     for i in range(n):
         a0, a1 = int(addr[i]), int(addr[i]) + int(size[i])
         units = range(a0 // unit, (a1 - 1) // unit + 1)
@@ -137,8 +153,16 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
             t = max(t, c[C_FILL])
         start[i] = t
         path = bool(ip[I_PATH])
-        if path:  # across a fabric: the request (a write with its data) reaches the modules
-            t += float(fp[F_PATH_REQ]) + (float(size[i]) * float(fp[F_PATH_PER_B]) if is_write[i] else 0.0)
+        nl = 0
+        if path:  # across a fabric: the request's messages, then an entry of the device's queue
+            nl = -(-int(size[i]) // PATH_LINE_B)
+            occ = nl * float(fp[F_UP_DATA] if is_write[i] else fp[F_UP_HDR])
+            su = link_serve(0, t, occ)
+            t = su + occ + float(fp[F_PATH_REQ_W] if is_write[i] else fp[F_PATH_REQ])
+            bounded = int(ip[I_PATH]) & (4 if is_write[i] else 2)
+            if bounded:
+                t = max(t, min(xw if is_write[i] else xr))
+            t += float(fp[F_PATH_DEV])
         misses = {}  # module -> units the write-combining buffer misses
         for g in units:
             if wcb == 0 or g not in wcb_lines[where(g)[0]]:
@@ -177,8 +201,11 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                     ready[m] += float(fp[F_BUS_R])
                     c[C_MEDIA_R] += unit
                 done = max(done, u)
-            if path:  # the data crosses back
-                done = done + float(fp[F_PATH_RESP]) + float(size[i]) * float(fp[F_PATH_PER_B])
+            if path:  # the data crosses back; the queue entry is held until it is sent
+                occ = nl * float(fp[F_DN_DATA])
+                sd = link_serve(1, done, occ)
+                xr[xr.index(min(xr))] = sd + occ
+                done = sd + occ + float(fp[F_PATH_RESP])
             complete[i] = ack_out[i] = ring[k] = done
             c[C_FILL] = max(c[C_FILL], done)
             c[C_ACK_MAX] = max(c[C_ACK_MAX], done)
@@ -257,8 +284,11 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                 done = max(done, u)
             for m in need if not rp else ():
                 wq_ring[m, wq_head[m]] = mod_end[m]
-            if path:  # the completion crosses back
-                ack = ack + float(fp[F_PATH_RESP])
+            if path:  # the completion crosses back; the queue entry is held until written
+                occ = nl * float(fp[F_DN_HDR])
+                sd = link_serve(1, ack, occ)
+                xw[xw.index(min(xw))] = done
+                ack = sd + occ + float(fp[F_PATH_RESP_W])
             complete[i] = done
             ack_out[i] = ring[k] = ack
             c[C_FILL] = NO_TIME
