@@ -18,8 +18,8 @@ import numpy as np
 
 from cxlsim.workloads.analysis import analyze_batch
 from cxlsim.workloads.catalog import Workload
-from cxlsim.workloads.generator import batches
 from cxlsim.workloads.layout import TableLayout
+from cxlsim.workloads.source import input_batches
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ class StreamSet:
         self._batches: list[BatchStreams] = []
         #: batches generated but not analysed yet (:meth:`rows`): (global rows, table starts), in order
         self._raw: list[tuple[np.ndarray, np.ndarray]] = []
-        self._source = batches(workload, seed=seed, n=None, dense=False)  # batch k is the same whatever n
+        self._source = input_batches(workload, seed=seed, n=None, dense=False)  # batch k is the same whatever n
         self._prev = None
 
     def _generate(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
