@@ -20,6 +20,7 @@ from cxlsim.workloads.analysis import analyze_batch
 from cxlsim.workloads.catalog import Workload
 from cxlsim.workloads.layout import TableLayout
 from cxlsim.workloads.source import input_batches
+from cxlsim.workloads.trace import trace_identity
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,10 @@ class StreamSet:
 
 
 def _key(workload: Workload) -> tuple:
-    return (workload.name, tuple(sorted((k, str(v)) for k, v in workload.params.items())))
+    """The stream set's identity: the workload's parameters, and its trace file's identity where one is
+    set (a trace rewritten in place is read again)."""
+    return (workload.name, tuple(sorted((k, str(v)) for k, v in workload.params.items())),
+            trace_identity(workload.params.trace))
 
 
 _LAST: dict[tuple, StreamSet] = {}

@@ -199,15 +199,24 @@ def parse_trace(where: str, arrays: Mapping[str, Any]) -> Trace:
 _CACHE: dict[tuple, Trace] = {}
 
 
-def read_trace(path: str | os.PathLike) -> Trace:
-    """The validated trace at ``path`` (module docstring). The latest file read is kept (a run loads
-    its workload more than once), keyed by its path, size and modification time."""
+def trace_identity(path: str | os.PathLike) -> tuple | None:
+    """``(absolute path, size, modification time in ns)`` of a trace file; None without a path or a
+    readable file."""
+    if not path:
+        return None
     p = Path(path)
     try:
         st = p.stat()
-        key = (str(p.resolve()), st.st_size, st.st_mtime_ns)
     except OSError:
-        key = None
+        return None
+    return (str(p.resolve()), st.st_size, st.st_mtime_ns)
+
+
+def read_trace(path: str | os.PathLike) -> Trace:
+    """The validated trace at ``path`` (module docstring). The latest file read is kept (a run loads
+    its workload more than once), keyed by :func:`trace_identity`."""
+    p = Path(path)
+    key = trace_identity(p)
     if key is not None and key in _CACHE:
         return _CACHE[key]
     trace = parse_trace(str(p), _load_arrays(p))
