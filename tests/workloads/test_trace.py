@@ -213,3 +213,49 @@ def test_models_of_the_generators_distribution_refuse_a_trace(tmp_path):
         scale_overrides(load_workload("rm1", {"trace": path}), 0.001)
     with pytest.raises(ConfigError, match="cannot be scaled"):
         input_batches(load_workload("rm1", {"trace": path}), row_scale=0.5)
+
+
+class _FakeTensor:
+    """What the .pt reader asks of a tensor (detach, cpu, numpy), over a NumPy array."""
+
+    def __init__(self, a):
+        self.a = np.asarray(a)
+
+    def detach(self):
+        return self
+
+    def cpu(self):
+        return self
+
+    def numpy(self):
+        return self.a
+
+
+def test_pt_reader_takes_a_dict_of_tensors_and_names_a_missing_torch(tmp_path, monkeypatch):
+    """The .pt path without torch installed: a stand-in module's ``load`` gives the dict."""
+    import types
+
+    from cxlsim.workloads import trace as trace_mod
+
+    pt = tmp_path / "g.pt"
+    pt.write_bytes(b"stand-in")
+    seen = {}
+
+    def load(path, map_location, weights_only):
+        seen.update(path=path, map_location=map_location, weights_only=weights_only)
+        return {k: _FakeTensor(v) for k, v in GOOD.items()} | {"batch_size": 2}
+
+    fake = types.SimpleNamespace(load=load)
+    real = trace_mod.importlib.import_module
+    monkeypatch.setattr(trace_mod.importlib, "import_module", lambda name: fake if name == "torch" else real(name))
+    t = read_trace(pt)
+    assert seen == {"path": str(pt), "map_location": "cpu", "weights_only": True}
+    assert t.rows == parse_trace("x", GOOD).rows and t.batch_size == 2
+
+    def missing(name):
+        raise ImportError(name)
+
+    monkeypatch.setattr(trace_mod.importlib, "import_module", missing)
+    trace_mod._CACHE.clear()
+    with pytest.raises(ConfigError, match=r"g\.pt: a \.pt trace needs torch"):
+        read_trace(pt)
