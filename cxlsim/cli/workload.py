@@ -179,6 +179,7 @@ def describe(w, n_batches: int, seed: int, row_scale: float = 1.0) -> dict[str, 
                  "expected_draws_mean": round(w.mean_bag_draws(row_scale), 6),
                  "mean": round(bag_total / bag_count, 6) if bag_count else None, "min": bag_min, "max": bag_max},
         "mlp_param_width": p.mlp_param_width,
+        "trace": p.trace or None,  # the batches above are the trace's where one is set
     }
 
 
@@ -207,5 +208,6 @@ def render(d: dict[str, Any]) -> str:
     batches = format_table(["batch", "indices", "unique_rows", "reuse_prev_fraction", "bag mean", "bag min", "bag max"], [
         [i, b["indices"], b["unique_rows"], round(b["reuse_prev_fraction"], 4), round(b["bag_mean"], 3), b["bag_min"],
          b["bag_max"]] for i, b in enumerate(d["per_batch"])
-    ], title=f"\ninput batches (seed {g['seed']}, row_scale {g['row_scale']}):")
+    ], title=(f"\ninput batches of the trace {d['trace']}:" if d["trace"] else
+              f"\ninput batches (seed {g['seed']}, row_scale {g['row_scale']}):"))
     return head + "\n" + batches
