@@ -94,6 +94,8 @@ def compare_trace(args: argparse.Namespace, target: str | None) -> int:
     from cxlsim.workloads.stream_stats import stream_stats
     from cxlsim.workloads.trace import read_trace, trace_batches
 
+    if args.row_scale != 1.0:
+        raise InputError("workload: --row-scale does not apply to --trace (a trace's rows are recorded ids)")
     trace = read_trace(args.trace)
     sets = dict(parse_set(args.set))
     if target is None:
