@@ -30,6 +30,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import zipfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +46,7 @@ from cxlsim.workloads.generator import STREAM_DENSE, Batch, dense_batch
 SUFFIXES = (".npz", ".pt")
 #: The layout's version (the optional ``version`` key).
 VERSION = 1
-_TABLE_KEY = re.compile(r"t(\d+)_(indices|offsets|lengths)")
+_TABLE_KEY = re.compile(r"t(0|[1-9]\d*)_(indices|offsets|lengths)")
 
 
 @dataclass(frozen=True)
@@ -99,9 +100,12 @@ def _load_arrays(path: Path) -> dict[str, Any]:
     if path.suffix != ".npz":
         raise ConfigError(where, "", f"a trace is a {' or '.join(SUFFIXES)} file")
     try:
-        with np.load(where, allow_pickle=False) as z:
+        z = np.load(where, allow_pickle=False)
+        if not hasattr(z, "files"):  # a bare .npy array
+            raise ValueError("one array, not an archive of named arrays")
+        with z:
             return {k: z[k] for k in z.files}
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
         raise ConfigError(where, "", f"not a readable .npz archive ({exc})") from None
 
 

@@ -118,6 +118,7 @@ def test_good_layout_with_offsets_and_lengths():
     ({"t2_offsets": np.array([0])}, "t2_indices", "missing"),
     ({"labels": np.array([1])}, "labels", "unknown key"),
     ({"version": np.int64(2)}, "version", "unsupported"),
+    ({"t01_indices": np.array([1])}, "t01_indices", "unknown key"),
 ])
 def test_bad_traces_name_the_file_and_key(tmp_path, capsys, change, key, needle):
     arrays = {**GOOD, **change}
@@ -137,6 +138,16 @@ def test_a_table_count_other_than_the_workloads_is_refused(tmp_path, capsys):
     assert code == 2 and "two.npz: t2_indices" in capsys.readouterr().err
     with pytest.raises(ConfigError, match=r"nope\.npz: no such trace file"):
         load_workload("rm1", {"trace": str(tmp_path / "nope.npz")})
+    for name, content in (("junk.npz", b"not an archive"), ("cut.npz", open(path, "rb").read()[:100])):
+        (tmp_path / name).write_bytes(content)
+        with pytest.raises(ConfigError, match=rf"{name}: not a readable \.npz archive"):
+            load_workload("rm1", {"trace": str(tmp_path / name)})
+    np.save(tmp_path / "one.npy", np.arange(3))
+    (tmp_path / "one.npy").rename(tmp_path / "one.npz")
+    with pytest.raises(ConfigError, match=r"one\.npz: not a readable \.npz archive \(one array"):
+        load_workload("rm1", {"trace": str(tmp_path / "one.npz")})
+    with pytest.raises(ConfigError, match=r"t\.csv: a trace is a \.npz or \.pt file"):
+        load_workload("rm1", {"trace": save(tmp_path / "t.csv", **GOOD)})
 
 
 @settings(max_examples=40, deadline=None)
