@@ -23,8 +23,9 @@ from cxlsim.crash import sources
 from cxlsim.kernels.embedding import embedding_bag_sum, embedding_sgd_update
 from cxlsim.kernels.relaxed import relaxed_correction
 from cxlsim.workloads.catalog import Workload
-from cxlsim.workloads.generator import Batch, batches
+from cxlsim.workloads.generator import Batch
 from cxlsim.workloads.layout import TableLayout
+from cxlsim.workloads.source import input_batches
 
 ALIGN_B = 64
 #: Pool room for the protocol's own payloads (flag lines, chunk tables) beyond the reference's.
@@ -87,7 +88,7 @@ def train_step(table: np.ndarray, mlp: np.ndarray, batch: Batch, layout: TableLa
 
 def index_stream(workload: Workload, seed: int, n: int) -> Iterator[Batch]:
     """The run's sparse inputs (the same stream the timing model analyses)."""
-    return batches(workload, seed=seed, n=n, dense=False)
+    return input_batches(workload, seed=seed, n=n, dense=False)
 
 
 @dataclass

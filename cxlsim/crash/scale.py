@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from cxlsim.crash.options import DEFAULT_SCALE
+from cxlsim.errors import ConfigError
 from cxlsim.workloads.catalog import Workload, load_workload
 
 __all__ = ["DEFAULT_SCALE", "MLP_MIN_ELEMENTS", "global_batch", "mlp_elements", "scale_overrides", "scaled_workload"]
@@ -30,6 +31,9 @@ def scale_overrides(workload: Workload, scale: float) -> dict[str, Any]:
     if not 0 < scale <= 1:
         raise ValueError(f"scale must be in (0, 1], got {scale!r}")
     p = workload.params
+    if p.trace and scale != 1:
+        raise ConfigError(p.trace, "", f"a trace's rows are recorded ids and cannot be scaled (functional scale "
+                          f"{scale:g}); run the crash checker at scale 1 or on the synthetic stream")
     if p.rows_profile == "uniform":
         return {"rows_per_table": max(1, round(p.rows_per_table * scale))}
     return {"criteo_rows_factor": p.criteo_rows_factor * scale}

@@ -46,6 +46,7 @@ from cxlsim.systems.symmetry import Reduction, plan, representative_streams
 from cxlsim.systems.topology import Fabric, Placement
 from cxlsim.workloads.catalog import Workload, load_workload
 from cxlsim.workloads.layout import TableLayout
+from cxlsim.workloads.trace import check_trace_length
 
 Sets = Mapping[str, Any] | list[tuple[str, Any]] | None
 SetOrigins = Mapping[str, tuple[str, str]] | None  # set key -> (file or option, key path there)
@@ -154,6 +155,8 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
                     "lookups one run holds in memory")
     except ConfigError as exc:
         raise ConfigError(exc.where, exc.key, exc.message + _lookup_bound_fix(cfg, wl, reduction, rule)) from None
+    if rule.batches != AUTO:  # a trace too short for a fixed count is refused before anything runs
+        check_trace_length(global_wl, total)
     streams = stream_set(global_wl, cfg.seed, total)
     return model.run(cfg, wl, streams, reduction, rule, trace)
 

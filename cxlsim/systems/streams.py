@@ -18,8 +18,9 @@ import numpy as np
 
 from cxlsim.workloads.analysis import analyze_batch
 from cxlsim.workloads.catalog import Workload
-from cxlsim.workloads.generator import batches
 from cxlsim.workloads.layout import TableLayout
+from cxlsim.workloads.source import input_batches
+from cxlsim.workloads.trace import trace_identity
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ class StreamSet:
         self._batches: list[BatchStreams] = []
         #: batches generated but not analysed yet (:meth:`rows`): (global rows, table starts), in order
         self._raw: list[tuple[np.ndarray, np.ndarray]] = []
-        self._source = batches(workload, seed=seed, n=None, dense=False)  # batch k is the same whatever n
+        self._source = input_batches(workload, seed=seed, n=None, dense=False)  # batch k is the same whatever n
         self._prev = None
 
     def _generate(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -145,7 +146,10 @@ class StreamSet:
 
 
 def _key(workload: Workload) -> tuple:
-    return (workload.name, tuple(sorted((k, str(v)) for k, v in workload.params.items())))
+    """The stream set's identity: the workload's parameters, and its trace file's identity where one is
+    set (a trace rewritten in place is read again)."""
+    return (workload.name, tuple(sorted((k, str(v)) for k, v in workload.params.items())),
+            trace_identity(workload.params.trace))
 
 
 _LAST: dict[tuple, StreamSet] = {}

@@ -205,6 +205,10 @@ def representative_streams(red: Reduction, workload: Any, policy: str, seed: int
     (:class:`~cxlsim.systems.device_streams.DeviceStreams`)."""
     from cxlsim.systems.device_streams import DeviceStreams, busiest_device, heads
 
+    if workload.params.trace:
+        raise SymmetryRefused(f"topology.symmetry: the reduction draws a device's stream from the generator's "
+                              f"distribution, which a trace ({workload.params.trace}) does not follow: {OFF} runs "
+                              "it in full detail")
     layout = TableLayout.from_workload(workload)
     placement = Placement.of(layout, red.mems, policy)
     hs = heads(workload, layout, seed)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cxlsim.errors import ConfigError
 from cxlsim.kernels.row_bitmap import mark, members, members_ref, new_bitmap
 from cxlsim.kernels.vector_cache import VectorCache, new_cache
 from cxlsim.kernels.vector_cache_steady import SteadySets, steady_sets_touched
@@ -53,6 +54,10 @@ def starting_cache(start: str, streams: StreamSet, capacity_rows: int, reverse_t
     if start != "steady":
         raise ValueError(f"vector_cache_start: {start!r} is not one of {STARTS}")
     w = streams.workload
+    if w.params.trace:
+        raise ConfigError(w.params.trace, "pipeline.vector_cache_start", "steady builds the cache's state from the "
+                          "generator's popularity, which a trace does not follow: --set "
+                          "pipeline.vector_cache_start=empty (and warm-up batches) with a trace")
     batches = streams.n if batches is None else min(int(batches), streams.n)
     key = (w.name, tuple(sorted((k, str(v)) for k, v in w.params.items())), int(streams.seed), batches,
            int(capacity_rows), bool(reverse_tables))

@@ -37,6 +37,7 @@ from cxlsim.workloads.schema import (
     build_interaction,
     parse_widths,
 )
+from cxlsim.workloads.trace import read_trace, workload_values
 
 FILE_KEYS = {"version", "description", "source", "params"}
 
@@ -275,8 +276,21 @@ def load_workload(
             values[key] = value
             sources[key] = f"override ({overrides_where})"
         checked = WORKLOAD_SCHEMA.validate(values, sources, overrides_where, overrides_prefix)
+    if checked.trace:
+        checked = apply_trace(checked, "batch_size" in (overrides or {}), overrides_where if overrides else where,
+                              overrides_prefix if overrides else "params.")
     check_size(checked, overrides_where if overrides else where, overrides_prefix if overrides else "params.")
     return Workload(path.stem, str(doc.get("description", "")), checked, where)
+
+
+def apply_trace(p: ParamSet, batch_given: bool, where: str, prefix: str) -> ParamSet:
+    """``p`` with the values its trace sets (:func:`~cxlsim.workloads.trace.workload_values`: rows,
+    bags, and the batch size unless ``batch_given``), each sourced to the trace file; the trace is
+    read and validated here, so a bad one is refused at load (exit 2, naming the file and key)."""
+    trace = read_trace(p.trace)
+    values = workload_values(trace, int(p.tables), int(p.batch_size) if batch_given else None)
+    sources = {**p.sources, **{k: f"trace ({trace.path})" for k in values}}
+    return WORKLOAD_SCHEMA.validate({**p.as_dict(), **values}, sources, where, prefix)
 
 
 def check_size(p: ParamSet, where: str, prefix: str) -> None:

@@ -156,11 +156,15 @@ def batches(
             prev = drawn
             for a in (flat, starts, offsets):
                 a.setflags(write=False)
-        feats = None
-        if dense:
-            feats = np.log1p(rng_dense.exponential(1.0, size=(bsz, p.dense_features))).astype(np.float32)
+        feats = dense_batch(rng_dense, bsz, p.dense_features) if dense else None
         yield Batch(number, flat, starts, offsets, feats)
         number += 1
+
+
+def dense_batch(rng: np.random.Generator, batch_size: int, features: int) -> np.ndarray:
+    """One batch's dense features, ``(batch_size, features)`` float32: ``log1p`` of exponential draws
+    from the dense stream ``rng`` (standing in for Criteo's log-transformed counts)."""
+    return np.log1p(rng.exponential(1.0, size=(batch_size, features))).astype(np.float32)
 
 
 def dlrm_bag_sizes(r: np.ndarray, rows: int, lookups: int) -> np.ndarray:

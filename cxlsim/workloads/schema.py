@@ -155,6 +155,9 @@ WORKLOAD_SCHEMA = Schema(
               default="fp32", choices=tuple(MLP_PARAM_WIDTHS)),
         Param("learning_rate", float, "SGD learning rate of the embedding update", default=0.1,
               minimum=0, exclusive_minimum=True),
+        Param("trace", str, "embedding-access trace (.npz, or .pt with torch) driving the index stream instead of the "
+              "generator: it sets the tables' rows, the bags and the batch size (docs/workloads.md, 'Traces'); "
+              "empty: the generator", default=""),
         *interaction_params(),
     ),
     checks=(_check_mlp("bottom_mlp"), _check_mlp("top_mlp"), _check_bottom_input, _check_interaction,

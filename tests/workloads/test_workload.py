@@ -20,8 +20,9 @@ TABLE3 = {  # dim, dense, tables, lookups, bottom, top
     "rm4": (16, 13, 52, 1, "13-16384-2048-512-16", "512-128-1"),
 }
 BATCH_SIZE = 359  # SPEC §4 with framework time (test_batch_size_gives_rm1_bottom_forward_near_0_6_ms)
-#: parameters of readings RM1-RM4 do not use (per-table rows and bags, the dcn interaction's): schema defaults
-NOT_APPLICABLE = ("table_rows", "table_bag_sizes", "cross_layers", "cross_rank")
+#: parameters of readings RM1-RM4 do not use (per-table rows and bags, the dcn interaction's, a recorded trace):
+#: schema defaults
+NOT_APPLICABLE = ("table_rows", "table_bag_sizes", "cross_layers", "cross_rank", "trace")
 
 
 @pytest.mark.parametrize("name", sorted(TABLE3))
