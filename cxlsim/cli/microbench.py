@@ -65,7 +65,16 @@ PRESET_OPTIONS: dict[str, dict[str, tuple[str, ...]]] = {
     "cxl_switch": {"link": ("cxl_link",)},
     "cxl_protocol": {"link": ("cxl_link",), "switch": ("cxl_switch",)},
     "pcie": {"host": ("cpu",)},
+    "cxl_mem": {"host": ("cpu",)},
 }
+#: Per-family defaults of those options, where a family's differs: the CXL memory devices of the
+#: catalogue were measured on Sapphire Rapids hosts.
+FAMILY_DEFAULTS: dict[str, dict[str, str]] = {"cxl_mem": {"host": "cpu/xeon-gold-6430"}}
+
+
+def default_of(family: str, key: str) -> str:
+    """The preset an option names when not given, for ``family``."""
+    return FAMILY_DEFAULTS.get(family, {}).get(key, DEFAULTS[key])
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -82,7 +91,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--link", help=f"CXL protocol and switch presets: link preset of every link (default {DEFAULT_LINK})")
     p.add_argument("--switch", help=f"CXL protocol presets: switch preset of every switch (default {DEFAULT_SWITCH})")
     p.add_argument("--host", help=f"PCIe presets: the host CPU preset the software path's calls run on "
-                   f"(default {DEFAULT_HOST})")
+                   f"(default {DEFAULT_HOST}); CXL memory presets (cxl_mem): the host whose cores' misses load "
+                   f"the device (default {FAMILY_DEFAULTS['cxl_mem']['host']})")
     p.add_argument("--plot", metavar="F.png", help="CXL memory presets (cxl_mem): draw the MLC-style curves "
                    "(loaded latency, bandwidth by mix and by threads) into F.png")
 
@@ -139,7 +149,7 @@ def options_for(family: str, args: argparse.Namespace) -> dict[str, Any]:
                 raise InputError(f"--{key}: must be >= 1, got {value}")
         opts.update(threads=args.threads, modules=args.modules or 1, pattern=args.pattern or "random")
     for key, families in wanted.items():
-        opts[key] = _model(key, given.get(key, DEFAULTS[key]), families)
+        opts[key] = _model(key, given.get(key, default_of(family, key)), families)
     if "medium" in wanted:
         modules = DEFAULT_MODULES if args.modules is None else args.modules
         if modules < 1:
@@ -163,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     options = options_for(pre.family, args)
     result = {"device": pre.name, **{k: options[k] for k in ("modules",) if k in options}}
     for key in PRESET_OPTIONS.get(pre.family, {}):
-        result[key] = getattr(args, key) or DEFAULTS[key]
+        result[key] = getattr(args, key) or default_of(pre.family, key)
     result.update(bench(model, options))
     if getattr(args, "plot", None):
         if "loaded_latency" not in result:

@@ -60,10 +60,11 @@ def _pattern_of(mix: tuple[int, int]) -> list[bool]:
 def simulate(f: Fabric, *, threads: int = 0, lines_per_thread: int = LINES_PER_THREAD,
              mix: tuple[int, int] = (1, 0), pattern: str = "random", stride_B: int = LINE_B,
              inject_GBps: float = 0.0, probe: bool = False, ports: Sequence[int] | None = None,
-             requests: int = REQUESTS, seed: int = 1) -> Result:
+             requests: int = REQUESTS, seed: int = 1, host_outstanding: int = 0) -> Result:
     """Run the requesters named by the arguments (module docstring) until ``requests`` have
     completed; measure the window after the warm-up. ``ports``: the host port of each thread
-    (default: threads spread round robin over the host ports)."""
+    (default: threads spread round robin over the host ports). ``host_outstanding``: the misses the
+    injecting host keeps in flight (:func:`host_outstanding_of`; 0: the root ports' credits)."""
     sim = FabricSim(f, pattern, seed)
     sim.on_done = {}
     kinds = _pattern_of(mix)
@@ -103,25 +104,33 @@ def simulate(f: Fabric, *, threads: int = 0, lines_per_thread: int = LINES_PER_T
         mean_gap = LINE_B / inject_GBps
         gaps = sim.rng.exponential(mean_gap, size=requests)  # Poisson arrivals (many threads)
         gaps *= mean_gap / gaps.mean()  # exactly the offered rate on average
-        state = {"next": 0.0, "stalled": False, "i": 0}
+        # the host's outstanding misses: the injector stalls when all are in flight (it never runs
+        # ahead of them); without a host, the root port's credits are the limit
+        cap = host_outstanding if host_outstanding else f.host_credits * f.host_ports
+        state: dict[str, Any] = {"next": 0.0, "i": 0, "in_flight": 0, "stalled": None}
+
+        def send(t: float, r: Request) -> None:
+            state["in_flight"] += 1
+            sim.issue(t, r)  # a request beyond the port's credits waits for one (FIFO)
+            state["next"] = max(state["next"] + gaps[state["i"] % len(gaps)], t)
+            sim.at(state["next"], inject, None)
 
         def inject(t: float, _: Any) -> None:
             state["i"] += 1
-            port = state["i"] % f.host_ports
-            r = Request(False, addr(1000, state["i"]), port, t, "inject")
-            credits = sim.credits[port]
-            if credits.free > 0:
-                sim.issue(t, r)
-                state["next"] = max(state["next"] + gaps[state["i"] % len(gaps)], t)
-                sim.at(state["next"], inject, None)
-            else:  # no credit: the injector stalls until one returns (it never runs ahead)
-                def go(t2: float) -> None:
-                    credits.free += 1  # give back the one take() below will consume
-                    sim.issue(t2, r)
-                    state["next"] = max(state["next"] + gaps[state["i"] % len(gaps)], t2)
-                    sim.at(state["next"], inject, None)
-                credits.waiting.append(go)
+            r = Request(False, addr(1000, state["i"]), state["i"] % f.host_ports, t, "inject")
+            if state["in_flight"] < cap:
+                send(t, r)
+            else:
+                state["stalled"] = r
 
+        def injected(t: float, r: Request) -> None:
+            state["in_flight"] -= 1
+            stalled, state["stalled"] = state["stalled"], None
+            if stalled is not None:
+                stalled.issue_ns = t
+                send(t, stalled)
+
+        sim.on_done["inject"] = injected
         sim.at(0.0, inject, None)
 
     if probe:
@@ -164,14 +173,24 @@ def peak_bw_GBps(f: Fabric, mix: tuple[int, int] = (1, 0), threads: int = 32, pa
     return simulate(f, threads=threads, mix=mix, pattern=pattern, stride_B=stride_B, ports=ports, requests=requests)
 
 
+def host_outstanding_of(host: Any) -> int:
+    """The misses a host keeps in flight towards memory: every core's L1D fill buffers
+    (``cores_count`` × ``line_fill_buffers_count`` of a ``cpu`` preset; named approximation: the L2's
+    prefetches are not counted, so this is a floor)."""
+    p = host.params
+    return int(p["cores_count"]) * int(p["line_fill_buffers_count"])
+
+
 def loaded_latency(f: Fabric, peak_GBps: float, fractions: Sequence[float] = (
-        0.05, 0.2, 0.4, 0.6, 0.75, 0.85, 0.92, 0.97, 1.02, 1.1)) -> list[dict[str, float]]:
+        0.05, 0.2, 0.4, 0.6, 0.75, 0.85, 0.92, 0.97, 1.02, 1.1), host_outstanding: int = 0) -> list[dict[str, float]]:
     """The pointer chase's latency under reads injected at increasing offered rates (fractions of
-    ``peak_GBps``, up to and past saturation), as MLC ``--loaded_latency`` reports it."""
+    ``peak_GBps``, up to and past saturation), as MLC ``--loaded_latency`` reports it. Past
+    saturation the latency follows from what the host keeps outstanding (``host_outstanding``:
+    Little's law on the host's misses, waiting for the root port's credits), not from the credits."""
     rows = []
     for frac in fractions:
         offered = frac * peak_GBps
-        res = simulate(f, inject_GBps=offered, probe=True)
+        res = simulate(f, inject_GBps=offered, probe=True, host_outstanding=host_outstanding)
         rows.append({"offered_GBps": float(offered), "achieved_GBps": float(res.bw_GBps),
                      "latency_ns": float(res.latency_ns.get("probe", math.nan))})
     return rows
@@ -189,6 +208,8 @@ def microbench(dev: Any, options: Mapping[str, Any]) -> dict[str, Any]:
     bandwidth by read:write mix, by threads, sequential vs random, by stride; switched devices:
     the two-stream contention probe; Type-2: ``cache_ops``."""
     f = fabric_of(dev)
+    host = options.get("host")
+    outstanding = host_outstanding_of(host) if host is not None else 0
     mixes = {k: peak_bw_GBps(f, mix).bw_GBps for k, mix in MIXES.items()}
     peak = Result(mixes["1:0"], mixes["1:0"], 0.0)
     quick = REQUESTS
@@ -197,7 +218,8 @@ def microbench(dev: Any, options: Mapping[str, Any]) -> dict[str, Any]:
         "idle_latency_sequential_ns": idle_latency_ns(f, "sequential"),
         "read_line_ns": dev.read_line_ns(),
         "load_adder_over_media_ns": idle_latency_ns(f) - dev.media_preset.params["read_latency_random_ns"],
-        "loaded_latency": loaded_latency(f, peak.bw_GBps),
+        "loaded_latency": loaded_latency(f, peak.bw_GBps, host_outstanding=outstanding),
+        "host_outstanding_count": outstanding or f.host_credits * f.host_ports,
         "bw_by_mix_GBps": mixes,
         "bw_by_threads_GBps": {str(n): peak_bw_GBps(f, threads=n, requests=quick).bw_GBps for n in THREADS},
         "bw_by_pattern_GBps": {pat: peak_bw_GBps(f, pattern=pat, requests=quick).bw_GBps

@@ -289,3 +289,37 @@ def test_median_error_over_the_fabric_points():
     missed = {c["id"] for c in report["checks"] if not c["within"]}
     assert missed == {"cxl-load-adder-over-dram", "cxl-e3s-idle-latency", "cxl-pool-idle-latency",
                       "cxl-pool-idle-latency-beluga"}
+
+
+def test_saturated_latency_follows_what_the_host_keeps_outstanding():
+    """Past the device's ceiling the chase waits behind every miss the host keeps in flight, not
+    behind the root port's credits: Little's law bounds it by outstanding × 64 B / peak, and a host
+    with more fill buffers climbs further (the port's credits no longer cap it)."""
+    d = dev()
+    f = mlc.fabric_of(d)
+    peak = mlc.peak_bw_GBps(f, requests=3000).bw_GBps
+    lat = {}
+    for n in (72, 512, 1024):
+        (row,) = mlc.loaded_latency(f, peak, (1.5,), host_outstanding=n)
+        lat[n] = row["latency_ns"]
+        assert row["latency_ns"] <= n * mlc.LINE_B / row["achieved_GBps"] * 1.05
+    assert lat[72] < lat[512] < lat[1024]
+    assert lat[1024] > f.host_credits * mlc.LINE_B / peak  # beyond what the port's credits alone allow
+
+
+def test_a_host_with_few_misses_in_flight_cannot_reach_the_ceiling():
+    """72 misses (the i5's six cores × 12 fill buffers) at the idle latency move at most
+    72 × 64 B / 288 ns: the device's 17.7 GB/s is out of that host's reach."""
+    d = dev()
+    f = mlc.fabric_of(d)
+    (row,) = mlc.loaded_latency(f, 17.7, (1.5,), host_outstanding=72)
+    assert row["achieved_GBps"] <= 72 * mlc.LINE_B / d.read_line_ns() * 1.01
+
+
+@pytest.mark.parametrize(("host", "outstanding"), [(None, 32 * 16), ("cpu/i5-9600k", 6 * 12)])
+def test_microbench_loads_a_cxl_memory_device_as_its_host_would(capsys, host, outstanding):
+    argv = ["microbench", E3S, "--json"] + (["--host", host] if host else [])
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["host"] == (host or "cpu/xeon-gold-6430")
+    assert out["host_outstanding_count"] == outstanding
