@@ -42,7 +42,7 @@ from cxlsim.config.origins import Origins
 from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
 from cxlsim.devices.memory.interleave import geometry_problem
-from cxlsim.devices.registry import family_kind, load_preset
+from cxlsim.devices.registry import family_kind, get_family, load_preset
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.systems import axes
 from cxlsim.systems.host_agreement import check_host_agreement
@@ -64,6 +64,9 @@ OPTIONAL_ROLES = ("replay_host",)
 #: The family kind whose roles take ``count`` modules interleaved every ``interleave_B`` bytes
 #: (:data:`cxlsim.devices.registry.KINDS`).
 MEMORY_KIND = "memory"
+#: The kind of a CXL memory device (a composite of link, controller and media, ``cxl_mem``): a
+#: memory role given one holds its media's channels, behind its link (:attr:`DeviceRole.via`).
+CXL_MEMORY_KIND = "cxl_mem"
 
 #: Device roles a pipeline may refer to, and what each is.
 ROLES = {
@@ -97,7 +100,8 @@ ROLES = {
 #: cxlsim included: a memory family implements the media API).
 ROLE_FAMILIES = {
     "gpu": ("gpu",), "host_cpu": ("cpu",), "host_dram": ("dram",),
-    "table_memory": (f"kind:{MEMORY_KIND}",), "checkpoint_storage": (f"kind:{MEMORY_KIND}",),
+    "table_memory": (f"kind:{MEMORY_KIND}", f"kind:{CXL_MEMORY_KIND}"),
+    "checkpoint_storage": (f"kind:{MEMORY_KIND}", f"kind:{CXL_MEMORY_KIND}"),
     "ndp": ("ndp",), "ckpt_logic": ("ckpt_logic",),
     "fabric_link": ("cxl_link",), "gpu_link": ("cxl_link",), "host_link": ("cxl_link",),
     "switch": ("cxl_switch",), "cxl_protocol": ("cxl_protocol",), "pcie": ("pcie",),
@@ -232,6 +236,10 @@ class DeviceRole:
     count: int = 1
     interleave_B: int = 4096
     levels: int = 1
+    #: the CXL memory device (a ``cxl_mem`` preset) the role's modules sit behind, when the role was
+    #: given one: ``preset`` is then its media (``count`` channels interleaved at its
+    #: ``media_interleave_B``), and a requester on the host reaches them across its link
+    via: Preset | None = None
 
     @property
     def params(self) -> ParamSet:
@@ -566,6 +574,20 @@ def _devices(system: tuple[str, ...], file_devices: Any, pipeline: ParamSet | No
         if isinstance(entry, dict) and isinstance(entry.get("params"), dict):
             own |= set(entry["params"])
         spec["params"] = {k: v for k, v in spec["params"].items() if k not in keys or k in own}
+    # a file or --set naming a device of another family than the platform's takes its own modules and
+    # interleaving too (the platform's were that family's)
+    for role in needed:
+        spec, base = specs.get(role), platform.role_spec(system, role)
+        if not isinstance(spec, dict) or not isinstance(base, dict):
+            continue
+        if str(spec.get("preset", "")).split("/")[0] == str(base.get("preset", "")).split("/")[0]:
+            continue
+        given = {k.split(".")[2] for k, _ in device_sets if k.startswith(f"devices.{role}.")}
+        entry = file_devices.get(role)
+        given |= set(entry) if isinstance(entry, dict) else set()
+        for key in ("count", "interleave_B"):
+            if key in spec and key not in given:
+                del spec[key]
     return {role: _device(role, spec, origins) for role, spec in specs.items()}
 
 
@@ -678,6 +700,8 @@ def _device(role: str, spec: Any, origins: Origins) -> DeviceRole:
                           for t in ROLE_FAMILIES[role])
         raise ConfigError(*at("preset"), f"{preset.name} is a {family} device; the {role} role takes "
                           f"{takes} ({ROLES[role]})")
+    if family_kind(family) == CXL_MEMORY_KIND:
+        return _behind_cxl(role, preset, spec, at)
     # structural keys take effect only where a model uses them: modules and interleaving for memory
     # roles, switch levels for the switch; anywhere else they would be accepted and change nothing
     for key, applies, what in (("count", memory, "memory modules (roles of a memory-kind family)"),
@@ -701,6 +725,26 @@ def _device(role: str, spec: Any, origins: Origins) -> DeviceRole:
         raise ConfigError(preset.path, f"params.{key}", message)
     levels = Param("levels", int, "switch levels", minimum=0, maximum=MAX_SWITCH_LEVELS).coerce(spec.get("levels", 1), *at("levels"))
     return DeviceRole(role, preset, count, inter, levels)
+
+
+def _behind_cxl(role: str, device: Preset, spec: dict[str, Any], at: Any) -> DeviceRole:
+    """A memory role given a CXL memory device: its media's channels, behind the device's link
+    (:attr:`DeviceRole.via`). One device a role: ``count`` and ``interleave_B`` are the device's own
+    (``media_count``, ``media_interleave_B``), so the role refuses them; a pooled device (several host
+    ports or devices behind a switch) is not modelled as a memory role."""
+    for key in ("count", "interleave_B"):
+        if key in spec:
+            raise ConfigError(*at(key), f"a {role} role given a CXL memory device ({device.name}) holds that one "
+                              f"device: its channels and their interleaving are the preset's media_count and "
+                              f"media_interleave_B")
+    p = device.params
+    for key in ("host_ports_count", "devices_count"):
+        if p[key] > 1:
+            raise ConfigError(*at("preset"), f"{device.name}: {key} {p[key]}: a pooled CXL memory device is not "
+                              f"modelled in a memory role (one device, one host port)")
+    media = get_family(CXL_MEMORY_KIND).build(p).media_preset
+    p["device_type"]
+    return DeviceRole(role, media, p["media_count"], p["media_interleave_B"], 1, via=device)
 
 
 def _breaking_override(preset: str, overrides: dict[str, Any], interleave: int) -> str | None:

@@ -16,7 +16,7 @@ module type (``host_cpu.host_dram_preset_name``), built here as :attr:`DeviceGra
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cxlsim.devices.registry import family_kind, get_family, load_preset
@@ -32,6 +32,8 @@ class DeviceGraph:
     host_memory_role: str | None  # the DRAM role holding the host's memory, None: implicit pool
     host_memory: Any | None  # the implicit pool's module model (when host_memory_role is None)
     host_memory_family: str | None = None  # its device family
+    #: role -> the CXL memory device its modules sit behind (:attr:`~cxlsim.systems.config.DeviceRole.via`)
+    attached: Mapping[str, Any] = field(default_factory=dict)
 
     def __getitem__(self, role: str) -> Any:
         return self.models[role]
@@ -67,8 +69,10 @@ def build_role(role: DeviceRole) -> Any:
 def build_devices(cfg: SystemConfig) -> DeviceGraph:
     """Build every role of ``cfg`` once (module docstring)."""
     models = {role: build_role(d) for role, d in cfg.devices.items()}
+    attached = {role: get_family(d.via.family).build(d.via.params) for role, d in cfg.devices.items()
+                if d.via is not None}
     holder, implicit, family = _host_memory(cfg, models)
-    return DeviceGraph(cfg, models, holder, implicit, family)
+    return DeviceGraph(cfg, models, holder, implicit, family, attached)
 
 
 def _host_memory(cfg: SystemConfig, models: Mapping[str, Any]) -> tuple[str | None, Any | None, str | None]:
@@ -77,7 +81,8 @@ def _host_memory(cfg: SystemConfig, models: Mapping[str, Any]) -> tuple[str | No
         return None, None, None
     if "host_dram" in models:
         holder = "host_dram"
-    elif cfg.devices[cfg.pipeline.tables_on].preset.family == "dram":
+    elif (cfg.devices[cfg.pipeline.tables_on].preset.family == "dram"
+          and cfg.devices[cfg.pipeline.tables_on].via is None):  # behind a CXL device it is not the host's
         holder = cfg.pipeline.tables_on
     else:
         preset = load_preset(cfg.role("host_cpu").params.host_dram_preset_name)

@@ -33,7 +33,7 @@ def host_dram_roles(cfg) -> list[str]:
     out = []
     engine = cfg.pipeline["embedding_engine"] if cfg.pipeline is not None else None
     for role, dev in cfg.devices.items():
-        if dev.preset.family != "dram":
+        if dev.preset.family != "dram" or dev.via is not None:  # a CXL device's channels are its own
             continue
         if role == "host_dram" or (role == "table_memory" and engine == "host_cpu"):
             out.append(role)

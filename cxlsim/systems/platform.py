@@ -61,7 +61,9 @@ class Platform:
         naming any of them applies (a system built on ``cxl-d`` is built like ``cxl-d``)."""
         spec = None
         for _, entry in self.role_layers(system, role):
-            spec = merge(spec or {}, entry)
+            # a layer naming a device of another family starts afresh: the earlier layers' modules,
+            # interleaving and parameters were another family's
+            spec = entry if spec is not None and _family(entry) not in (None, _family(spec)) else merge(spec or {}, entry)
         return spec
 
     def role_layers(self, system: str | tuple[str, ...], role: str) -> list[tuple[str, dict[str, Any]]]:
@@ -73,6 +75,12 @@ class Platform:
             if names & systems and role in roles and roles[role] is not None:
                 out.append((f"groups[{i}].roles.{role}", _entry(roles[role])))
         return out
+
+
+def _family(entry: dict[str, Any]) -> str | None:
+    """The family part of an entry's ``preset`` (``family/name``), or None when it names none."""
+    name = entry.get("preset")
+    return str(name).split("/")[0] if name is not None else None
 
 
 def _entry(spec: Any) -> dict[str, Any] | None:

@@ -180,7 +180,7 @@ class TrainingMachine(MemoryServices, TransferServices, GpuPhases, CheckpointSer
         refusal of overrides read these reasons, :mod:`cxlsim.systems.reach`): the machine's own,
         then each axis implementation's ``declare_unused``."""
         cpu = self.cpu.params
-        if not any(self.on_storage(m) for m in self.memories.values()):
+        if not any(self.on_storage(side.tables) for side in self.sides):  # a checkpoint on storage is written, not mapped
             cpu.skip("major_fault_us", "no table is memory-mapped from storage here")
         for impl in self.implementations:
             impl.declare_unused()

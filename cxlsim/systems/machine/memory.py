@@ -134,14 +134,21 @@ class MemoryServices:
         embedding engine, the checkpoint agent) reaches across the fabric -- each memory device's
         table and log memory, from the host over ``fabric.path("host", ("mem", m))`` with the CXL
         controller's protocol times, staged as the CXL memory devices' timing model stages them
-        (:func:`~cxlsim.devices.cxl_mem.queueing.crossing_over`). None of them where the
+        (:func:`~cxlsim.devices.cxl_mem.queueing.crossing_over`); and every memory role given a CXL
+        memory device (a Type-3 expander), over that device's own link, controller and queues
+        (:meth:`~cxlsim.devices.cxl_mem.cxl_mem.CxlMem.crossing`). None of them where the
         system has no fabric or the requester is on the memory device. The CXL-MEM's controller
         declares no queue depths: its queues do not bound the host (the host's fill buffers do)."""
         out: dict[tuple[str, str], Crossing] = {}
-        if self.fabric is None or self.cxl is None:
-            return out
         on_host = [who for who, impl in (("engine", self.engine), ("agent", self.agent))
                    if impl is not None and impl.lane == "host_cpu"]
+        for mem in self.memories.values():  # a role behind a CXL memory device: its own link and queues
+            device = self.devices.attached.get(mem.role)
+            if device is not None:
+                for who in on_host:
+                    out[(who, mem.key)] = device.crossing()
+        if self.fabric is None or self.cxl is None:
+            return out
         for m, side in enumerate(self.sides):
             path = self.fabric.path("host", ("mem", m))
             cp = self.cxl.params
