@@ -22,7 +22,6 @@ from typing import Any
 from cxlsim.reports import timeline as tl
 from cxlsim.reports.output import fmt_num
 from cxlsim.reports.timeline import STYLE
-from cxlsim.sweep.evaluate import trace_from_timeline
 from cxlsim.sweep.results import BREAKDOWN, ENERGY_COMPONENTS
 
 #: A bar taller than this many times the median bar of its panel is cut and labelled.
@@ -114,9 +113,9 @@ def fig12_timeline(doc: dict[str, Any], path: Path) -> Path | None:
     runs = [r for r in doc.get("timelines", []) if r.get("status") == "ok" and r.get("timeline")]
     if not runs:
         return None
-    traces = [(f"{r['swept']['system']} on {r['swept']['workload']} ({r['result']['batches']} batches)",
-               trace_from_timeline(r["timeline"])) for r in runs]
-    return tl.plot(traces, path, [r["timeline"]["start_ns"] for r in runs], [r["timeline"]["end_ns"] for r in runs])
+    timelines = [tl.from_record(r["timeline"], f"{r['swept']['system']} on {r['swept']['workload']} "
+                                f"({r['result']['batches']} batches)") for r in runs]
+    return tl.plot(timelines, path)
 
 
 def _stacked(panels: dict[str, dict[str, list[float]]], systems: Sequence[str], parts: Sequence[str],
