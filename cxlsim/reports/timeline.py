@@ -11,7 +11,8 @@ sweep record's saved intervals (:func:`from_record`); nothing is re-simulated. I
   time, such as the marker of a fused correction, is left out);
 * the critical path of each measured batch: the intervals the model's Figure-11 breakdown charged
   (:func:`cxlsim.systems.critical_path.breakdown`), clipped to the batch;
-* for the JSON's counter tracks: the ops that waited for a lane (ready to start, lane busy).
+* for the JSON's counter tracks: the ops that waited for a lane (ready to start, lane busy); the
+  run records no queue inside a device (memory controller, link buffer), so none is drawn.
 
 Formats: ``ascii`` (a Gantt chart; the batch lane shows each batch's number), ``chrome``
 (trace-event JSON for https://ui.perfetto.dev: ``ts``/``dur`` in µs; ``X`` slices whose ``args``
@@ -54,6 +55,13 @@ CRITICAL_TRACK = "critical path"
 LABEL_MIN_IN = 0.12
 _CHAR_IN = 0.052  # width of one label character at the figure's label size (6.5 pt), inches
 _ROW_IN = 0.42  # height of one lane's row, inches
+#: An op counts as queued when it started this much after it was ready (ns; below: rounding).
+WAIT_MIN_NS = 1e-3
+#: What the JSON's counter tracks show, stated in its ``otherData``.
+COUNTERS_NOTE = ("link <path> (GB/s): the bytes each op moved over the link path, spread evenly over its interval; "
+                 "queue <lane> (ops waiting): ops whose inputs were ready, waiting for their lane or a link they "
+                 "hold (a track for each lane any op waited for); queues inside the devices (memory controllers, "
+                 "link buffers) are not recorded by the run")
 
 
 @dataclass(frozen=True)
@@ -106,7 +114,7 @@ def from_result(result: Any, title: str | None = None) -> Timeline:
                 if e > s:
                     critical.append(Interval(rec.op.lane, s, e, rec.label, key[1], rec.op.category))
         waits = [(rec.op.lane, rec.ready_ns, rec.start_ns) for rec in ex.records.values()
-                 if rec.op.lane != BATCH_LANE and rec.start_ns > rec.ready_ns]
+                 if rec.op.lane != BATCH_LANE and rec.start_ns - rec.ready_ns > WAIT_MIN_NS]
     title = title or f"{result.config.name} on {result.workload.name}: batches {measured.start}..{measured.stop - 1}"
     return _timeline(title, result.trace, spans, critical, waits)
 
@@ -253,7 +261,7 @@ def chrome_trace(tl: Timeline, metadata: dict | None = None) -> dict:
             events.append({"name": f"queue {lane} (ops waiting)", "ph": "C", "pid": pid, "ts": us(t),
                            "args": {"ops": v}})
     other = {**(metadata or {}), "time_origin": tl.origin_text, "origin_ns": lo, "window_ms": [0.0, (hi - lo) / 1e6],
-             "time_unit": "ts and dur in microseconds"}
+             "time_unit": "ts and dur in microseconds", "counters": COUNTERS_NOTE}
     return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": other}
 
 
