@@ -77,7 +77,8 @@ class TraceRecorder:
         self.intervals.append(Interval(lane, float(start_ns), float(end_ns), label, batch, category, **extra))
 
     def declare_lane(self, lane: str) -> None:
-        """Show ``lane`` in timelines even if it stays idle."""
+        """Name ``lane`` in the trace's lanes even while no interval is on it (timelines draw a lane
+        idle in their window, and leave out one that holds no interval anywhere in the run)."""
         self._lanes.setdefault(lane, None)
 
     @property
