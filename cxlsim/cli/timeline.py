@@ -5,13 +5,17 @@ logic), cxl.link / cxl.io (CXL.cache transfers, configuration); inside each GPU 
 dispatch of PyTorch's operators (host_cpu.dispatch; replay_host.dispatch where the GPU replays a
 measured step) and the kernels and copies on the GPU's stream (gpu.stream); with several devices,
 one lane each (gpu.1, ndp.2, ...) and every link direction of the switch tree (link.<node>.<up|down>);
-tpu-ps: tensorcore, sparsecore or ps.cpu/network, ici.*, checkpoint.*. Formats:
+tpu-ps: tensorcore, sparsecore or ps.cpu/network, ici.*, checkpoint.*. One time origin in every format: t = 0 at the start of the first measured batch; the window is
+the measured batches (warm-up batches are simulated first and not drawn). The ``batch`` lane holds
+each batch's span; the critical path (the intervals the Figure-11 breakdown charged) is its own row
+in ascii, a ``critical path`` track with flow arrows in chrome, and black outlines in png/svg.
+Formats:
   ascii   a Gantt chart in the terminal (default)
-  chrome  trace-event JSON: open it at https://ui.perfetto.dev or chrome://tracing; it holds
-          every simulated interval: the warm-up batches, the drawn ones, and the ops of the
-          closing batch that started before its begin (it is simulated only that far)
-  png/svg a matplotlib figure
-
+  chrome  trace-event JSON: open it at https://ui.perfetto.dev or chrome://tracing; slices carry
+          batch, category and, where the model knows them, bytes_B, rows and device in their args;
+          counter tracks give each link path's bandwidth (GB/s) and each lane's queue (ops waiting
+          for it); otherData states the time origin
+  png/svg a matplotlib figure (Okabe-Ito colours, labels on bars wide enough to hold one)
   cxlsim timeline --system cxl-b --workload rm1
   cxlsim timeline --system cxl --batches 2 --format chrome --out cxl.json
   cxlsim timeline --system cxl-d --format png --out cxl-d.png
@@ -52,13 +56,11 @@ def run(args: argparse.Namespace) -> int:
     if args.format in ("png", "svg") and not args.out:
         raise InputError(f"timeline: --format {args.format} needs --out FILE.{args.format}")
     result = simulate_from_args(args)
-    first = result.config.warmup_batches
-    start, _ = result.batch_span(first)
-    _, end = result.batch_span(first + result.config.batches - 1)
+    timeline = tl.from_result(result)
     meta = {"system": result.config.name, "workload": result.workload.name, "batches": result.config.batches,
-            "first_batch": first}
+            "first_batch": result.config.warmup_batches}
     if args.json or args.format == "chrome":
-        data = tl.chrome_trace(result.trace, meta)
+        data = tl.chrome_trace(timeline, meta)
         text = json.dumps(data)
         if args.out:
             with open(args.out, "w") as fh:
@@ -68,13 +70,12 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(text + "\n")
         return 0
     if args.format == "ascii":
-        title = f"{result.config.name} on {result.workload.name}: batches {first}..{first + result.config.batches - 1}"
-        chart = tl.ascii_gantt(result.trace, args.width, start, end, title)
+        chart = tl.ascii_gantt(timeline, args.width)
         if args.out:
             with open(args.out, "w") as fh:
                 fh.write(chart + "\n")
         print(chart)
         return 0
-    path = tl.plot([(f"{result.config.name} on {result.workload.name}", result.trace)], args.out, [start], [end])
+    path = tl.plot([timeline], args.out)
     print(f"wrote {path}")
     return 0

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import simpy
 
-from cxlsim.engine.trace import TraceRecorder
+from cxlsim.engine.trace import TraceRecorder, Traffic
 
 OpKey = tuple[str, int]
 DepKey = tuple  # (name, batch) or (name, batch, "start")
@@ -45,11 +45,13 @@ DepKey = tuple  # (name, batch) or (name, batch, "start")
 class OpOutcome:
     """What an op's work returns: its end time (ns) and, optionally, the label to trace it with and
     ``resume``: for a segmented op, called with the segment's end time, it returns the next
-    segment's outcome (the last has none)."""
+    segment's outcome (the last has none); ``traffic``: what the op moved, for the trace only (a
+    segmented op's outcomes may share one record that grows as its segments are charged)."""
 
     end_ns: float
     label: str | None = None
     resume: Callable[[float], OpOutcome] | None = None
+    traffic: Traffic | None = None
 
 
 @dataclass
@@ -123,6 +125,7 @@ class OpRecord:
     gate: tuple | None = None  # ("end", key) | ("start", key) | ("lane", key) | None
     label: str = ""  # the trace label its work gave it
     traced: bool = False  # its interval is on the trace
+    traffic: Traffic | None = None  # what its work moved (the trace's bytes, rows and device)
 
 
 class Executor:
@@ -243,11 +246,12 @@ class Executor:
             self._pending[key] = outcome
             rec.end_ns = float(outcome.end_ns)
             rec.label = outcome.label or rec.label
+            rec.traffic = outcome.traffic or rec.traffic
             heapq.heappush(heap, (rec.end_ns, i, key))
         self._pending.clear()
 
     def _trace(self, op: Op, rec: OpRecord) -> None:
-        self.trace.record(op.lane, rec.start_ns, rec.end_ns, rec.label, op.batch, op.category)
+        self.trace.record(op.lane, rec.start_ns, rec.end_ns, rec.label, op.batch, op.category, rec.traffic)
         rec.traced = True
 
     def _events(self, op: Op) -> list[tuple[tuple, simpy.Event]]:
@@ -287,6 +291,7 @@ class Executor:
             raise RuntimeError(f"op {op.key} ends before it starts")
         rec.end_ns = float(outcome.end_ns)
         rec.label = outcome.label or op.label or op.name
+        rec.traffic = outcome.traffic
         self._started[op.key].succeed()
         self._started_op(op)
         if outcome.resume is not None:
@@ -299,6 +304,7 @@ class Executor:
                 raise RuntimeError(f"op {op.key} segment ends before it starts")
             seg_start, rec.end_ns = rec.end_ns, float(outcome.end_ns)
             rec.label = outcome.label or rec.label
+            rec.traffic = outcome.traffic or rec.traffic
             yield self.env.timeout(rec.end_ns - seg_start)
         self._pending.pop(op.key, None)
         for name in names:

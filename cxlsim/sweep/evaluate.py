@@ -18,10 +18,10 @@ import traceback
 from typing import Any
 
 from cxlsim.api import simulate
-from cxlsim.engine.trace import TraceRecorder
 from cxlsim.errors import InputError
 from cxlsim.provenance import provenance
 from cxlsim.reports.output import to_jsonable
+from cxlsim.reports.timeline import record_timeline
 from cxlsim.sweep.spec import Point
 
 
@@ -49,21 +49,6 @@ def evaluate(point: Point) -> dict[str, Any]:
 
 
 def _timeline(result: Any) -> dict[str, Any]:
-    """The measured batches' intervals, enough to redraw Figure 12 without re-simulating."""
-    first = result.config.warmup_batches
-    start, _ = result.batch_span(first)
-    _, end = result.batch_span(first + result.config.batches - 1)
-    tr = result.trace
-    ivs = [[iv.lane, iv.start_ns, iv.end_ns, iv.label, iv.batch, iv.category]
-           for iv in tr.intervals if iv.end_ns > start and iv.start_ns < end]
-    return {"start_ns": start, "end_ns": end, "lanes": tr.lanes, "intervals": to_jsonable(ivs)}
-
-
-def trace_from_timeline(timeline: dict[str, Any]):
-    """Rebuild a :class:`~cxlsim.engine.trace.TraceRecorder` from a record's ``timeline``."""
-    tr = TraceRecorder()
-    for lane in timeline["lanes"]:
-        tr.declare_lane(lane)
-    for lane, s, e, label, batch, category in timeline["intervals"]:
-        tr.record(lane, s, e, label, batch, category)
-    return tr
+    """The measured batches' intervals, spans and critical path, enough to redraw Figure 12 without
+    re-simulating (:func:`cxlsim.reports.timeline.from_record`)."""
+    return to_jsonable(record_timeline(result))

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from cxlsim.devices.base import Usage
 from cxlsim.engine.executor import Executor
+from cxlsim.engine.trace import Traffic
 
 #: Steps that keep every host core busy when they run on ``host_cpu``: the embedding operations and
 #: the host's redo copy issue their memory streams from every core (the timing model gives them
@@ -108,6 +109,25 @@ class BatchLedger:
         if path != PCIE and not path.startswith(CXL_PREFIX):
             raise ValueError(f"unknown link path {path!r}")
         self.link_B[path] = self.link_B.get(path, 0.0) + size_B
+
+    def tally(self) -> tuple[dict[str, float], dict[str, float], int]:
+        """A snapshot for :meth:`charged_since`: bytes per link path, media bytes per memory role,
+        rows the near-data logic pooled or updated."""
+        return (dict(self.link_B), {k: t.media_read_B + t.media_write_B for k, t in self.media.items()},
+                self.logic.pooled_vectors + self.logic.updated_rows)
+
+    def charged_since(self, before: tuple[dict[str, float], dict[str, float], int], into: Traffic) -> Traffic:
+        """Add to ``into`` what was charged to this ledger since :meth:`tally` gave ``before``."""
+        links, media, rows = before
+        for k, v in self.link_B.items():
+            if v != links.get(k, 0.0):
+                into.link_B[k] = into.link_B.get(k, 0.0) + v - links.get(k, 0.0)
+        for k, t in self.media.items():
+            v = t.media_read_B + t.media_write_B
+            if v != media.get(k, 0.0):
+                into.media_B[k] = into.media_B.get(k, 0.0) + v - media.get(k, 0.0)
+        into.rows += self.logic.pooled_vectors + self.logic.updated_rows - rows
+        return into
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,9 @@ class RunResult:
     energy: dict[str, Any] | None = None  # {"total": J, "by_component": {...}} per measured batch
     sampling: Sampling | None = None  # how the batch counts were picked (None: the config's fixed counts)
     timeline: TraceRecorder | None = None  # an analytic model's drawn intervals (op-graph runs: the executor's trace)
+    #: per measured batch, the ops on its critical path in time order (the gates the Figure-11
+    #: breakdown charged, :func:`cxlsim.systems.critical_path.breakdown`; empty for an analytic model)
+    critical_paths: list[list[tuple[str, int]]] = field(default_factory=list)
 
     @property
     def measured(self) -> range:

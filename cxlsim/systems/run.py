@@ -209,7 +209,8 @@ def simulate_dataflow(cfg: SystemConfig, wl: Workload, streams: StreamSet, reduc
         cfg = replace(cfg, warmup_batches=chosen.warmup, batches=chosen.batches)
     measured = range(cfg.warmup_batches, cfg.warmup_batches + cfg.batches)
     spans = {n: (ex.records[("begin", n)].start_ns, ex.records[("begin", n + 1)].start_ns) for n in measured}
-    parts = [breakdown(ex.records, ("begin", n), ("begin", n + 1))[0] for n in measured]
+    walks = [breakdown(ex.records, ("begin", n), ("begin", n + 1)) for n in measured]
+    parts = [w[0] for w in walks]
     cpu = machine.cpu.params
     activity = batch_activity(ex, machine.ledgers, spans, cpu.cores_count, cpu.threads_count, measured,
                               reduction.groups if reduction else 1)
@@ -219,7 +220,7 @@ def simulate_dataflow(cfg: SystemConfig, wl: Workload, streams: StreamSet, reduc
     extra = {"symmetry": {**reduction.summary(), "mem_devices": [d.device for d in device_streams]}
              if reduction else {"reduced": False}}
     return RunResult(cfg, wl, times, parts, raw, gap, ex, machine, extra, activity=activity, devices=devices,
-                     sampling=rule)
+                     sampling=rule, critical_paths=[w[1] for w in walks])
 
 
 #: ``model: dataflow``: the op graph over device models on the executor (entry point

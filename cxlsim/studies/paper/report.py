@@ -22,11 +22,12 @@ from typing import Any
 from cxlsim.reports import timeline as tl
 from cxlsim.reports.output import fmt_num
 from cxlsim.reports.timeline import STYLE
-from cxlsim.sweep.evaluate import trace_from_timeline
 from cxlsim.sweep.results import BREAKDOWN, ENERGY_COMPONENTS
 
 #: A bar taller than this many times the median bar of its panel is cut and labelled.
 CUT_FACTOR = 4.0
+#: Width one legend entry takes (inches): a legend has as many columns as the figure's width holds.
+LEGEND_ENTRY_IN = 1.3
 #: One colour per energy component, enough for the shared components and tpu-ps's devices together.
 ENERGY_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B2", "#937860", "#DA8BC3", "#8C8C8C",
                   "#CCB974", "#64B5CD", "#2F4B7C", "#A05195")
@@ -114,9 +115,9 @@ def fig12_timeline(doc: dict[str, Any], path: Path) -> Path | None:
     runs = [r for r in doc.get("timelines", []) if r.get("status") == "ok" and r.get("timeline")]
     if not runs:
         return None
-    traces = [(f"{r['swept']['system']} on {r['swept']['workload']} ({r['result']['batches']} batches)",
-               trace_from_timeline(r["timeline"])) for r in runs]
-    return tl.plot(traces, path, [r["timeline"]["start_ns"] for r in runs], [r["timeline"]["end_ns"] for r in runs])
+    timelines = [tl.from_record(r["timeline"], f"{r['swept']['system']} on {r['swept']['workload']} "
+                                f"({r['result']['batches']} batches)") for r in runs]
+    return tl.plot(timelines, path)
 
 
 def _stacked(panels: dict[str, dict[str, list[float]]], systems: Sequence[str], parts: Sequence[str],
@@ -129,7 +130,8 @@ def _stacked(panels: dict[str, dict[str, list[float]]], systems: Sequence[str], 
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels) + 1.5, 4.2), squeeze=False, sharey=False)
+    fig_w = 3.2 * len(panels) + 1.5
+    fig, axes = plt.subplots(1, len(panels), figsize=(fig_w, 4.2), squeeze=False, sharey=False)
     for ax, (w, bars) in zip(axes[0], panels.items(), strict=True):
         names = [s for s in systems if s in bars]
         totals = [sum(bars[s]) for s in names]
@@ -148,11 +150,14 @@ def _stacked(panels: dict[str, dict[str, list[float]]], systems: Sequence[str], 
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel(ylabel)
     handles = [Patch(color=c, label=p) for p, c in zip(parts, colours, strict=True)]
-    fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=8, bbox_to_anchor=(0.5, 0.995))
-    fig.suptitle(title, fontsize=10, y=0.06)
-    fig.tight_layout(rect=(0, 0.06, 1, 0.94))
+    fig.suptitle(title, fontsize=10, y=0.02, va="bottom")
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    # the legend sits above the panels in as many rows as the figure's width needs; the saved
+    # figure's box grows to hold it (one workload's narrow figure as well as four)
+    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8, frameon=False,
+               ncol=max(1, min(len(handles), int(fig_w / LEGEND_ENTRY_IN))))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130)
+    fig.savefig(path, dpi=130, bbox_inches="tight")
     plt.close(fig)
     return path
 

@@ -4,9 +4,11 @@ the ledgers and dispatches each dataflow step to the part that times it."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from cxlsim.devices.compute.gpu_step import StepModel
 from cxlsim.engine.executor import Executor, OpOutcome
+from cxlsim.engine.trace import Traffic
 from cxlsim.systems import axes
 from cxlsim.systems.activity import BatchLedger
 from cxlsim.systems.dataflow import sfx
@@ -234,9 +236,13 @@ class TrainingMachine(MemoryServices, TransferServices, GpuPhases, CheckpointSer
 
     def step(self, name: str, batch: int, start_ns: float, ex: Executor) -> OpOutcome:
         """Step ``name`` (``<step>[.<device>[.<device>]]``) of batch ``batch`` starting at ``start_ns``."""
-        self._ledger = self.ledgers.setdefault(batch, BatchLedger())
+        led = self._ledger = self.ledgers.setdefault(batch, BatchLedger())
         base, *index = name.split(".")
-        return self.steps[base](batch, start_ns, ex, *(int(i) for i in index))
+        if not ex.trace.enabled:
+            return self.steps[base](batch, start_ns, ex, *(int(i) for i in index))
+        before = led.tally()
+        outcome = self.steps[base](batch, start_ns, ex, *(int(i) for i in index))
+        return _with_traffic(outcome, led.charged_since(before, Traffic()), led)
 
     def restore_ledger(self, ledger: BatchLedger) -> None:
         """Charge what follows to ``ledger`` (a step resumed after other batches' steps ran)."""
@@ -244,3 +250,18 @@ class TrainingMachine(MemoryServices, TransferServices, GpuPhases, CheckpointSer
 
     def _begin(self, n, t, ex):
         return OpOutcome(t)
+
+
+def _with_traffic(outcome: OpOutcome, traffic: Traffic, led: BatchLedger) -> OpOutcome:
+    """``outcome`` carrying ``traffic`` (what its op charged to its batch's ledger ``led``), each
+    later segment adding what it charges (the trace's bytes and rows; no timing effect)."""
+    if outcome.resume is None:
+        return replace(outcome, traffic=traffic)
+    inner = outcome.resume
+
+    def resume(t: float) -> OpOutcome:
+        before = led.tally()
+        nxt = inner(t)
+        return _with_traffic(nxt, led.charged_since(before, traffic), led)
+
+    return replace(outcome, traffic=traffic, resume=resume)
