@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from cxlsim.devices.base import Usage
 from cxlsim.devices.registry import DeviceFamily, build_device, get_family
@@ -65,6 +66,10 @@ from cxlsim.systems.topology import Fabric
 
 COMPONENTS = ("gpu", "cpu", "dram", "pmem", "ssd", "cxl_mem_logic", "links")
 PARTS = ("static", "active", "dynamic")
+#: The families of a CXL memory device's path parts (:data:`cxlsim.devices.cxl_mem.cxl_mem.PARTS`).
+LINK_FAMILY, SWITCH_FAMILY = "cxl_link", "cxl_switch"
+#: A CXL.mem message's line (one request and one response message a 64 B line).
+LINE_B = 64
 #: The component of the families of a kind, where it is not the family's own name.
 KIND_COMPONENTS = {"logic": "cxl_mem_logic", "link": "links", "switch": "links"}
 
@@ -111,6 +116,23 @@ def cxl_links(d: Deployment) -> list:
 
 def _switches(d: Deployment) -> int:
     return d.fabric.powered_switches() if d.fabric is not None else 0
+
+
+def _price_attached(led: _Ledger, device: Any, traffic: list, wall_ns: float) -> None:
+    """A CXL memory device's path to the host (its links, the switch of a switched one): their
+    static power over ``wall_ns`` and the wire bits of the requested lines (one 64 B message each
+    way a line; the links' pJ/bit covers both PHYs and controllers, ``cxl_link``), charged to
+    ``links``. The device's media are the role's pool; its controller has no power of its own in
+    the catalogue beyond its link's pJ/bit."""
+    path = device.path
+    for link in path.links:
+        led.charge(get_family(LINK_FAMILY), link, Usage(wall_ns))
+    if path.switch is not None:
+        led.charge(get_family(SWITCH_FAMILY), path.switch, Usage(wall_ns))
+    lines = int(sum(tr.requested_B for tr in traffic) // LINE_B)
+    if lines:
+        wire = path.link_wire_B(lines, LINE_B)
+        led.e.setdefault("links", dict.fromkeys(PARTS, 0.0))["dynamic"] += path.energy_J(wire)
 
 
 def priced_pools(devices: DeviceGraph, pools: dict[str, ModulePool]) -> dict[str, ModulePool]:
@@ -183,6 +205,8 @@ def batch_energy(act: BatchActivity, devices: DeviceGraph, pools: dict[str, Modu
 
     for link in links:  # the fabric's powered links: their static power
         led.charge(get_family(devices.family_of(link)), link, Usage(T))
+    for role, device in devices.attached.items():  # a memory role behind a CXL memory device: its path
+        _price_attached(led, device, [tr for key, tr in act.media.items() if key.split(".")[0] == role], T)
     e = led.e
     for key, size_B in act.link_B.items():
         if key.startswith(CXL_PREFIX) and size_B:

@@ -188,6 +188,17 @@ PIPELINE = Schema(
               "overlap chunk by chunk through two staging buffers of the pcie preset's bounce_chunk_B)",
               default="serial", choices=("serial", "chunked")),
         Param("vector_cache_GB", float, "host-DRAM LRU cache of embedding vectors in front of the table memory", default=0.0, minimum=0),
+        Param("table_placement", str, "where the host engine's tables live: 'single' (all on tables_on), "
+              "'interleave' (pages spread over host_dram and tables_on at table_placement_weights, as Linux's "
+              "weighted interleave does), 'hot_first' (the hottest pages on host_dram up to "
+              "table_placement_near_GB, the rest on tables_on: the state TPP-like promotion converges to)",
+              default="single", choices=("single", "interleave", "hot_first")),
+        Param("table_placement_near_weight", int, "interleave: of every near + far consecutive pages, the first "
+              "near sit in host_dram (Linux's weighted interleave weight of the DRAM node)", default=1, minimum=0),
+        Param("table_placement_far_weight", int, "interleave: ... and the next far in tables_on (the CXL node's "
+              "weight); DDR:CXL = 83:17 is near 83, far 17", default=1, minimum=0),
+        Param("table_placement_near_GB", float, "hot_first: host DRAM given to the hottest table pages",
+              default=16.0, minimum=0),
         Param("vector_cache_start", str, "the vector cache's state at batch 0: 'steady' (the state its LRU policy "
               "reaches over the input stream after long training, built from the stream's stationary popularity: "
               "a run measures training, not its first batches) or 'empty' (a cold start); docs/timing-model.md",
@@ -679,6 +690,7 @@ def _device(role: str, spec: Any, origins: Origins) -> DeviceRole:
     if not isinstance(overrides, dict):
         raise ConfigError(*at("params"), f"expected a mapping of parameter: value, got "
                           f"{type(overrides).__name__} {overrides!r:.40}")
+    overrides = _flat_parts(overrides)
     name = str(spec["preset"])
     try:
         locate_preset(name)
@@ -725,6 +737,20 @@ def _device(role: str, spec: Any, origins: Origins) -> DeviceRole:
         raise ConfigError(preset.path, f"params.{key}", message)
     levels = Param("levels", int, "switch levels", minimum=0, maximum=MAX_SWITCH_LEVELS).coerce(spec.get("levels", 1), *at("levels"))
     return DeviceRole(role, preset, count, inter, levels)
+
+
+def _flat_parts(overrides: dict[str, Any]) -> dict[str, Any]:
+    """A composite's part overrides as its keys spell them (``link.params.port_latency_ns``): a
+    ``--set devices.R.params.link.params.port_latency_ns=...`` or a nested ``{link: {params: {...}}}``
+    arrives nested."""
+    out: dict[str, Any] = {}
+    for key, value in overrides.items():
+        if isinstance(value, dict) and set(value) == {"params"} and isinstance(value["params"], dict):
+            for sub, v in value["params"].items():
+                out[f"{key}.params.{sub}"] = v
+        else:
+            out[key] = value
+    return out
 
 
 def _behind_cxl(role: str, device: Preset, spec: dict[str, Any], at: Any) -> DeviceRole:
@@ -783,7 +809,7 @@ def needed_roles(p: ParamSet) -> list[str]:
     need += sorted(dict.fromkeys(transport), key=lambda r: r != "pcie")
     if scheme.persists:
         need += scheme.roles(p) + axes.of(p, "checkpoint_agent").roles(p)
-    if p.vector_cache_GB > 0:
+    if p.vector_cache_GB > 0 or p.table_placement != "single":
         need.append("host_dram")
     return list(dict.fromkeys(need))
 
@@ -799,6 +825,32 @@ def _selected(p: ParamSet) -> dict[str, type | None]:
     if p.relaxed_lookup:
         out["correction"] = axes.of(p, "correction")
     return out
+
+
+def placement_weights(p: ParamSet) -> tuple[int, int]:
+    """``(near, far)`` pages of an interleave period (``table_placement_near_weight``, ``_far_weight``)."""
+    return int(p.table_placement_near_weight), int(p.table_placement_far_weight)
+
+
+def _check_placement(p: ParamSet, where: str) -> None:
+    """The placement's own keys apply only to it; a placement over tiers needs the host engine."""
+    if p.table_placement != "interleave":
+        for key in ("table_placement_near_weight", "table_placement_far_weight"):
+            p.skip(key, "only table_placement: interleave reads it")
+    if p.table_placement != "hot_first":
+        p.skip("table_placement_near_GB", "only table_placement: hot_first reads it")
+    if p.table_placement == "single":
+        return
+    if axes.of(p, "embedding_engine").on_device:
+        raise ConfigError(where, "pipeline.table_placement", f"{p.table_placement}: tables placed over host DRAM and "
+                          f"the table memory need the host to run the embeddings (embedding_engine "
+                          f"{p.embedding_engine} runs on the memory device)")
+    if p.vector_cache_GB > 0:
+        raise ConfigError(where, "pipeline.table_placement", f"{p.table_placement}: a vector cache in host DRAM and "
+                          "tables placed in host DRAM are two uses of one memory; give one (vector_cache_GB: 0)")
+    if p.table_placement == "interleave" and sum(placement_weights(p)) == 0:
+        raise ConfigError(where, "pipeline.table_placement_near_weight", "interleave: the near and far weights are "
+                          "both 0 (no page goes anywhere)")
 
 
 def _check_roles(cfg: SystemConfig, where: str, platform_file: str = "") -> None:
@@ -822,6 +874,7 @@ def _check_roles(cfg: SystemConfig, where: str, platform_file: str = "") -> None
         p.skip("correction", "no relaxed lookup here, so nothing to correct")
     if not p.vector_cache_GB > 0:
         p.skip("vector_cache_start", "no vector cache here (vector_cache_GB is 0)")
+    _check_placement(p, where)
     for axis, cls in selected.items():
         if cls is not None and axis != "persistence" and hasattr(cls, "check_pipeline"):
             cls.check_pipeline(p, where)

@@ -167,6 +167,21 @@ class RunResult:
             return None
         return float(sum(tr.accesses for a in self.activity for tr in a.media.values()) / len(self.activity))
 
+    @property
+    def table_tiers(self) -> dict[str, float] | None:
+        """The share of the table memory's accesses each tier served, by role, over the measured
+        batches (``pipeline.table_placement``: host DRAM, ``host_dram``, and the table memory); None
+        for an analytic model. With ``single`` placement, the table memory alone (1.0); a table
+        memory that also holds the checkpoint counts the checkpoint's accesses too."""
+        p = self.config.pipeline
+        if p is None or not any(a.media for a in self.activity):
+            return None
+        roles = ([] if p.table_placement == "single" else ["host_dram"]) + [p.tables_on]
+        n = {r: sum(tr.accesses for a in self.activity for k, tr in a.media.items() if k.split(".")[0] == r)
+             for r in roles}
+        total = sum(n.values())
+        return {r: (v / total if total else 0.0) for r, v in n.items()}
+
     def batch_span(self, n: int) -> tuple[float, float]:
         """Start and end (ns) of batch ``n`` (absolute batch number: warm-up included where an
         executor ran the batches, else a measured batch, from its activity)."""
@@ -216,6 +231,7 @@ class RunResult:
             "utilisation": util,
             "media_accesses_per_batch": self.media_accesses_per_batch,
             "host_llc": self.host_llc,
+            "table_tiers": self.table_tiers,
             "bottleneck": next(({"resource": k, "utilisation": v} for k, v in util.items()), None),
             **self.extra,
             "config": resolved,

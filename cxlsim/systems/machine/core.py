@@ -20,6 +20,7 @@ from cxlsim.systems.machine.memory import Memory, MemoryServices, MemSide
 from cxlsim.systems.machine.transfers import TransferServices
 from cxlsim.systems.streams import BatchStreams, StreamSet
 from cxlsim.systems.symmetry import Reduction, SystemFabric
+from cxlsim.systems.tiering import Tiering
 from cxlsim.systems.topology import Fabric, Placement
 from cxlsim.systems.vector_cache_start import starting_cache
 from cxlsim.units import FP32_B, GiB
@@ -112,6 +113,12 @@ class TrainingMachine(MemoryServices, TransferServices, GpuPhases, CheckpointSer
             self.cache = starting_cache(p.vector_cache_start, streams, int(p.vector_cache_GB * 1e9 // self.row_B),
                                         self.engine.device.params.update_table_order == "reverse",
                                         streams.n if run_batches is None else run_batches)
+        #: tables placed over host DRAM and the table memory (None: all on the table memory)
+        self.tiering = None
+        if p.table_placement != "single":
+            self.near_tables = Memory(cfg.role("host_dram"), devices["host_dram"])
+            self.memories[self.near_tables.key] = self.near_tables
+            self.tiering = Tiering(p, p.table_region_offset_B, self.row_B, streams)
         #: the host-side requesters' fabric paths to the memory devices' memories (MemoryServices.host_crossings)
         self.crossings = self.host_crossings()
         self.engine_lane = side.engine_lane

@@ -11,7 +11,7 @@ import numpy as np
 
 from cxlsim.arrays import unique as sorted_unique
 from cxlsim.devices.cxl_mem.queueing import crossing_over
-from cxlsim.devices.memory.media.media import AccessStream, Crossing
+from cxlsim.devices.memory.media.media import AccessStream, Crossing, StreamResult
 from cxlsim.devices.registry import has_capability
 from cxlsim.engine.executor import OpOutcome
 from cxlsim.kernels.vector_cache import cache_access
@@ -61,6 +61,27 @@ class Memory:
         stream = AccessStream.of(t_ns, addr_B, size_B, is_write)
         return self.model.serve(stream, self.state, outstanding, self.modules, self.interleave_B, per_access=False,
                                 crossing=crossing)
+
+
+def _pick(value, sel: np.ndarray):
+    """``value[sel]`` for a per-access array, the value itself for a scalar."""
+    return value[sel] if np.ndim(value) else value
+
+
+def _share(outstanding: int | tuple[int, int], part: int, whole: int) -> int | tuple[int, int]:
+    """A part's share of a requester's outstanding limit(s), by its accesses (at least 1)."""
+    if isinstance(outstanding, tuple):
+        return tuple(max(1, round(o * part / whole)) for o in outstanding)
+    return max(1, round(outstanding * part / whole))
+
+
+def _combined(parts: list[StreamResult]) -> StreamResult:
+    """Two tiers' results of one stream as one (totals; no per-access arrays)."""
+    empty = np.zeros(0)
+    return StreamResult(empty, empty, empty, max(p.end_ns for p in parts), max(p.done_ns for p in parts),
+                        *(sum(getattr(p, f) for p in parts) for f in (
+                            "media_read_B", "media_write_B", "rmw_count", "raw_stall_count", "raw_stall_ns",
+                            "buffer_hits_count", "requested_B", "energy_J")))
 
 
 def interleave(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -211,7 +232,24 @@ class MemoryServices:
               by: str = ""):
         """:meth:`Memory.serve` (``outstanding``: one limit, or ``(reads, writes)`` pools), charging
         what it moved to the batch being served. ``by``: the requester (``"engine"``, ``"agent"``):
-        where it reaches ``mem`` across the fabric (:attr:`crossings`), each access pays the path."""
+        where it reaches ``mem`` across the fabric (:attr:`crossings`), each access pays the path.
+        Tables placed over two tiers (:attr:`tiering`): a stream to the table memory is split by
+        page, each part served by its tier with its share of ``outstanding`` (named approximation:
+        the requester's one loop as two, sized by their accesses)."""
+        if self.tiering is not None and mem.role == self.pipe.tables_on and len(addr_B):
+            near = self.tiering.near(addr_B)
+            n_near = int(np.count_nonzero(near))
+            if 0 < n_near < len(addr_B):
+                parts = [self._serve_one(m, t_ns, addr_B[sel], _pick(size_B, sel), _pick(is_write, sel),
+                                         _share(outstanding, int(np.count_nonzero(sel)), len(addr_B)), by)
+                         for sel, m in ((near, self.near_tables), (~near, mem))]
+                return _combined(parts)
+            if n_near:
+                mem = self.near_tables
+        return self._serve_one(mem, t_ns, addr_B, size_B, is_write, outstanding, by)
+
+    def _serve_one(self, mem: Memory, t_ns: float, addr_B: np.ndarray, size_B, is_write,
+                   outstanding: int | tuple[int, int], by: str):
         res = mem.serve(t_ns, addr_B, size_B, is_write, outstanding, self.crossings.get((by, mem.key)))
         tr = self._ledger.traffic(mem.key)
         tr.media_read_B += float(res.media_read_B)

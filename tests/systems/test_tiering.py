@@ -1,0 +1,113 @@
+"""Tables over two tiers (``pipeline.table_placement``) and memory roles behind a CXL memory device:
+the interleave's page shares, the popularity the hot tier follows, the accesses each tier serves,
+and the refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cxlsim
+from cxlsim.errors import ConfigError
+from cxlsim.kernels.sampling import power_law_ranks
+from cxlsim.systems.config import load_system
+from cxlsim.systems.streams import StreamSet
+from cxlsim.systems.tiering import PAGE_B, Tiering, popular_pages, rank_mass
+from cxlsim.workloads.catalog import load_workload
+
+SMALL = {"batch_size": 16}
+
+
+def _run(**sets):
+    return cxlsim.simulate("cxl-expander", workload="rm1", batches=2, warmup=1, workload_sets=SMALL, sets=sets)
+
+
+@settings(max_examples=30, deadline=None)
+@given(near=st.integers(0, 100), far=st.integers(0, 100), base=st.integers(0, 7))
+def test_weighted_interleave_puts_near_of_every_near_plus_far_pages_in_dram(near, far, base):
+    if near + far == 0:
+        return
+    cfg = load_system("cxl-expander", [("pipeline.table_placement", "interleave"),
+                                       ("pipeline.table_placement_near_weight", near),
+                                       ("pipeline.table_placement_far_weight", far)])
+    t = Tiering(cfg.pipeline, 0, 256, None)
+    period = near + far
+    pages = np.arange(base * period, (base + 3) * period, dtype=np.int64)
+    mask = t.near(pages * PAGE_B + 100)  # any byte of a page is placed with its page
+    assert mask.sum() == 3 * near
+    assert np.all(mask.reshape(3, period)[:, :near]) and not np.any(mask.reshape(3, period)[:, near:])
+
+
+@pytest.mark.parametrize(("n", "e"), [(1, 1.1), (10, 1.1), (1000, 1.0), (5000, 0.6), (777, 1.6)])
+def test_rank_mass_is_the_generators_law(n, e):
+    """The hot tier's popularity is the generator's: masses sum to 1, fall with rank, and match
+    the ranks the generator draws."""
+    mass = rank_mass(np.arange(n), n, e)
+    assert mass.sum() == pytest.approx(1.0, rel=1e-9)
+    assert np.all(np.diff(mass) <= 1e-15)
+    u = np.random.default_rng(1).random(200_000)
+    drawn = np.bincount(power_law_ranks(u, n, e), minlength=n)[:5] / u.size
+    assert np.all(np.abs(drawn - mass[:5]) <= 4 * np.sqrt(mass[:5] / u.size) + 1e-4)
+
+
+def test_the_hot_tier_holds_the_most_accessed_pages():
+    """Over a long stream, the hot pages take more accesses than any other equally many of the
+    touched pages, and a larger budget takes a larger share."""
+    w = load_workload("rm1", {"batch_size": 64})
+    streams = StreamSet(w, seed=1, n=40)
+    pages = np.concatenate([(streams.batch(n).lookup_rows.astype(np.int64) * w.row_B) // PAGE_B
+                            for n in range(streams.n)])
+    touched, counts = np.unique(pages, return_counts=True)
+    share = {}
+    for budget in (500, 5000):
+        hot = popular_pages(streams, 0, w.row_B, budget)
+        assert hot.size <= budget and np.all(np.diff(hot) > 0)
+        share[budget] = np.isin(pages, hot).mean()
+        best = np.sort(counts)[::-1][:hot.size].sum() / pages.size  # the oracle's share, same page count
+        assert share[budget] > 0.5 * best
+    assert share[5000] > share[500] > 0.0
+
+
+@pytest.mark.parametrize(("near", "far"), [(1, 1), (83, 17), (17, 83)])
+def test_each_tier_serves_its_share_of_the_table_accesses(near, far):
+    r = _run(**{"pipeline.table_placement": "interleave", "pipeline.table_placement_near_weight": near,
+                "pipeline.table_placement_far_weight": far})
+    tiers = r.table_tiers
+    assert tiers["host_dram"] == pytest.approx(near / (near + far), abs=0.03)
+    assert sum(tiers.values()) == pytest.approx(1.0)
+    assert r.to_dict()["table_tiers"] == tiers
+
+
+def test_a_single_tier_and_a_hot_tier():
+    assert _run().table_tiers == {"table_memory": 1.0}
+    small = _run(**{"pipeline.table_placement": "hot_first", "pipeline.table_placement_near_GB": 0.05}).table_tiers
+    large = _run(**{"pipeline.table_placement": "hot_first", "pipeline.table_placement_near_GB": 2.0}).table_tiers
+    assert 0.0 < small["host_dram"] < large["host_dram"]
+
+
+def test_dram_pages_skip_the_expanders_link():
+    """Only the pages on the expander pay its link: with every page in DRAM, its port latency
+    changes nothing; with every page on it, the lookup slows."""
+    def lookup_ms(placement: dict, port_ns: float) -> float:
+        r = _run(**placement, **{"devices.table_memory.params.link.params.port_latency_ns": port_ns})
+        return r.breakdown_ms["embedding"]
+    all_near = {"pipeline.table_placement": "interleave", "pipeline.table_placement_near_weight": 1,
+                "pipeline.table_placement_far_weight": 0}
+    assert lookup_ms(all_near, 2000.0) == pytest.approx(lookup_ms(all_near, 62.0), rel=1e-12)
+    assert lookup_ms({}, 2000.0) > 1.5 * lookup_ms({}, 62.0)
+
+
+@pytest.mark.parametrize(("sets", "key"), [
+    ([("pipeline.table_placement", "interleave"), ("pipeline.embedding_engine", "ndp")], "pipeline."),
+    ([("pipeline.table_placement", "hot_first"), ("pipeline.vector_cache_GB", 4)], "pipeline.table_placement"),
+    ([("pipeline.table_placement", "interleave"), ("pipeline.table_placement_near_weight", 0),
+      ("pipeline.table_placement_far_weight", 0)], "pipeline.table_placement_near_weight"),
+    ([("devices.table_memory.count", 2)], "devices.table_memory.count"),
+    ([("devices.table_memory.preset", "cxl_mem/apollo-pool-2x8")], "devices.table_memory"),
+])
+def test_placements_and_cxl_roles_refuse_what_they_cannot_model(sets, key):
+    with pytest.raises(ConfigError) as exc:
+        load_system("cxl-expander", sets)
+    assert key in f"{exc.value.key}"
