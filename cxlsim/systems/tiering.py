@@ -128,3 +128,13 @@ def accessed_pages(streams: StreamSet, data_base_B: int, row_B: int, budget: int
         return touched
     order = np.lexsort((touched, -counts))[:budget]
     return np.sort(touched[order])
+
+
+def loop_shares(outstanding: int, accesses: list[int], latencies_ns: list[float]) -> list[int]:
+    """One closed loop of ``outstanding`` requests over several tiers, as one loop per tier: each
+    gets the share of the requests its accesses hold by Little's law (accesses × idle latency), so
+    latency-bound tiers finish together, as the one loop would (at least one each; named
+    approximation: a tier's loaded latency is not known here)."""
+    weights = [a * lat for a, lat in zip(accesses, latencies_ns, strict=True)]
+    total = sum(weights)
+    return [max(1, round(outstanding * w / total)) if total > 0 else max(1, outstanding) for w in weights]

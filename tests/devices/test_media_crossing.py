@@ -119,3 +119,35 @@ def test_a_cxl_memory_devices_lone_line_read_is_its_idle_latency(name):
 def test_a_crossing_refuses_negative_times():
     with pytest.raises(ValueError):
         Crossing(request_ns=-1.0, response_ns=0.0)
+
+
+def test_a_queue_of_line_requests_holds_fewer_multi_line_accesses():
+    """The device queues 64 B requests: a stream of 256 B rows holds a quarter as many."""
+    c = Crossing(0.0, 0.0, read_queue_count=33, write_queue_count=22)
+    rows = AccessStream.of(np.zeros(4), np.arange(4) * 256, np.full(4, 256), np.array([False, False, True, True]))
+    lines = AccessStream.of(np.zeros(2), np.arange(2) * 64, np.full(2, 64), np.array([False, True]))
+    assert c.queue_entries(rows) == (8, 6)
+    assert c.queue_entries(lines) == (33, 22)
+    assert Crossing(0.0, 0.0).queue_entries(rows) == (1, 1)  # unbounded: the kernel never reads them
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4, 32])
+def test_the_systems_path_follows_the_probes_curve(threads):
+    """Host reads of 64 B lines through the device's crossing on its media model (the systems'
+    path) against the probe's closed-loop threads (12 lines each): the same bandwidth below
+    saturation; at saturation the media model's banks make each read a little longer than the
+    probe's channel stage, and the read queue's ceiling falls by about a tenth (the known gap of
+    the two media stages, docs/devices-fabric.md)."""
+    from cxlsim.validate import cxl_mlc as mlc
+
+    d = build_device("cxl_mem/e3s-x8-spr")
+    probe = mlc.peak_bw_GBps(d.fabric(), threads=threads, requests=4000).bw_GBps
+    media = d.media_model()
+    n = 20000
+    addr = np.random.default_rng(1).integers(0, 1 << 30, n) * 64
+    s = AccessStream.of(np.zeros(n), addr, np.full(n, 64), np.zeros(n, bool))
+    res = media.serve(s, media.new_state(d.media_count, 4096), threads * 12, d.media_count, 4096,
+                      crossing=d.crossing())
+    k = n // 5
+    bw = (n - k) * 64 / (res.ack_ns[-1] - np.sort(res.ack_ns)[k])
+    assert bw == pytest.approx(probe, rel=0.03 if threads <= 4 else 0.15)

@@ -17,6 +17,7 @@ from cxlsim.engine.executor import OpOutcome
 from cxlsim.kernels.vector_cache import cache_access
 from cxlsim.systems.config import DeviceRole
 from cxlsim.systems.streams import BatchStreams
+from cxlsim.systems.tiering import loop_shares
 from cxlsim.units import GiB
 
 #: The host writes log and redo records sequentially in 4 KiB pieces (a page, as the host writes
@@ -66,13 +67,6 @@ class Memory:
 def _pick(value, sel: np.ndarray):
     """``value[sel]`` for a per-access array, the value itself for a scalar."""
     return value[sel] if np.ndim(value) else value
-
-
-def _share(outstanding: int | tuple[int, int], part: int, whole: int) -> int | tuple[int, int]:
-    """A part's share of a requester's outstanding limit(s), by its accesses (at least 1)."""
-    if isinstance(outstanding, tuple):
-        return tuple(max(1, round(o * part / whole)) for o in outstanding)
-    return max(1, round(outstanding * part / whole))
 
 
 def _combined(parts: list[StreamResult]) -> StreamResult:
@@ -240,13 +234,21 @@ class MemoryServices:
             near = self.tiering.near(addr_B)
             n_near = int(np.count_nonzero(near))
             if 0 < n_near < len(addr_B):
-                parts = [self._serve_one(m, t_ns, addr_B[sel], _pick(size_B, sel), _pick(is_write, sel),
-                                         _share(outstanding, int(np.count_nonzero(sel)), len(addr_B)), by)
-                         for sel, m in ((near, self.near_tables), (~near, mem))]
-                return _combined(parts)
+                tiers = ((near, self.near_tables), (~near, mem))
+                counts = [int(np.count_nonzero(sel)) for sel, _ in tiers]
+                lat = [self._idle_ns(m, by) for _, m in tiers]
+                shares = (list(zip(*(loop_shares(o, counts, lat) for o in outstanding), strict=True))
+                          if isinstance(outstanding, tuple) else loop_shares(outstanding, counts, lat))
+                return _combined([self._serve_one(m, t_ns, addr_B[sel], _pick(size_B, sel), _pick(is_write, sel),
+                                                  share, by) for (sel, m), share in zip(tiers, shares, strict=True)])
             if n_near:
                 mem = self.near_tables
         return self._serve_one(mem, t_ns, addr_B, size_B, is_write, outstanding, by)
+
+    def _idle_ns(self, mem: Memory, by: str) -> float:
+        """A lone random row read of ``mem`` for requester ``by`` (ns): the media's and its path's."""
+        crossing = self.crossings.get((by, mem.key))
+        return mem.model.read_latency_ns("random") + (crossing.added_ns(self.row_B) if crossing is not None else 0.0)
 
     def _serve_one(self, mem: Memory, t_ns: float, addr_B: np.ndarray, size_B, is_write,
                    outstanding: int | tuple[int, int], by: str):

@@ -116,10 +116,27 @@ class Crossing:
         fp[X.F_UP_HDR], fp[X.F_UP_DATA], fp[X.F_DN_HDR], fp[X.F_DN_DATA] = (
             self.up_hdr_ns, self.up_data_ns, self.down_hdr_ns, self.down_data_ns)
 
-    def queue_counts(self, unbounded: int) -> tuple[int, int]:
-        """Entries of the read and write queues (``unbounded`` for a count of 0: the kernel then
-        keeps, and never reads, a queue of that size)."""
-        return (self.read_queue_count or unbounded, self.write_queue_count or unbounded)
+    def added_ns(self, size_B: int, write: bool = False) -> float:
+        """What the path adds to one lone access of ``size_B`` bytes (ns): its messages' slots each
+        way, the delays and the device's protocol time."""
+        lines = -(-int(size_B) // X.PATH_LINE_B)
+        if write:
+            return (lines * (self.up_data_ns + self.down_hdr_ns) + self.request_write_ns + self.device_ns
+                    + self.response_write_ns)
+        return lines * (self.up_hdr_ns + self.down_data_ns) + self.request_ns + self.device_ns + self.response_ns
+
+    def queue_entries(self, stream: AccessStream) -> tuple[int, int]:
+        """The read and write queues' entries in accesses of ``stream``: the device queues 64 B
+        requests, so an access of n lines holds n entries; the kernel holds one slot an access, so
+        a queue of c entries is c ÷ the stream's mean lines a read (a write), rounded, at least 1 (exact for
+        a stream of one access size, such as rows). A count of 0 (unbounded) gives 1: the kernel
+        then keeps, and never reads, a queue of that size."""
+        out = []
+        for count, kind in ((self.read_queue_count, False), (self.write_queue_count, True)):
+            sizes = stream.size_B[stream.is_write == kind]
+            lines = float(np.mean(-(-sizes // X.PATH_LINE_B))) if count and sizes.size else 1.0
+            out.append(max(1, round(count / lines)) if count else 1)
+        return out[0], out[1]
 
 
 def media_params(unit_B: int) -> tuple[Param, ...]:
@@ -774,7 +791,7 @@ class MediaModel(DeviceModel):
             crossing.set_params(fp)
             ip[X.I_PATH] = 1 + 2 * (crossing.read_queue_count > 0) + 4 * (crossing.write_queue_count > 0)
         # the device queues a crossing requester takes entries of (one entry each without a crossing: unused)
-        qr, qw = crossing.queue_counts(1) if crossing is not None else (1, 1)
+        qr, qw = crossing.queue_entries(stream) if crossing is not None else (1, 1)
         ip[X.I_PER_ACCESS] = int(per_access or reference)
         ip[X.I_WRITE_AFTER_READS] = int(write_after_reads)
         if n == 0:
