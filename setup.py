@@ -16,7 +16,7 @@ DATA_FILES = ["*.yaml", "*.csv"]
 
 packages = find_packages(include=["cxlsim", "cxlsim.*"])
 package_dir = {}
-package_data = {}
+package_data = {"cxlsim.catalogs": ["sources.yaml"]}  # the bibliography source: notes cite
 for kind in CATALOGS:
     pkg = f"cxlsim.catalogs.{kind}"
     package_dir[pkg] = kind

@@ -2,7 +2,8 @@
 
   cxlsim devices                      one line per preset
   cxlsim devices --family pmem        only one family
-  cxlsim devices show pmem/paper      resolved parameters (value, unit, source)
+  cxlsim devices show pmem/paper      resolved parameters (value, unit, source), then the full
+                                      reference of every bibliography key the sources cite
   cxlsim devices show pmem/paper --set write_bw_GBps=1.5
   cxlsim devices show --config my-pmem.yaml
 """
@@ -12,13 +13,14 @@ from __future__ import annotations
 import argparse
 
 from cxlsim.config.catalog import list_presets, preset_path
+from cxlsim.config.sources import references_for
 from cxlsim.config.yamlio import parse_set, read_yaml
 from cxlsim.devices.registry import family_names, get_family, load_preset
 from cxlsim.errors import InputError
 from cxlsim.reports.output import emit, format_table
 from cxlsim.units import unit_of
 
-HELP = "list device presets; `devices show PRESET` prints resolved parameters and sources"
+HELP = "list device presets; `devices show PRESET` prints resolved parameters, sources and references"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -55,14 +57,20 @@ def _show(args: argparse.Namespace) -> int:
     data = {"preset": pre.name, "family": pre.family, "description": pre.description, "file": pre.path, "params": params}
     if pre.emulates is not None:  # the device it emulates, priced as it under energy.emulated_media: as_emulated
         data["emulates"] = {"preset": pre.emulates, "source": pre.emulates_source}
+    notes = [p["source"] for p in params] + ([pre.emulates_source] if pre.emulates is not None else [])
+    data["references"] = [r.as_dict() for r in references_for(notes)]
 
     def render(d: dict) -> str:
         head = f"{d['preset']} ({d['family']}): {d['description']}\n  from {d['file']}\n"
         if "emulates" in d:
             head += (f"  emulates {d['emulates']['preset']} (its energy under energy.emulated_media: as_emulated): "
                      f"{d['emulates']['source']}\n")
-        return head + format_table(["parameter", "value", "unit", "source"],
+        text = head + format_table(["parameter", "value", "unit", "source"],
                                    [[p["key"], p["value"], p["unit"], p["source"]] for p in d["params"]])
+        if d["references"]:
+            text = text.rstrip("\n") + "\n\nreferences:\n" + "".join(
+                f"  [{r['key']}] {r['citation']}\n" for r in d["references"])
+        return text
 
     emit(args, data, render)
     return 0
