@@ -35,7 +35,7 @@ _UNSHIPPED = (
     (re.compile(r"\breference/|\bshared/"), "a file that does not ship (reference/, shared/)"),
     (re.compile(r"(?<![\w/])(devices|measurements|cxl-measurements|strategies|workloads|"
                 r"trainingcxl-paper-excerpt)\.md"), "a reading note that does not ship (cite the publication)"),
-    (re.compile(r"\bSPEC\b"), "the design specification (cite docs/design.md#section)"),
+    (re.compile(r"\bSPEC\b"), "the design specification (cite docs/design.md#<section>)"),
     (re.compile(r"\bissues? #?\d+", re.IGNORECASE), "an issue number (cite a bibliography key)"),
     (re.compile(r"(?<!\] )(?<!\])§"), "a section sign that follows no [key]"),
 )
