@@ -1,6 +1,6 @@
 """Measure host <-> GPU copies vs transfer size with PyTorch (as CUDA's bandwidthTest does), for the
-host link's fixed per-call cost and its ramp (issue 33, item 3 "DMA engines"; reference
-cxl-measurements.md §7 has the published A100 curves).
+host link's fixed per-call cost and its ramp (the DMA-engine validation; [della-a100] has the
+published A100 curves).
 
     python docs/experiments/measure_copies.py --out copies.json
 
