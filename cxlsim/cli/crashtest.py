@@ -30,7 +30,7 @@ from cxlsim.cli._platform import add_platform_option
 from cxlsim.config.bounds import MAX_SEED
 from cxlsim.reports.output import emit, format_table
 
-HELP = "inject power failures into a system's persistence protocol, recover, check bit-exactly (SPEC §3.5)"
+HELP = "inject power failures into a system's persistence protocol, recover, check bit-exactly (docs/design.md#crash-and-recovery)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -103,7 +103,7 @@ def render(d: dict, cr, rep) -> str:
         ["recovery time, mean (us)", round(rec["mean"], 1)],
         ["recovery time, max (us)", round(rec["max"], 1)],
     ]
-    lines.append(format_table(["invariant (SPEC §3.5)", "value"], rows))
+    lines.append(format_table(["invariant (docs/design.md#crash-and-recovery)", "value"], rows))
     lines.append("")
     rate = d["points"] / rep.points_s if rep.points_s > 0 else float("inf")
     setup = sum(cr.setup_s.values())

@@ -157,8 +157,8 @@ PIPELINE = Schema(
               choices=axes.choices("checkpoint_agent")),
         Param("mlp_pull", str, "how MLP parameters reach the checkpoint", default="cxl_cache",
               choices=axes.choices("mlp_pull")),
-        Param("relaxed_lookup", bool, "batch n+1's lookup during batch n, corrected afterwards (SPEC §3.3)", default=False),
-        Param("relaxed_mlp_log", bool, "MLP logging only in the GPU's interaction/top-MLP window (SPEC §3.4)", default=False),
+        Param("relaxed_lookup", bool, "batch n+1's lookup during batch n, corrected afterwards (docs/design.md#relaxed-embedding-lookup)", default=False),
+        Param("relaxed_mlp_log", bool, "MLP logging only in the GPU's interaction/top-MLP window (docs/design.md#relaxed-batch-aware-checkpoint)", default=False),
         Param("grads_handoff", str, "when the embedding gradients leave the GPU: 'after_backward' (the unmodified "
               "loop: sparse gradients exist when loss.backward() returns, after the bottom-MLP backward) or "
               "'after_interaction' (exported through CXL.cache as soon as the interaction backward produces "
@@ -166,12 +166,12 @@ PIPELINE = Schema(
               "(docs/timing-model.md)", default="after_backward", choices=("after_backward", "after_interaction")),
         Param("redo_mlp_pull", str, "redo persistence: when the checkpoint agent pulls the MLP parameters into the "
               "record: 'after_update' (the whole record after the embedding update) or 'with_optimizer' (as "
-              "soon as the optimizer step has produced them, beside the update; SPEC §3.1, cxl-d); the commit "
+              "soon as the optimizer step has produced them, beside the update; docs/design.md#redo-checkpoint, cxl-d); the commit "
               "flag follows both parts", default="after_update", choices=("after_update", "with_optimizer")),
         Param("undo_log_start", str, "undo logging: when the checkpointing logic starts the embedding log: "
               "'lookup' (after the batch's lookup, when the CXL-MEM goes idle: the paper's Figure 12b, "
               "'when forward propagation of bottom-MLP is completed at 0.6 ms', 'fully utilizing the idle "
-              "time of CXL-MEM'; SPEC §3.2) or 'inputs' (its own engine, as soon as the batch's indices are "
+              "time of CXL-MEM'; docs/design.md#batch-aware-undo-log) or 'inputs' (its own engine, as soon as the batch's indices are "
               "there and the previous update is done, sharing the media with the lookup)", default="lookup",
               choices=("lookup", "inputs")),
         Param("log_copy_channels", str, "the checkpointing logic's copies: 'separate' read and write request pools "

@@ -72,7 +72,7 @@ def plan(systems: Sequence[str] | None = None, workloads: Sequence[str] | None =
             raise InputError("--ci is the target of --batches auto; a fixed --batches N measures N batches")
         base["batches_ci_fraction"] = ci
     doc = {"version": 1, "name": "reproduce",
-           "description": "RM1-RM4 on the systems of SPEC §1.4 (cxlsim reproduce)", "base": base,
+           "description": "RM1-RM4 on the systems of docs/design.md#systems-compared (cxlsim reproduce)", "base": base,
            "axes": {"grid": {"platform": list(platforms)}}}
     try:
         spec = build_spec(doc, "reproduce", sets, default_name="reproduce")

@@ -91,8 +91,8 @@ ASSUMPTIONS = (
     Assumption("u200_cxl_port_latency", "cxl_link/alveo-u200-gen3x16", "port_latency_ns",
                "the U200 CXL controller's port latency (62 ns)"),
     Assumption("u200_pcie_efficiency", "pcie/u200-gen3-x16", "h2d_efficiency_fraction",
-               "the U200 PCIe DMA engine's efficiency per direction, measured (reference/cxl-measurements.md "
-               "§6; the preset the midpoints, 9.44 GB/s host → card, 11.94 card → host): at each tool's reading",
+               "the U200 PCIe DMA engine's efficiency per direction, measured ([xilinx-vitis-tutorials-281], "
+               "[xilinx-xrt-pr2065]; the preset the midpoints, 9.44 GB/s host → card, 11.94 card → host): at each tool's reading",
                readings=(("xbutil validate 9.30/11.91 GB/s", (("h2d_efficiency_fraction", 9.30 / U200_RAW_GBPS),
                                                               ("d2h_efficiency_fraction", 11.91 / U200_RAW_GBPS))),
                          ("xbutil dmatest 9.58/11.96 GB/s", (("h2d_efficiency_fraction", 9.58 / U200_RAW_GBPS),
