@@ -407,4 +407,4 @@ def test_cli_microbench_json_and_devices_show(capsys):
     assert list(out["read_bw_GBps"]) == ["64", "128", "256", "512", "1024", "4096"]
     assert list(out["write_amplification"]) == ["4096", "8192", "16384", "32768", "65536"]
     assert main(["devices", "show", "pmem/paper"]) == 0
-    assert "paper Table 2" in capsys.readouterr().out
+    assert "[kwon-micro23] Table 2" in capsys.readouterr().out
