@@ -60,7 +60,8 @@ class Reference:
 
     def citation(self) -> str:
         """One line: authors, title, venue, year, DOI or URL."""
-        return f"{', '.join(self.authors)}. {self.title}. {self.venue}, {self.year.rstrip('.')}. {self.link}"
+        authors = ', '.join(self.authors).rstrip('.')
+        return f"{authors}. {self.title}. {self.venue}, {self.year.rstrip('.')}. {self.link}"
 
     def as_dict(self) -> dict[str, object]:
         return {"key": self.key, "authors": list(self.authors), "title": self.title, "venue": self.venue,
