@@ -222,8 +222,9 @@ def test_the_switch_adds_its_hop_to_the_idle_latency():
     # links take longer (the servers' occupancies): what the second link adds
     lk = d.link
     extra_ser = sum(max(lk.transfer_ns(b), 2 * lk.per_message_ns(b)) - lk.transfer_ns(b) for b in (0, 64))
+    media = d.media_preset.params["read_latency_random_ns"] - direct.media_preset.params["read_latency_random_ns"]
     assert mlc.idle_latency_ns(mlc.fabric_of(d)) == pytest.approx(
-        mlc.idle_latency_ns(mlc.fabric_of(direct)) + hop + extra_ser, rel=1e-12)
+        mlc.idle_latency_ns(mlc.fabric_of(direct)) + hop + extra_ser + media, rel=1e-12)
 
 
 # -- properties --------------------------------------------------------------------------------
