@@ -94,6 +94,9 @@ CAPABILITIES = {
              "serve on the numba kernel, new_state(count, interleave_B)), interleaved by a memory role",
     "block_device": "a storage device the host reaches through its block layer: a host that maps it reads a row "
                     "not in memory as a page fault and writes it in blocks, not with non-temporal stores",
+    "host_memory": "main memory a host's memory controller drives: a role of it on the host holds the host's own "
+                   "memory (OS, framework, input pipeline) beside what the system puts there",
+    "persistent": "its media keep their contents without power (the ADR domain of persistent memory)",
 }
 
 

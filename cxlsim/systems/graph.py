@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cxlsim.devices.registry import family_kind, get_family, load_preset
+from cxlsim.devices.registry import family_kind, get_family, has_capability, load_preset
 from cxlsim.systems.config import MEMORY_KIND, DeviceRole, SystemConfig
 
 
@@ -81,7 +81,7 @@ def _host_memory(cfg: SystemConfig, models: Mapping[str, Any]) -> tuple[str | No
         return None, None, None
     if "host_dram" in models:
         holder = "host_dram"
-    elif (cfg.devices[cfg.pipeline.tables_on].preset.family == "dram"
+    elif (has_capability(cfg.devices[cfg.pipeline.tables_on].preset.family, "host_memory")
           and cfg.devices[cfg.pipeline.tables_on].via is None):  # behind a CXL device it is not the host's
         holder = cfg.pipeline.tables_on
     else:

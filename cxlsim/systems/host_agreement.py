@@ -21,6 +21,7 @@ A host preset without these facts (0 or absent) is not checked on them.
 from __future__ import annotations
 
 from cxlsim.config.params import ParamSet
+from cxlsim.devices.registry import has_capability
 from cxlsim.errors import ConfigError
 
 
@@ -33,7 +34,7 @@ def host_dram_roles(cfg) -> list[str]:
     out = []
     engine = cfg.pipeline["embedding_engine"] if cfg.pipeline is not None else None
     for role, dev in cfg.devices.items():
-        if dev.preset.family != "dram" or dev.via is not None:  # a CXL device's channels are its own
+        if not has_capability(dev.preset.family, "host_memory") or dev.via is not None:  # a CXL device's are its own
             continue
         if role == "host_dram" or (role == "table_memory" and engine == "host_cpu"):
             out.append(role)

@@ -25,5 +25,5 @@ FAMILY = register(DeviceFamily(
     kind="memory",
     energy=media.energy,
     energy_params=media.ENERGY_PARAMS,
-    capabilities=frozenset({"media"}),
+    capabilities=frozenset({"media", "host_memory"}),
 ))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from cxlsim.devices.registry import has_capability
 from cxlsim.studies.paper.settings import dataflow_systems
 from cxlsim.systems.config import SystemConfig
 
@@ -26,7 +27,7 @@ def _pmem_budget(cfg: SystemConfig, idle_W: float) -> Sets:
     (budget − idle) / bandwidth: by (budget − idle_W) / (budget − the preset's idle)."""
     out: Sets = []
     for r, d in cfg.devices.items():
-        if d.preset.family == "pmem":
+        if has_capability(d.preset.family, "persistent"):
             p = d.params
             scale = (PMEM_BUDGET_W - idle_W) / (PMEM_BUDGET_W - p.background_W)
             out += [(f"devices.{r}.params.background_W", idle_W),

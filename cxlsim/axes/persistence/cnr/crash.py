@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cxlsim.axes.persistence.cnr.scheme import is_checkpoint, quantise, union_sorted
+from cxlsim.axes.persistence.cnr.increments import is_checkpoint, quantise, union_sorted
 from cxlsim.crash import image as im
 from cxlsim.crash.protocols import (
     Protocol,
