@@ -42,11 +42,20 @@ def simulate(
     trace: bool = True,
     ci: float | None = None,
     set_origins: Mapping[str, tuple[str, str]] | None = None,
+    platform: str | None = None,
 ) -> RunResult:
     """Simulate ``system`` on ``workload`` (default: the system's); the result carries its energy.
     ``batches="auto"`` samples until the 95 % interval of the mean batch time is within ``ci``
     (a fraction, default 1 %) of the mean (:mod:`cxlsim.systems.sampling`). ``set_origins``: where
-    each of ``sets`` came from (file or option, key path there), if not ``--set``: errors name it."""
+    each of ``sets`` came from (file or option, key path there), if not ``--set``: errors name it.
+    ``platform``: the platform filling the system's device roles (default: ``physical``, or the one
+    ``sets`` names; ``configs/platforms/``)."""
+    if platform is not None:
+        items = list(sets.items()) if isinstance(sets, Mapping) else list(sets or [])
+        if any(k == "platform" for k, _ in items):
+            raise InputError("simulate: give the platform once, as platform= or in sets, not both")
+        sets = items + [("platform", platform)]
+        set_origins = {**(set_origins or {}), "platform": ("platform=", "")}
     result = _run.simulate(system, workload=workload, batches=batches, seed=seed, warmup=warmup, sets=sets,
                            workload_sets=workload_sets, trace=trace, ci=ci, set_origins=set_origins)
     result.energy = energy_per_batch(result)  # every system: its batches' activity, priced by the device models

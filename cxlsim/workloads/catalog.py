@@ -240,6 +240,10 @@ def load_workload(
     doc = read_yaml(path)
     check_version(doc, where)
     for key in doc:
+        if key == "inherits":
+            raise ConfigError(where, key, "workloads cannot inherit (systems can): copy the workload's file and "
+                              "change its params, or give the changes as workload_overrides in a system file or "
+                              "--set workload_overrides.KEY=VALUE")
         if key not in FILE_KEYS:
             raise ConfigError(where, key, unknown_key_message(key, FILE_KEYS))
     params = doc.get("params") or {}

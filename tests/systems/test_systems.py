@@ -173,3 +173,11 @@ def test_update_visits_tables_in_the_engines_order(system, order, sets):
     steps = np.diff(tables)
     assert np.all(steps <= 0) if order == "reverse" else np.all(steps >= 0)
     assert np.any(steps != 0)
+
+
+def test_simulate_takes_the_platform():
+    from cxlsim.errors import InputError
+
+    assert small("pmem", batches=1, platform="prototype").config.platform == "prototype"
+    with pytest.raises(InputError):
+        small("pmem", batches=1, platform="prototype", sets=[("platform", "physical")])

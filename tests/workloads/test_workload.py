@@ -265,3 +265,11 @@ def test_rm2_full_size_streams_20_batches_under_2GB():
     before_KiB, peak_KiB = map(int, out.stdout.split())
     assert peak_KiB * 1024 < 2e9
     assert (peak_KiB - before_KiB) * 1024 < 1e9
+
+
+def test_a_workload_that_inherits_is_told_workloads_cannot(tmp_path):
+    f = tmp_path / "mine.yaml"
+    f.write_text("version: 1\ninherits: rm1\nname: mine\nparams: {}\n")
+    with pytest.raises(ConfigError) as exc:
+        load_workload(str(f))
+    assert exc.value.key == "inherits" and "cannot inherit" in exc.value.message
