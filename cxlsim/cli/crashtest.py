@@ -15,7 +15,7 @@ so torn writes are exercised). A violation shows the crash instant, the protocol
 differing (table, row) and the --replay argument that redoes that point alone; --replay also
 takes a point index.
 
-JSON keys: system, workload, points, recovered_exact (state equal to the reference after batch m,
+JSON keys: system, platform, workload, points, recovered_exact (state equal to the reference after batch m,
 MLP included), violations, lost_batches {max, mean} (last completed update minus the recovered
 batch), mlp_log_gap {max} (batches the MLP lags the tables), recovery_time_us {mean, max} (device
 models, at the functional scale), first_violation (null or the details above).
@@ -84,7 +84,7 @@ def render(d: dict, cr, rep) -> str:
 
     ref = cr.reference
     lines = [
-        f"{d['system']} on {d['workload']}: {cr.protocol.kind} protocol"
+        f"{d['system']} on {d['workload']}, platform {cr.cfg.platform}: {cr.protocol.kind} protocol"
         + (f", injected bug {cr.bug}" if cr.bug else "")
         + f"; scale {cr.scale:g} ({ref.rows:,} rows, {ref.table_B / 1e6:.1f} MB of tables, "
         f"{ref.mlp_n:,} MLP parameters), {cr.n_batches} batches, seed {cr.seed}",
@@ -135,7 +135,8 @@ def _violation_lines(fv: dict) -> list[str]:
 
 
 def render_replay(d: dict) -> str:
-    head = f"{d['system']} on {d['workload']}: crash at {d['t_ns']:,.1f} ns — " + ("ok" if d["ok"] else "VIOLATION")
+    head = (f"{d['system']} on {d['workload']}, platform {d['platform']}: crash at {d['t_ns']:,.1f} ns — "
+            + ("ok" if d["ok"] else "VIOLATION"))
     tp = d["torn_pieces"]
     out = [head] + _violation_lines(d)
     out.insert(4, f"  torn pieces   {tp['landed']} of {tp['in_flight']} 64 B pieces in flight landed")

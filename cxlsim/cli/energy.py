@@ -65,6 +65,6 @@ def render(d: dict) -> str:
     norm = d["normalized_to_baseline"]
     versus = f"{norm:.3f} x {d['baseline']}" if norm is not None else f"not normalised: {d['not_normalized']}"
     per_J = f", {d['samples_per_J']:.4g} samples/J" if d.get("samples_per_J") else ""
-    head = (f"{d['system']} on {d['workload']}, {d['accelerators']} accelerator(s): {total:.4g} J per batch "
+    head = (f"{d['system']} on {d['workload']}, platform {d['platform']}, {d['accelerators']} accelerator(s): {total:.4g} J per batch "
             f"({d['batch_time_ms']:.3f} ms{per_J}), {versus}")
     return "\n".join([head, "", format_table(["component", "J/batch", "%"], rows)])

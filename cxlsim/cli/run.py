@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
 def render(d: dict) -> str:
     bt = d["batch_time_ms"]
     lines = [
-        f"{d['system']} on {d['workload']}: {d['batches']} batches (after {d['config']['warmup_batches']} warm-up"
+        f"{d['system']} on {d['workload']}, platform {d['platform']}: {d['batches']} batches (after {d['config']['warmup_batches']} warm-up"
         f"{', chosen by auto' if d.get('batches_mode') == 'auto' else ''}), seed {d['seed']}",
         f"  batch time   mean {bt['mean']:.3f} ms   p50 {bt['p50']:.3f} ms   p99 {bt['p99']:.3f} ms",
         f"  95% CI       {ci_text(d)}",

@@ -194,6 +194,7 @@ def summarise(cr: CrashRun, results: list[PointResult], first: dict | None) -> d
     rec_us = [r.recovery_ns / 1e3 for r in ok]
     return {
         "system": cr.cfg.name,
+        "platform": cr.cfg.platform,
         "workload": cr.cfg.workload,
         "points": len(results),
         "recovered_exact": sum(r.exact for r in results),
@@ -244,7 +245,7 @@ def replay(cr: CrashRun, which: str, n_points: int) -> dict[str, Any]:
     t, index = parse_replay(which, instants(cr, n_points))
     r = cr.checker.evaluate_slow(t, index)
     d = violation_detail(cr, r)
-    d.update({"system": cr.cfg.name, "workload": cr.cfg.workload, "ok": r.violation is None,
+    d.update({"system": cr.cfg.name, "platform": cr.cfg.platform, "workload": cr.cfg.workload, "ok": r.violation is None,
               "mlp_log_gap": r.gap, "recovery_time_us": r.recovery_ns / 1e3,
               "torn_pieces": {"landed": r.torn[0], "in_flight": r.torn[1]}})
     return d

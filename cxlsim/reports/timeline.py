@@ -115,7 +115,8 @@ def from_result(result: Any, title: str | None = None) -> Timeline:
                     critical.append(Interval(rec.op.lane, s, e, rec.label, key[1], rec.op.category))
         waits = [(rec.op.lane, rec.ready_ns, rec.start_ns) for rec in ex.records.values()
                  if rec.op.lane != BATCH_LANE and rec.start_ns - rec.ready_ns > WAIT_MIN_NS]
-    title = title or f"{result.config.name} on {result.workload.name}: batches {measured.start}..{measured.stop - 1}"
+    title = title or (f"{result.config.name} on {result.workload.name}, platform {result.config.platform}: "
+                      f"batches {measured.start}..{measured.stop - 1}")
     return _timeline(title, result.trace, spans, critical, waits)
 
 

@@ -105,7 +105,7 @@ def test_shipped_specs_load(name):
     spec = load_spec(REPO / "configs" / "sweeps" / name)
     assert spec.points
     if name == "paper.yaml":
-        systems = ["ssd", "pmem", "pcie", "cxl-d", "cxl-b", "cxl", "dram", "tpu-ps", "cxl-cnr"]
+        systems = ["ssd", "pmem", "pcie", "cxl-d", "cxl-b", "cxl", "dram", "tpu-ps", "cxl-cnr", "cxl-expander"]
         assert len(spec.points) == len(systems) * 4
         assert list(dict.fromkeys(p.system for p in spec.points)) == systems  # the paper's order, then the extra rows
 
