@@ -17,11 +17,12 @@ OPTANE_BACKED = "cxl_mem/trainingcxl-physical"  # four Optane modules behind a C
 def _write_only_peak_GBps(read_bw: float, write_bw: float, count: int) -> tuple[float, object]:
     dev = build_device(OPTANE_BACKED, {"media.params.read_bw_GBps": read_bw, "media.params.write_bw_GBps": write_bw,
                                        "media_count": count})
-    return mlc.peak_bw_GBps(mlc.fabric_of(dev), mlc.MIXES["0:1"]).bw_GBps, dev
+    return mlc.peak_bw_GBps(mlc.fabric_of(dev), mlc.MIXES["0:1"], requests=mlc.REQUESTS).bw_GBps, dev
 
 
-@settings(max_examples=6, deadline=None)
-@given(read_bw=st.floats(6.0, 12.0), write_bw=st.floats(0.5, 5.0), count=st.integers(1, 6))
+@settings(max_examples=4, deadline=None)
+@given(read_bw=st.sampled_from([6.0, 7.5, 8.5, 12.0]), write_bw=st.sampled_from([0.5, 1.0, 1.7, 2.2, 3.3, 5.0]),
+       count=st.integers(1, 6))  # discrete draws: a failure shrinks in a few probes
 def test_a_composites_write_only_peak_follows_its_medias_write_bandwidth(read_bw, write_bw, count):
     """Random write-only traffic (MLC 0:1) with the link far from binding: each 64 B line holds its
     channel for one media access unit at the media's write bandwidth, so the peak is ``media_count ×
