@@ -31,7 +31,7 @@ TINY = [("workload_overrides.tables", 4), ("workload_overrides.rows_per_table", 
         ("workload_overrides.dim", 16), ("workload_overrides.bottom_mlp", "13-1024-256-16"),
         ("workload_overrides.top_mlp", "26-16-1")]
 SCALE, BATCHES, SEED, POINTS = 0.01, 4, 3, 200
-KEYS = ["system", "workload", "points", "recovered_exact", "violations", "lost_batches", "mlp_log_gap",
+KEYS = ["system", "platform", "workload", "points", "recovered_exact", "violations", "lost_batches", "mlp_log_gap",
         "recovery_time_us", "first_violation"]
 
 _RUNS: dict = {}

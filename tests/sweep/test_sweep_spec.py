@@ -113,4 +113,4 @@ def test_shipped_specs_load(name):
 def test_dry_run_lists_points(capsys):
     assert main(["sweep", str(REPO / "configs" / "sweeps" / "paper.yaml"), "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "paper: 36 points" in out and "cxl-b" in out and "cxl-cnr" in out
+    assert "paper: 40 points" in out and "cxl-b" in out and "cxl-cnr" in out and "cxl-expander" in out
