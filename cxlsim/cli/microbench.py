@@ -35,14 +35,14 @@ import argparse
 from typing import Any
 
 from cxlsim.cli._args import whole
-from cxlsim.config.bounds import MAX_MODULES_PER_ROLE
+from cxlsim.config.bounds import MAX_MODULES_PER_ROLE, MAX_OUTSTANDING_REQUESTS
 from cxlsim.config.catalog import Preset
 from cxlsim.config.yamlio import parse_set
 from cxlsim.devices.memory.interleave import geometry_problem
 from cxlsim.devices.registry import build_device, family_kind, get_family, load_preset
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.reports.output import emit, fmt_num
-from cxlsim.validate.media_bench import INTERLEAVE_B
+from cxlsim.validate.media_bench import INTERLEAVE_B, THREAD_LINES
 from cxlsim.validate.microbench import microbench_of
 
 HELP = "microbenchmark a device preset (latency, bandwidth vs access size, write amplification)"
@@ -54,6 +54,9 @@ DEFAULT_LINK = "cxl_link/cxl3-x16"
 DEFAULT_SWITCH = "cxl_switch/cxl3-x16"
 #: The host whose software path a PCIe link's copies, launches and synchronisations run on.
 DEFAULT_HOST = "cpu/i5-9600k"
+#: Most requester threads: their lines in flight (``THREAD_LINES`` each) stay within the bound on
+#: accesses in flight from one requester.
+MAX_THREADS = MAX_OUTSTANDING_REQUESTS // THREAD_LINES
 DEFAULTS = {"medium": DEFAULT_MEDIUM, "link": DEFAULT_LINK, "switch": DEFAULT_SWITCH, "host": DEFAULT_HOST}
 #: The kind of family whose microbenchmark takes --threads, --modules (of the preset itself) and
 #: --pattern (and whose presets --medium names).
@@ -84,8 +87,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--medium", help=f"CPU presets: media preset the rows are read from (default {DEFAULT_MEDIUM})")
     p.add_argument("--modules", type=whole(1, MAX_MODULES_PER_ROLE), help=f"media presets: interleaved modules "
                    f"(default 1); CPU presets: interleaved modules of the medium (default {DEFAULT_MODULES})")
-    p.add_argument("--threads", type=whole(1), help="media presets: requester threads, 12 lines in flight each, "
-                   "6 for non-temporal stores (default: a saturating requester)")
+    p.add_argument("--threads", type=whole(1, MAX_THREADS), help=f"media presets: requester threads, "
+                   f"{THREAD_LINES} lines in flight each, 6 for non-temporal stores, at most {MAX_THREADS:,} "
+                   f"({MAX_OUTSTANDING_REQUESTS:,} lines in flight; default: a saturating requester)")
     p.add_argument("--pattern", choices=("random", "sequential"), help="media presets: address pattern of the "
                    "bandwidth sweeps (default random)")
     p.add_argument("--link", help=f"CXL protocol and switch presets: link preset of every link (default {DEFAULT_LINK})")
