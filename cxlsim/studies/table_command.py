@@ -12,6 +12,7 @@ from types import ModuleType
 
 from cxlsim.errors import InputError
 from cxlsim.reports.output import format_table
+from cxlsim.studies.command import StudyParser
 
 
 def table_study_main(argv: list[str] | None, package: ModuleType, study_lists: Callable, run: Callable,
@@ -21,7 +22,7 @@ def table_study_main(argv: list[str] | None, package: ModuleType, study_lists: C
     ``table`` (or ``markdown``). ``package``'s docstring is the ``--help`` text; ``workers``: the
     default of a ``--workers`` option (None: the study has none)."""
     name = package.__name__
-    ap = argparse.ArgumentParser(prog=f"python -m {name}", description=package.__doc__,
+    ap = StudyParser(prog=f"python -m {name}", description=package.__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     try:
         workloads = study_lists().workloads

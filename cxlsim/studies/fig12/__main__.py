@@ -10,13 +10,15 @@ import sys
 import cxlsim.studies.fig12 as package
 from cxlsim.errors import InputError
 from cxlsim.reports.output import format_table
+from cxlsim.studies.command import StudyParser, check_names, study_command
 from cxlsim.studies.fig12.report import table
 from cxlsim.studies.fig12.settings import IMPLIED, PAPER, study_lists
 from cxlsim.studies.fig12.simulation import implied_batch, points
 
 
+@study_command
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m cxlsim.studies.fig12", description=package.__doc__,
+    ap = StudyParser(prog="python -m cxlsim.studies.fig12", description=package.__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     try:
         lists = study_lists()
@@ -28,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--implied", action="store_true", help="the batch size each Figure 12 duration implies")
     args = ap.parse_args(argv)
+    check_names("--platform", "platform", args.platform)
+    check_names("--workload", "workload", [args.workload])
     if args.implied:
         head = ["platform", "system", "paper duration", "paper ms", "implied batch", "model ms there", "model ms at batch 1"]
         out = []

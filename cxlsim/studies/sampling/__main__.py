@@ -10,23 +10,29 @@ import sys
 from collections.abc import Sequence
 
 import cxlsim.studies.sampling as package
+from cxlsim.config.arguments import percent, whole
+from cxlsim.studies.command import StudyParser, check_names, study_command
 from cxlsim.studies.sampling.report import markdown
 from cxlsim.studies.sampling.simulation import run
 from cxlsim.systems.sampling import DEFAULT_CI_FRACTION
 
 
+@study_command
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m cxlsim.studies.sampling", description=package.__doc__,
+    ap = StudyParser(prog="python -m cxlsim.studies.sampling", description=package.__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--systems", nargs="+", metavar="S", help="systems (default: the paper's)")
     ap.add_argument("--workloads", nargs="+", default=None, metavar="W")
     ap.add_argument("--platforms", nargs="+", default=None, metavar="P",
                     help="platforms (default: configs/sweeps/reproduce.yaml's)")
-    ap.add_argument("--ci", type=float, default=DEFAULT_CI_FRACTION, help="auto's target, a fraction (default 0.01)")
-    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--ci", type=percent, default=DEFAULT_CI_FRACTION, help="auto's target, a fraction (default 0.01)")
+    ap.add_argument("--workers", type=whole(1), default=os.cpu_count() or 1)
     ap.add_argument("--json", metavar="FILE", help="write the cells as JSON")
     ap.add_argument("--markdown", action="store_true", help="print the docs/validation.md table")
     args = ap.parse_args(argv)
+    check_names("--systems", "system", args.systems)
+    check_names("--workloads", "workload", args.workloads)
+    check_names("--platforms", "platform", args.platforms)
     doc = run(args.systems, args.workloads, args.platforms, args.ci, args.workers)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
