@@ -10,12 +10,32 @@ from __future__ import annotations
 
 class CxlsimError(Exception):
     """Base class for errors cxlsim raises deliberately. The message is kept on one line: line
-    breaks and other control characters (from a key or value the user wrote) are escaped."""
+    breaks and other control characters (from a key or value the user wrote) are escaped.
+
+    Every subclass pickles with all its fields, whatever its constructor takes (an error raised in
+    a worker process must reach the parent readable): the constructor's arguments are kept and
+    the error is rebuilt from them, then given the attributes it had."""
+
+    def __new__(cls, *args: object, **kwargs: object):
+        self = super().__new__(cls, *args)
+        self._made_with = (args, kwargs)
+        return self
 
     def __init__(self, *args: object):
         if len(args) == 1 and isinstance(args[0], str):
             args = (one_line(args[0]),)
         super().__init__(*args)
+
+    def __reduce__(self) -> tuple:
+        args, kwargs = self._made_with
+        return _rebuild, (type(self), args, kwargs, self.__dict__)
+
+
+def _rebuild(cls: type, args: tuple, kwargs: dict, state: dict) -> CxlsimError:
+    """An unpickled :class:`CxlsimError`: made as it was made, with the attributes it had."""
+    error = cls(*args, **kwargs)
+    error.__dict__.update(state)
+    return error
 
 
 def one_line(text: str) -> str:

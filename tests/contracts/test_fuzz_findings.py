@@ -57,3 +57,54 @@ def test_study_commands_refuse_bad_arguments_in_one_line(capsys, study, option, 
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err, err
     assert option in lines[0], lines[0]
+
+
+def _error_classes() -> list[type]:
+    """Every :class:`~cxlsim.errors.CxlsimError` class of the modules that define one."""
+    import importlib
+    import pkgutil
+
+    import cxlsim
+    from cxlsim.errors import CxlsimError
+
+    for info in pkgutil.walk_packages(cxlsim.__path__, "cxlsim."):
+        if info.name.startswith(("cxlsim.systems", "cxlsim.errors", "cxlsim.ft", "cxlsim.config")):
+            importlib.import_module(info.name)
+    seen, todo = [], [CxlsimError]
+    while todo:
+        cls = todo.pop()
+        seen.append(cls)
+        todo.extend(cls.__subclasses__())
+    return seen
+
+
+@pytest.mark.parametrize("cls", _error_classes(), ids=lambda c: c.__name__)
+def test_cxlsim_errors_pickle_with_their_fields(cls):
+    import pickle
+
+    from cxlsim.errors import ConfigError
+
+    args = ("configs/cxl.yaml", "groups[1].systems[0]", "no such system 'sdd'\n") if issubclass(cls, ConfigError) \
+        else ("--workers: must be >= 1",)
+    error = cls(*args)
+    error.note_of_the_raiser = 7
+    again = pickle.loads(pickle.dumps(error))
+    assert type(again) is cls and str(again) == str(error) and again.args == error.args
+    assert vars(again) == vars(error)
+
+
+def test_a_config_error_in_a_study_worker_reaches_the_parent():
+    """A system typo in a sampling worker is raised in the parent (it used to leave the pool waiting
+    for a result it could not read)."""
+    import multiprocessing as mp
+
+    from cxlsim.errors import ConfigError
+    from cxlsim.studies.sampling.simulation import check_one
+
+    if "fork" not in mp.get_all_start_methods():
+        pytest.skip("the study forks its workers")
+    with mp.get_context("fork").Pool(1) as pool:
+        pending = pool.apply_async(check_one, (("sdd", "rm1", "physical", 0.01, None),))
+        with pytest.raises(ConfigError, match="sdd") as caught:
+            pending.get(timeout=60)
+    assert caught.value.where == "sdd" and "no such system" in caught.value.message
