@@ -47,7 +47,7 @@ from cxlsim.errors import ConfigError, InputError
 from cxlsim.systems import axes
 from cxlsim.systems.host_agreement import check_host_agreement
 from cxlsim.systems.models import SYSTEM_MODELS
-from cxlsim.systems.platform import DEFAULT_PLATFORM, load_platform, merge
+from cxlsim.systems.platform import DEFAULT_PLATFORM, Platform, load_platform, merge
 from cxlsim.systems.sampling import AUTO, DEFAULT_CI_FRACTION, Sampling, parse_ci
 from cxlsim.workloads.catalog import workload_path
 from cxlsim.workloads.schema import WORKLOAD_SCHEMA
@@ -417,6 +417,7 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None,
         if exc.where != "--platform":  # an error inside the platform's file: it names it
             raise
         raise ConfigError(*origins.of("platform"), exc.message) from None
+    check_platform(platform)
     pipeline, own = None, None
     if model.params_key:  # the model's own parameters
         key = model.params_key
@@ -600,6 +601,35 @@ def _devices(system: tuple[str, ...], file_devices: Any, pipeline: ParamSet | No
             if key in spec and key not in given:
                 del spec[key]
     return {role: _device(role, spec, origins) for role, spec in specs.items()}
+
+
+def check_platform(platform: Platform) -> None:
+    """Refuse what a platform file says that no run would read, naming the file and key path: a
+    role no system has (``roles.tabel_memory``), a group naming a system the catalog has not
+    (``groups[1].systems[0]``: ``sdd`` would leave ``ssd`` on the defaults), and an entry's keys and
+    module count that no system could build (``count: 0``), whether or not the system run now uses
+    that role."""
+    where = platform.path
+    known = list_systems()
+    layers = [("roles", platform.roles)] + [(f"groups[{i}].roles", r) for i, (_, r) in enumerate(platform.groups)]
+    for i, (systems, _) in enumerate(platform.groups):
+        for j, system in enumerate(systems):
+            if system not in known:
+                hint = unknown_key_message(system, known)[len("unknown key"):]
+                raise ConfigError(where, f"groups[{i}].systems[{j}]", f"no such system {system!r}{hint} "
+                                  f"(known: {', '.join(known)})")
+    for kp, roles in layers:
+        for role, entry in roles.items():
+            if role not in ROLES:
+                raise ConfigError(where, f"{kp}.{role}", unknown_key_message(role, ROLES) + f" (roles: {', '.join(ROLES)})")
+            if not isinstance(entry, dict):
+                continue
+            for key in entry:
+                if key not in DEVICE_KEYS:
+                    raise ConfigError(where, f"{kp}.{role}.{key}", unknown_key_message(key, DEVICE_KEYS))
+            if "count" in entry:
+                Param("count", int, "modules", minimum=1, maximum=MAX_MODULES_PER_ROLE).coerce(
+                    entry["count"], where, f"{kp}.{role}.count")
 
 
 def _workload_name(value: Any, where: str) -> str:

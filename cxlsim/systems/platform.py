@@ -19,7 +19,9 @@ A run is a **system** (the architecture: ``configs/<name>.yaml``, its pipeline) 
         roles: {table_memory: {preset: ...}}   # merged over ``roles`` (and earlier groups)
 
 Contract: :func:`load_platform` validates a platform (unknown keys, shapes) and raises
-:class:`~cxlsim.errors.ConfigError` naming the file and key; :meth:`Platform.role_spec` gives the
+:class:`~cxlsim.errors.ConfigError` naming the file and key (the system layer's
+:func:`~cxlsim.systems.config.check_platform` then refuses role names no system has, groups naming
+systems the catalog has not, and entries no system could build); :meth:`Platform.role_spec` gives the
 device entry of a role for a system (its groups', in file order, deep-merged over the defaults) or
 ``None``. The system layer fills only the roles a system's pipeline
 needs, and a system file's own ``devices:`` entries are merged over the platform's.
@@ -51,7 +53,7 @@ class Platform:
     description: str
     path: str
     roles: dict[str, Any]  # role -> device entry, every system
-    groups: tuple[tuple[frozenset[str], dict[str, Any]], ...]  # (systems, role -> entry)
+    groups: tuple[tuple[tuple[str, ...], dict[str, Any]], ...]  # (systems, role -> entry), as in the file
     pipeline: dict[str, Any] = field(default_factory=dict)  # pipeline defaults (dataflow systems)
     energy: dict[str, Any] = field(default_factory=dict)  # energy-reading defaults (systems.config.ENERGY)
 
@@ -72,7 +74,7 @@ class Platform:
         names = {system} if isinstance(system, str) else set(system)
         out = [(f"roles.{role}", _entry(self.roles[role]))] if self.roles.get(role) is not None else []
         for i, (systems, roles) in enumerate(self.groups):
-            if names & systems and role in roles and roles[role] is not None:
+            if names.intersection(systems) and role in roles and roles[role] is not None:
                 out.append((f"groups[{i}].roles.{role}", _entry(roles[role])))
         return out
 
@@ -147,7 +149,7 @@ def load_platform(name_or_path: str) -> Platform:
         systems = group.get("systems")
         if not isinstance(systems, list) or not systems or not all(isinstance(s, str) for s in systems):
             raise ConfigError(where, f"{kp}.systems", "expected a list of system names")
-        groups.append((frozenset(systems), _roles(group.get("roles") or {}, where, f"{kp}.roles")))
+        groups.append((tuple(systems), _roles(group.get("roles") or {}, where, f"{kp}.roles")))
     pipeline = doc.get("pipeline") or {}
     if not isinstance(pipeline, dict):
         raise ConfigError(where, "pipeline", "expected a mapping of pipeline setting: value")

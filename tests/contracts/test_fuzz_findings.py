@@ -108,3 +108,60 @@ def test_a_config_error_in_a_study_worker_reaches_the_parent():
         with pytest.raises(ConfigError, match="sdd") as caught:
             pending.get(timeout=60)
     assert caught.value.where == "sdd" and "no such system" in caught.value.message
+
+
+def _typo(name: str) -> str:
+    """``name`` with two letters swapped (``ssd`` -> ``sds``), or a letter added where that changes nothing."""
+    swapped = name[0] + name[2] + name[1] + name[3:] if len(name) > 2 else name
+    return swapped if swapped != name else name + "z"
+
+
+def _platform_cases() -> list[tuple[str, tuple, str, str]]:
+    """(platform file, key path, mutation, the key path the refusal names) for every role name,
+    every group's system and every role entry of every shipped platform."""
+    import yaml
+
+    from cxlsim.config.catalog import shipped_root
+
+    cases = []
+    for path in sorted((shipped_root("configs") / "platforms").glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text())
+        layers = [(("roles",), "roles", doc.get("roles") or {})]
+        for i, group in enumerate(doc.get("groups") or []):
+            layers.append((("groups", i, "roles"), f"groups[{i}].roles", group.get("roles") or {}))
+            for j in range(len(group["systems"])):
+                cases.append((path.name, ("groups", i, "systems", j), "typo", f"groups[{i}].systems[{j}]"))
+        for at, kp, roles in layers:
+            for role in roles:
+                cases.append((path.name, at + (role,), "rename", f"{kp}.{_typo(role)}"))
+                cases.append((path.name, at + (role,), "count 0", f"{kp}.{role}.count"))
+    return cases
+
+
+@pytest.mark.parametrize("name, path, mutation, key", _platform_cases(), ids=lambda v: str(v))
+def test_platform_files_refuse_names_and_counts_no_run_reads(tmp_path, name, path, mutation, key):
+    """A role typo, a group naming no system, ``count: 0`` in any entry: refused naming the file and
+    the key path, whichever system runs (here ``dram``, which uses few roles)."""
+    import yaml
+
+    from cxlsim.config.catalog import shipped_root
+    from cxlsim.errors import ConfigError
+    from cxlsim.systems.config import load_system
+
+    doc = yaml.safe_load((shipped_root("configs") / "platforms" / name).read_text())
+    parent = doc
+    for part in path[:-1]:
+        parent = parent[part]
+    last = path[-1]
+    if mutation == "typo":
+        parent[last] = _typo(parent[last])
+    elif mutation == "rename":
+        parent[_typo(last)] = parent.pop(last)
+    else:
+        entry = parent[last]
+        parent[last] = {**({"preset": entry} if isinstance(entry, str) else entry), "count": 0}
+    target = tmp_path / name
+    target.write_text(yaml.safe_dump(doc, sort_keys=False))
+    with pytest.raises(ConfigError) as caught:
+        load_system("dram", [("platform", str(target))])
+    assert (caught.value.where, caught.value.key) == (str(target), key), str(caught.value)
