@@ -73,6 +73,15 @@ class Origins:
         when unset (:mod:`cxlsim.systems.scale`) yields to it."""
         return key in self._at
 
+    def given_by(self, key: str) -> tuple[tuple, str, str] | None:
+        """``(rank, where, there)`` of the highest-ranked layer that gave key path ``key`` itself,
+        or None if no layer did."""
+        layers = self._at.get(key)
+        if not layers:
+            return None
+        rank, where, there, _, _ = max(layers, key=lambda layer: layer[0])
+        return rank, where, there
+
     def where(self, key: str) -> str:
         return self.of(key)[0]
 

@@ -19,7 +19,10 @@ Contract:
   after the run and after whatever the command reports (energy reads the energy parameters: a
   command that prices no energy refuses energy-only overrides). Other keys (``batches``, ``seed``,
   ``devices.<role>.preset``/``count``/``interleave_B``/``levels``, ``workload_overrides.*``) are
-  structural and always take effect.
+  structural and always take effect. It then refuses, as a :class:`~cxlsim.errors.ConfigError`
+  naming the file and key, a ``pipeline.``, ``energy.`` or ``topology.`` parameter that
+  the system's own file sets and the run never read (:func:`check_file_keys`); a file it inherits
+  from, and the platform's defaults, are for every system they serve, and are not refused.
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from cxlsim.errors import InputError
-from cxlsim.systems.config import SystemConfig
+from cxlsim.errors import ConfigError, InputError
+from cxlsim.systems.config import FILE_RANK, SystemConfig
 
 
 def unread(cfg: SystemConfig) -> dict[str, list[str]]:
@@ -77,3 +80,26 @@ def check_overrides(cfg: SystemConfig, sets: Iterable[tuple[str, Any]], what: st
             because = f" ({why})" if why else ""
             raise InputError(f"--set {key}: {what} of {cfg.name} never reads this parameter{because}, so the "
                              "override would change nothing (it is accepted only where it reaches timing or energy)")
+    check_file_keys(cfg, what)
+
+
+def check_file_keys(cfg: SystemConfig, what: str = "this run") -> None:
+    """Refuse the first pipeline, topology or energy parameter that the system's own file
+    sets (not a file it inherits from, not its platform, not a set) and ``what`` never read."""
+    if cfg.origins is None:
+        return
+    # a model's own section (tpu_ps) is not checked: its policies apply by workload (placement
+    # auto), so a file sets them for the workloads that read them
+    for section, params in (("pipeline", cfg.pipeline), ("topology", cfg.topology), ("energy", cfg.energy)):
+        if params is None:
+            continue
+        for name in params.keys():
+            if name in params.reads or name in params.descriptive:
+                continue
+            given = cfg.origins.given_by(f"{section}.{name}")
+            if given is None or given[0] != (FILE_RANK, 0):
+                continue
+            why = params.skipped.get(name) or ""
+            because = f" ({why})" if why else ""
+            raise ConfigError(given[1], given[2], f"{what} of {cfg.name} never reads this parameter{because}, so "
+                              "the value would change nothing (remove it, or set it where it reaches timing or energy)")

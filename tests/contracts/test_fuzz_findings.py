@@ -165,3 +165,19 @@ def test_platform_files_refuse_names_and_counts_no_run_reads(tmp_path, name, pat
     with pytest.raises(ConfigError) as caught:
         load_system("dram", [("platform", str(target))])
     assert (caught.value.where, caught.value.key) == (str(target), key), str(caught.value)
+
+
+@pytest.mark.parametrize("section", [
+    "pipeline: {tables_on: table_memory, embedding_engine: host_cpu, data_movement: software, persistence: none, "
+    "cnr_interval_batches: 5}",
+    "energy: {emulated_media: as_built}",
+])
+def test_a_system_files_key_the_run_never_reads_names_the_file(tmp_path, capsys, section):
+    """A schedule or energy option a system's own file sets and the run never reads is refused
+    naming the file and key (as a --set of it is), not accepted and ignored."""
+    path = tmp_path / "mine.yaml"
+    path.write_text(f"version: 1\ninherits: dram\nname: mine\n{section}\n")
+    key = "pipeline.cnr_interval_batches" if "cnr" in section else "energy.emulated_media"
+    line = one_line_exit_2(capsys, ["run", "--config", str(path), "--batches", "1", "--warmup", "0"],
+                           f"{path}: {key}", "never reads")
+    assert "--set" not in line
