@@ -181,3 +181,11 @@ def test_a_system_files_key_the_run_never_reads_names_the_file(tmp_path, capsys,
     line = one_line_exit_2(capsys, ["run", "--config", str(path), "--batches", "1", "--warmup", "0"],
                            f"{path}: {key}", "never reads")
     assert "--set" not in line
+
+
+@pytest.mark.parametrize("system", ["ssd", "pmem", "dram"])
+def test_pipeline_bounce_is_refused_where_nothing_bounces(capsys, system):
+    """``pipeline.bounce`` only shapes a copy through host memory; where none is made the set is
+    refused (it used to be read after being marked unused, and accepted)."""
+    one_line_exit_2(capsys, ["run", "--system", system, "--workload", "rm1", "--batches", "1", "--warmup", "0",
+                             "--set", "pipeline.bounce=chunked"], "--set pipeline.bounce", "never reads")

@@ -218,12 +218,15 @@ class TrainingMachine(MemoryServices, TransferServices, GpuPhases, CheckpointSer
             for key in rh.unread():
                 rh.skip(key, "a replay host contributes only the host software of the step its GPU's cycles were "
                         "measured with")
-        if self.pcie is None or not (self.engine.bounces or (self.agent is not None and self.agent.bounces)
-                                     or self.system_gpus > 1):
+        bounces = self.pcie is not None and (self.engine.bounces or (self.agent is not None and self.agent.bounces)
+                                             or self.system_gpus > 1)
+        if not bounces:  # and pipeline.bounce stays unread: a --set or a file's value of it changes nothing
             self.pipe.skip("bounce", "no software copy of this system bounces through host memory")
         if self.pcie is not None:
             pcie = self.pcie.params
-            if self.pipe.bounce != "chunked":
+            if not bounces:
+                pcie.skip("bounce_chunk_B", "no software copy of this system bounces through host memory")
+            elif self.pipe.bounce != "chunked":
                 pcie.skip("bounce_chunk_B", "pipeline.bounce is serial: each leg copies whole")
             if not self.engine.bounces:
                 for key in ("bounce_host_copy", "host_copy_bw_GBps"):
