@@ -29,12 +29,14 @@ from cxlsim.config.catalog import catalog_file, catalog_roots
 from cxlsim.config.params import ParamSet, unknown_key_message
 from cxlsim.config.yamlio import check_version, read_yaml
 from cxlsim.errors import ConfigError
+from cxlsim.workloads.interactions import registry as interactions
 from cxlsim.workloads.layout import ELEMENT_B
 from cxlsim.workloads.schema import (
     CRITEO_KAGGLE_ROWS,
     MLP_PARAM_WIDTHS,
     WORKLOAD_SCHEMA,
     build_interaction,
+    interaction_params,
     parse_widths,
 )
 from cxlsim.workloads.trace import read_trace, workload_values
@@ -271,6 +273,7 @@ def load_workload(
         values[key] = entry
         sources[key] = str(source)
     checked = WORKLOAD_SCHEMA.validate(values, sources, where, "params.")
+    file_checked = checked
     if overrides:
         values = dict(checked)
         sources = dict(checked.sources)
@@ -280,9 +283,15 @@ def load_workload(
             values[key] = value
             sources[key] = f"override ({overrides_where})"
         checked = WORKLOAD_SCHEMA.validate(values, sources, overrides_where, overrides_prefix)
-    if checked.trace:
+    given = {k: (where, f"params.{k}") for k in params if k not in (overrides or {})}
+    given_over = {k: (overrides_where, overrides_prefix + k) for k in overrides or {}}
+    check_applies(file_checked, given)  # the file's keys against its own choices
+    check_applies(checked, given_over)
+    if checked.trace:  # the trace gives the tables their rows
         checked = apply_trace(checked, "batch_size" in (overrides or {}), overrides_where if overrides else where,
                               overrides_prefix if overrides else "params.")
+    else:
+        check_rows_given(checked, {**given, **given_over}, (where, "params.rows_per_table"))
     check_size(checked, overrides_where if overrides else where, overrides_prefix if overrides else "params.")
     return Workload(path.stem, str(doc.get("description", "")), checked, where)
 
@@ -295,6 +304,35 @@ def apply_trace(p: ParamSet, batch_given: bool, where: str, prefix: str) -> Para
     values = workload_values(trace, int(p.tables), int(p.batch_size) if batch_given else None)
     sources = {**p.sources, **{k: f"trace ({trace.path})" for k in values}}
     return WORKLOAD_SCHEMA.validate({**p.as_dict(), **values}, sources, where, prefix)
+
+
+#: Parameters read only under one choice of another: parameter -> (the choosing key, its value).
+APPLIES_WITH = {"rows_per_table": ("rows_profile", "uniform"), "criteo_rows_factor": ("rows_profile", "criteo-kaggle")}
+
+
+def check_applies(p: ParamSet, given: Mapping[str, tuple[str, str]]) -> None:
+    """Refuse a parameter in ``given`` (name -> (file or option, key path there)) that ``p``'s
+    choices leave unread: a table-size key of another ``rows_profile``, an interaction's parameter
+    (``cross_layers``) under another interaction; it would change nothing (unrecorded reads)."""
+    v = p.as_dict()
+    for key, (mode_key, mode) in APPLIES_WITH.items():
+        if key in given and v[mode_key] != mode:
+            raise ConfigError(*given[key], f"applies only with {mode_key}: {mode} (it is {v[mode_key]}), so it "
+                              "would change nothing")
+    own = {q.name for q in interactions.get(v["interaction"]).PARAMS}
+    for q in interaction_params():
+        if q.name in given and q.name not in own:
+            raise ConfigError(*given[q.name], f"interaction {v['interaction']} does not read it (a parameter of "
+                              "another interaction), so it would change nothing")
+
+
+def check_rows_given(p: ParamSet, given: Mapping[str, tuple[str, str]], missing_at: tuple[str, str]) -> None:
+    """Refuse uniform tables whose size nobody gave (``rows_per_table``'s default is 1 row: a
+    workload switched to ``rows_profile: uniform`` without it would run on 1-row tables); the error
+    names where ``rows_profile`` was set, else ``missing_at``."""
+    if p.as_dict()["rows_profile"] == "uniform" and "rows_per_table" not in given:
+        raise ConfigError(*given.get("rows_profile", missing_at), "uniform tables need rows_per_table "
+                          "(the rows of every table); none is given")
 
 
 def check_size(p: ParamSet, where: str, prefix: str) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from cxlsim.config.bounds import MAX_OUTSTANDING_REQUESTS
-from tests.contracts.test_hardening import one_line_exit_2
+from tests.contracts.test_hardening import one_line_exit_2, run_cli
 
 
 @pytest.mark.parametrize("threads", [MAX_OUTSTANDING_REQUESTS // 12 + 1, 10**5, 10**8])
@@ -189,3 +189,70 @@ def test_pipeline_bounce_is_refused_where_nothing_bounces(capsys, system):
     refused (it used to be read after being marked unused, and accepted)."""
     one_line_exit_2(capsys, ["run", "--system", system, "--workload", "rm1", "--batches", "1", "--warmup", "0",
                              "--set", "pipeline.bounce=chunked"], "--set pipeline.bounce", "never reads")
+
+
+#: Workload keys each choice leaves unread, with a workload whose choice that is.
+INERT_WORKLOAD_KEYS = [("rm1", "cross_layers", 3), ("rm1", "cross_rank", 4), ("dlrm-dcnv2", "rows_per_table", 1000),
+                       ("rm1", "criteo_rows_factor", 2.0), ("rm4", "rows_per_table", 1000),
+                       ("dlrm-dcnv2", "criteo_rows_factor", 2.0)]
+
+
+@pytest.mark.parametrize("workload, key, value", INERT_WORKLOAD_KEYS)
+@pytest.mark.parametrize("via", ["file", "set", "system file"])
+def test_workload_keys_the_choice_ignores_are_refused(tmp_path, workload, key, value, via):
+    """A table-size key of another rows_profile, an interaction's parameter under another
+    interaction: refused naming the file (or option) and key, wherever it is written."""
+    import yaml
+
+    from cxlsim.config.catalog import shipped_root
+    from cxlsim.errors import ConfigError
+    from cxlsim.systems.config import load_system
+    from cxlsim.workloads.catalog import load_workload
+
+    if via == "file":
+        doc = yaml.safe_load((shipped_root("workloads") / f"{workload}.yaml").read_text())
+        doc["params"][key] = value
+        path = tmp_path / "w.yaml"
+        path.write_text(yaml.safe_dump(doc))
+        expected = (str(path), f"params.{key}")
+        with pytest.raises(ConfigError) as caught:
+            load_workload(str(path))
+    elif via == "set":
+        expected = ("--set", key)
+        with pytest.raises(ConfigError) as caught:
+            load_workload(workload, {key: value})
+    else:
+        path = tmp_path / "s.yaml"
+        path.write_text(f"version: 1\ninherits: dram\nname: s\nworkload: {workload}\n"
+                        f"workload_overrides: {{{key}: {value}}}\n")
+        expected = (str(path), f"workload_overrides.{key}")
+        with pytest.raises(ConfigError) as caught:
+            cfg = load_system(str(path))
+            load_workload(cfg.workload, cfg.workload_overrides, str(path), "workload_overrides.")
+    assert (caught.value.where, caught.value.key) == expected, str(caught.value)
+    assert "change nothing" in caught.value.message
+
+
+@pytest.mark.parametrize("workload", ["rm4"])
+def test_uniform_tables_need_their_rows(capsys, workload):
+    """Switching a workload to uniform tables without rows_per_table used to run 1-row tables."""
+    one_line_exit_2(capsys, ["workload", workload, "--batches", "0", "--set", "rows_profile=uniform"],
+                    "rows_profile", "rows_per_table")
+    assert run_cli(["workload", workload, "--batches", "0", "--set", "rows_profile=uniform",  # given: taken
+                    "--set", "rows_per_table=1000"]) == 0
+
+
+def test_a_workload_file_without_table_sizes_is_refused(tmp_path):
+    import yaml
+
+    from cxlsim.config.catalog import shipped_root
+    from cxlsim.errors import ConfigError
+    from cxlsim.workloads.catalog import load_workload
+
+    doc = yaml.safe_load((shipped_root("workloads") / "rm1.yaml").read_text())
+    del doc["params"]["rows_per_table"], doc["params"]["rows_profile"]
+    path = tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(ConfigError, match="need rows_per_table") as caught:
+        load_workload(str(path))
+    assert (caught.value.where, caught.value.key) == (str(path), "params.rows_per_table")
