@@ -71,7 +71,7 @@ def simulate_from_args(args: argparse.Namespace) -> RunResult:
         raise InputError("name a system with --system (e.g. --system cxl) or give --config FILE")
     sets = parse_set(args.set)
     origins: dict[str, tuple[str, str]] = {}  # the options that become sets name themselves in errors
-    if getattr(args, "platform", None):
+    if getattr(args, "platform", None) is not None:  # an empty name is refused, not read as none
         sets.append(("platform", args.platform))
         origins["platform"] = ("--platform", "")
     if getattr(args, "symmetry", None):

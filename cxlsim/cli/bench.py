@@ -14,6 +14,7 @@ import importlib
 import pkgutil
 
 from cxlsim.cli._args import whole, whole_or_auto
+from cxlsim.cli._platform import check_platform_name
 from cxlsim.errors import InputError
 from cxlsim.reports.output import emit
 
@@ -48,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
     mod = importlib.import_module(f"cxlsim.bench.{args.target}")
     if getattr(args, "platforms", None) and args.target != "sim":
         raise InputError(f"bench {args.target}: --platform applies to bench sim only")
+    for name in getattr(args, "platforms", None) or ():
+        check_platform_name(name)
     if getattr(args, "batches", None) is not None and args.target != "sim":
         raise InputError(f"bench {args.target}: --batches applies to bench sim only")
     result = mod.run(args)

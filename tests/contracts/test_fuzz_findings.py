@@ -256,3 +256,21 @@ def test_a_workload_file_without_table_sizes_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="need rows_per_table") as caught:
         load_workload(str(path))
     assert (caught.value.where, caught.value.key) == (str(path), "params.rows_per_table")
+
+
+PLATFORM_COMMANDS = [
+    ["run", "--system", "cxl", "--workload", "rm1", "--batches", "1"],
+    ["timeline", "--system", "cxl", "--batches", "1"],
+    ["energy", "--system", "cxl", "--batches", "1"],
+    ["crashtest", "--system", "cxl"],
+    ["bench", "sim"],
+]
+
+
+@pytest.mark.parametrize("argv", PLATFORM_COMMANDS, ids=lambda a: " ".join(a[:2]))
+@pytest.mark.parametrize("name, needle", [("", "expected a platform name"), ("protoype", "did you mean prototype")])
+def test_every_platform_option_names_itself(capsys, argv, name, needle):
+    """A bad or empty --platform is blamed on --platform (not --set: platform), and an empty one is
+    refused rather than run as the default platform."""
+    line = one_line_exit_2(capsys, [*argv, "--platform", name], "--platform: ", needle)
+    assert "--set" not in line
