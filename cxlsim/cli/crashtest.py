@@ -52,7 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"training batches run (default {DEFAULT_BATCHES}; where the MLP log is spread over batches "
                         "(cxl), enough for one MLP log to complete and a few batches after it, at most "
                         f"{MAX_DEFAULT_BATCHES})")
-    p.add_argument("--points", type=whole(0), default=DEFAULT_POINTS, help=f"crash points (default {DEFAULT_POINTS})")
+    p.add_argument("--points", type=whole(1), default=DEFAULT_POINTS, help=f"crash points (default {DEFAULT_POINTS})")
     p.add_argument("--seed", type=whole(0, MAX_SEED), help="seed of inputs, gradients, crash instants and torn writes (default: the system's)")
     add_platform_option(p)
     p.add_argument("--replay", metavar="T_NS|INDEX", help="redo one crash point in detail: an instant in ns or a point index")

@@ -27,7 +27,7 @@ from cxlsim.crash.options import (
     MAX_DEFAULT_BATCHES,
     MLP_LOG_MARGIN_BATCHES,
 )
-from cxlsim.crash.points import crash_instants, split_windows
+from cxlsim.crash.points import crash_instants, end_ns, split_windows
 from cxlsim.crash.protocols import Protocol, build_protocol, check_campaign
 from cxlsim.crash.recovery import RecoveryCost
 from cxlsim.crash.reference import Reference, run_reference
@@ -141,8 +141,8 @@ def instants(cr: CrashRun, n_points: int) -> np.ndarray:
 def run_points(cr: CrashRun, n_points: int, resume: int = 0) -> CrashReport:
     """Crash at ``n_points`` instants (see :mod:`cxlsim.crash.points`); resume ``resume`` of them
     to the end of the run."""
-    if n_points < 0:
-        raise InputError(f"--points must be >= 0, got {n_points}")
+    if n_points < 1:  # none would test nothing and report no violation
+        raise InputError(f"--points must be >= 1, got {n_points}")
     ts = instants(cr, n_points)
     t0 = time.perf_counter()
     results: list[PointResult | None] = [None] * ts.size
@@ -223,9 +223,10 @@ def violation_detail(cr: CrashRun, r: PointResult, reason: str | None = None) ->
     }
 
 
-def parse_replay(text: str, ts: np.ndarray) -> tuple[float, int]:
+def parse_replay(text: str, ts: np.ndarray, end: float) -> tuple[float, int]:
     """``--replay`` argument → (instant, point index or −1): an integer is a point index, a number
-    with a decimal point or exponent is an instant in ns."""
+    with a decimal point or exponent is an instant in ns, within the run (0 to ``end`` ns; not nan
+    or inf)."""
     s = text.strip().removesuffix("ns")
     try:
         if s.lstrip("-").isdigit():
@@ -234,6 +235,8 @@ def parse_replay(text: str, ts: np.ndarray) -> tuple[float, int]:
                 raise InputError(f"--replay {text}: point index out of range (0..{ts.size - 1})")
             return float(ts[i]), i
         t = float(s)
+        if not 0 <= t <= end:  # nan fails too
+            raise InputError(f"--replay {text}: an instant must lie within the run, 0 to {end:.6g} ns")
         match = np.flatnonzero(ts == t)
         return t, int(match[0]) if match.size else -1
     except ValueError:
@@ -242,7 +245,7 @@ def parse_replay(text: str, ts: np.ndarray) -> tuple[float, int]:
 
 def replay(cr: CrashRun, which: str, n_points: int) -> dict[str, Any]:
     """One point in detail (materialised comparison), as a JSON-ready dict."""
-    t, index = parse_replay(which, instants(cr, n_points))
+    t, index = parse_replay(which, instants(cr, n_points), end_ns(cr.timeline, cr.protocol.events))
     r = cr.checker.evaluate_slow(t, index)
     d = violation_detail(cr, r)
     d.update({"system": cr.cfg.name, "platform": cr.cfg.platform, "workload": cr.cfg.workload, "ok": r.violation is None,

@@ -274,3 +274,27 @@ def test_every_platform_option_names_itself(capsys, argv, name, needle):
     refused rather than run as the default platform."""
     line = one_line_exit_2(capsys, [*argv, "--platform", name], "--platform: ", needle)
     assert "--set" not in line
+
+
+def test_crashtest_without_points_is_refused(capsys):
+    one_line_exit_2(capsys, ["crashtest", "--system", "cxl", "--points", "0"], "--points")
+
+
+@pytest.mark.parametrize("instant", ["nan", "inf", "-inf", "-5", "-5.0", "1e30"])
+def test_crashtest_replays_only_instants_within_the_run(capsys, instant):
+    """``--replay`` of an instant outside the run (or not a number) used to report "crash at nan ns
+    -- ok"."""
+    one_line_exit_2(capsys, ["crashtest", "--system", "cxl", "--batches", "2", "--replay", instant], "--replay")
+
+
+def test_crash_points_parse_replay_bounds():
+    import numpy as np
+
+    from cxlsim.crash.run import parse_replay
+    from cxlsim.errors import InputError
+
+    ts = np.array([10.0, 20.0])
+    assert parse_replay("20.0", ts, 100.0) == (20.0, 1)
+    assert parse_replay("100.0", ts, 100.0) == (100.0, -1)  # the end itself is within
+    with pytest.raises(InputError, match="within the run"):
+        parse_replay("100.5", ts, 100.0)
