@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from cxlsim.cli._args import figure_path
 from cxlsim.config.yamlio import parse_set
 from cxlsim.errors import InputError
 from cxlsim.reports.output import emit, format_table
@@ -24,7 +25,7 @@ HELP = "failure-tolerance schemes side by side on one seeded failure trace (--sc
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scenario", metavar="FILE", help="scenario YAML (configs/ft/*.yaml); --config also works")
-    p.add_argument("--plot", metavar="FILE.png", help="also draw a side-by-side overhead bar chart")
+    p.add_argument("--plot", metavar="FILE.png", type=figure_path(), help="also draw a side-by-side overhead bar chart")
 
 
 def run(args: argparse.Namespace) -> int:

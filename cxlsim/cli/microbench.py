@@ -34,7 +34,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cxlsim.cli._args import whole
+from cxlsim.cli._args import figure_path, whole
 from cxlsim.config.bounds import MAX_MODULES_PER_ROLE, MAX_OUTSTANDING_REQUESTS
 from cxlsim.config.catalog import Preset
 from cxlsim.config.yamlio import parse_set
@@ -97,7 +97,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", help=f"PCIe presets: the host CPU preset the software path's calls run on "
                    f"(default {DEFAULT_HOST}); CXL memory presets (cxl_mem): the host whose cores' misses load "
                    f"the device (default {FAMILY_DEFAULTS['cxl_mem']['host']})")
-    p.add_argument("--plot", metavar="F.png", help="CXL memory presets (cxl_mem): draw the MLC-style curves "
+    p.add_argument("--plot", metavar="F.png", type=figure_path(), help="CXL memory presets (cxl_mem): draw the MLC-style curves "
                    "(loaded latency, bandwidth by mix and by threads) into F.png")
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+from pathlib import Path
 
 
 def whole(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
@@ -72,3 +73,25 @@ def percent(text: str) -> float:
 
 
 percent.__name__ = "percentage"
+
+
+#: Figure formats the commands that draw (``--plot``) write, by file suffix.
+FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
+
+
+def figure_path(folder_must_exist: bool = True) -> Callable[[str], str]:
+    """An argparse type: a figure's file name ending in a format of :data:`FIGURE_SUFFIXES` (a
+    name without one would be written with ``.png`` added: ``--plot /tmp`` wrote ``/tmp.png``), in
+    a folder that exists unless ``folder_must_exist`` is false (the command creates it)."""
+
+    def parse(text: str) -> str:
+        path = Path(text)
+        if path.suffix.lower() not in FIGURE_SUFFIXES or not path.stem:
+            raise argparse.ArgumentTypeError(f"expected a file name ending in {', '.join(FIGURE_SUFFIXES)}, "
+                                             f"got {text!r}")
+        if folder_must_exist and not path.parent.is_dir():
+            raise argparse.ArgumentTypeError(f"{text}: folder {str(path.parent)!r} does not exist")
+        return text
+
+    parse.__name__ = "figure file name"
+    return parse

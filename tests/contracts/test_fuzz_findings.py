@@ -298,3 +298,26 @@ def test_crash_points_parse_replay_bounds():
     assert parse_replay("100.0", ts, 100.0) == (100.0, -1)  # the end itself is within
     with pytest.raises(InputError, match="within the run"):
         parse_replay("100.5", ts, 100.0)
+
+
+PLOT_COMMANDS = [["microbench", "cxl_mem/e3s-x8-spr"], ["ft", "--scenario", "check-n-run"]]
+
+
+@pytest.mark.parametrize("argv", PLOT_COMMANDS, ids=lambda a: a[0])
+@pytest.mark.parametrize("path, needle", [("{tmp}", "ending in .png"), ("{tmp}/figure", "ending in .png"),
+                                          ("{tmp}/figure.jpeg", "ending in .png"), ("{tmp}/.png", "ending in .png"),
+                                          ("{tmp}/missing/figure.png", "does not exist")])
+def test_plot_paths_are_figure_files_in_existing_folders(tmp_path, capsys, argv, path, needle):
+    """``--plot PATH`` without a figure suffix wrote PATH.png (``/tmp`` wrote ``/tmp.png``); into a
+    missing folder it was an internal error."""
+    one_line_exit_2(capsys, [*argv, "--plot", path.format(tmp=tmp_path)], "--plot", needle)
+    assert not list(tmp_path.parent.glob(f"{tmp_path.name}*.png")) and not list(tmp_path.glob("*.png"))
+
+
+def test_the_scaleout_study_plot_is_a_figure_file(tmp_path, capsys):
+    from cxlsim.studies.scaleout.__main__ import main
+
+    with pytest.raises(SystemExit) as caught:
+        main([str(tmp_path), "--plot", str(tmp_path / "figure")])
+    err = capsys.readouterr().err
+    assert caught.value.code == 2 and len(err.strip().splitlines()) == 1 and "--plot" in err, err

@@ -6,8 +6,10 @@ import argparse
 import sys
 
 import cxlsim.studies.scaleout as package
+from cxlsim.config.arguments import figure_path
 from cxlsim.errors import InputError
 from cxlsim.reports.output import format_table, markdown_table
+from cxlsim.studies.command import StudyParser
 from cxlsim.studies.scaleout.report import (
     balanced_table,
     memory_table,
@@ -19,10 +21,10 @@ from cxlsim.studies.scaleout.simulation import read_points
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m cxlsim.studies.scaleout", description=package.__doc__,
+    ap = StudyParser(prog="python -m cxlsim.studies.scaleout", description=package.__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", nargs="+", help="sweep --out folders or results.csv files (their points together)")
-    ap.add_argument("--plot", default="plots/scale_out.png", help="figure path (default plots/scale_out.png)")
+    ap.add_argument("--plot", type=figure_path(folder_must_exist=False), default="plots/scale_out.png", help="figure path (default plots/scale_out.png)")
     ap.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
     args = ap.parse_args(argv)
     try:
