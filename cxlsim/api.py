@@ -60,7 +60,7 @@ def simulate(
                            workload_sets=workload_sets, trace=trace, ci=ci, set_origins=set_origins)
     result.energy = energy_per_batch(result)  # every system: its batches' activity, priced by the device models
     items = list(sets.items()) if isinstance(sets, Mapping) else list(sets or [])
-    check_overrides(result.config, items)
+    check_overrides(result.config, items, set_origins=set_origins)
     return result
 
 

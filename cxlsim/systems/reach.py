@@ -27,7 +27,7 @@ Contract:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cxlsim.errors import ConfigError, InputError
@@ -68,8 +68,11 @@ def _target(cfg: SystemConfig, key: str):
     return None
 
 
-def check_overrides(cfg: SystemConfig, sets: Iterable[tuple[str, Any]], what: str = "this run") -> None:
-    """Refuse the first override whose parameter ``what`` never read (module docstring)."""
+def check_overrides(cfg: SystemConfig, sets: Iterable[tuple[str, Any]], what: str = "this run",
+                    set_origins: Mapping[str, tuple[str, str]] | None = None) -> None:
+    """Refuse the first override whose parameter ``what`` never read (module docstring), naming
+    where ``set_origins`` says it came from (a sweep spec's axis, an option; ``(file or option, key
+    path there)``) or else ``--set KEY``."""
     for key, _ in sets:
         target = _target(cfg, key)
         if target is None:
@@ -78,8 +81,11 @@ def check_overrides(cfg: SystemConfig, sets: Iterable[tuple[str, Any]], what: st
         if name in params and name not in params.reads:
             why = params.skipped.get(name) or params.descriptive.get(name, "")
             because = f" ({why})" if why else ""
-            raise InputError(f"--set {key}: {what} of {cfg.name} never reads this parameter{because}, so the "
-                             "override would change nothing (it is accepted only where it reaches timing or energy)")
+            message = (f"{what} of {cfg.name} never reads this parameter{because}, so the override would change "
+                       "nothing (it is accepted only where it reaches timing or energy)")
+            if set_origins and key in set_origins:
+                raise ConfigError(*set_origins[key], message)
+            raise InputError(f"--set {key}: {message}")
     check_file_keys(cfg, what)
 
 

@@ -321,3 +321,21 @@ def test_the_scaleout_study_plot_is_a_figure_file(tmp_path, capsys):
         main([str(tmp_path), "--plot", str(tmp_path / "figure")])
     err = capsys.readouterr().err
     assert caught.value.code == 2 and len(err.strip().splitlines()) == 1 and "--plot" in err, err
+
+
+@pytest.mark.parametrize("axis, values", [("pipeline.bounce", ["serial", "chunked"]),
+                                          ("energy.emulated_media", ["as_emulated", "as_built"])])
+def test_a_sweep_axis_the_run_never_reads_names_the_spec_and_axis(tmp_path, capsys, axis, values):
+    """Each point's refusal names the sweep file and the axis value (``axes.grid.KEY[i]``), not
+    ``--set KEY``, which the user never wrote."""
+    import json
+
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text("version: 1\nbase: {systems: [ssd], workloads: [rm1], batches: 1, warmup_batches: 0}\n"
+                    f"axes:\n  grid:\n    {axis}: {json.dumps(values)}\n")
+    assert run_cli(["sweep", str(spec), "--out", str(tmp_path / "out"), "--executor", "serial", "--no-progress"]) == 2
+    capsys.readouterr()
+    errors = [json.loads(line)["error"] for line in (tmp_path / "out" / "points.jsonl").read_text().splitlines()]
+    named = sorted(e.split(": ")[2] for e in errors if e.startswith(f"ConfigError: {spec}: ") and "never reads" in e)
+    assert named == [f"axes.grid.{axis}[{i}]" for i in range(len(values))], errors
+    assert not any("--set" in e for e in errors)
