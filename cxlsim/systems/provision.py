@@ -117,16 +117,19 @@ def provision(devices: DeviceGraph, workload: Workload, mems: int = 1) -> dict[s
 def check_provision(devices: DeviceGraph, workload: Workload, mems: int = 1) -> None:
     """Refuse, before a run, a memory role whose data needs more modules at its preset's
     ``capacity_GB`` than one device can hold (:data:`~cxlsim.config.bounds.MAX_MODULES_PER_ROLE`):
-    a capacity far too small for the tables, or tables far too large for the system."""
+    a capacity far too small for the tables, or tables far too large for the system. The error names
+    the input that set the capacity (a system or platform file and its key, or ``--set``), else the
+    system file."""
     cfg = devices.config
     each_device = per_device_roles(devices)
     for role, pool in provision(devices, workload, mems).items():
         per_device = pool.needed / (mems if role in each_device else 1)
         dev = cfg.devices.get(role)
-        overridden = dev is not None and dev.params.sources.get("capacity_GB", "").startswith("override")
-        where = "--set" if overridden else cfg.source
         key = f"devices.{role}.params.capacity_GB" if dev is not None else "devices.host_cpu.params.software_memory_GB"
-        check_bound(where, key, math.ceil(per_device), MAX_MODULES_PER_ROLE,
+        where, there = cfg.source, key
+        if cfg.origins is not None and cfg.origins.given(key):  # set by a file, the platform or a --set: name it
+            where, there = cfg.origins.of(key)
+        check_bound(where, there, math.ceil(per_device), MAX_MODULES_PER_ROLE,
                     f"modules of {pool.capacity_GB:g} GB ({dev.preset.name if dev else 'host DRAM'}) that {role}'s {pool.needed_GB:.4g} GB on "
                     f"{workload.name} needs per device", "modules in one device")
 

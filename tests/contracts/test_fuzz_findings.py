@@ -339,3 +339,28 @@ def test_a_sweep_axis_the_run_never_reads_names_the_spec_and_axis(tmp_path, caps
     named = sorted(e.split(": ")[2] for e in errors if e.startswith(f"ConfigError: {spec}: ") and "never reads" in e)
     assert named == [f"axes.grid.{axis}[{i}]" for i in range(len(values))], errors
     assert not any("--set" in e for e in errors)
+
+
+@pytest.mark.parametrize("via", ["system file", "system file and another --set", "platform file", "--set"])
+def test_a_capacity_too_small_names_where_it_was_set(tmp_path, capsys, via):
+    """check_provision blamed every overridden capacity_GB on --set."""
+    from cxlsim.config.catalog import shipped_root
+
+    argv = ["run", "--batches", "1", "--warmup", "0"]
+    if via.startswith("system file"):
+        path = tmp_path / "mine.yaml"
+        path.write_text("version: 1\ninherits: pmem\nname: mine\n"
+                        "devices:\n  table_memory: {params: {capacity_GB: 0.001}}\n")
+        argv += ["--config", str(path)] + (["--set", "seed=3"] if "another" in via else [])
+        needle = f"{path}: devices.table_memory.params.capacity_GB: modules of 0.001 GB"
+    elif via == "platform file":
+        path = tmp_path / "platform.yaml"
+        text = (shipped_root("configs") / "platforms" / "physical.yaml").read_text()
+        path.write_text(text.replace("groups:", "groups:\n  - systems: [pmem]\n    why: a test\n"
+                                     "    roles: {table_memory: {params: {capacity_GB: 0.001}}}", 1))
+        argv += ["--system", "pmem", "--platform", str(path)]
+        needle = f"{path}: groups[0].roles.table_memory.params.capacity_GB: modules of 0.001 GB"
+    else:
+        argv += ["--system", "pmem", "--set", "devices.table_memory.params.capacity_GB=0.001"]
+        needle = "--set: devices.table_memory.params.capacity_GB: modules of 0.001 GB"
+    one_line_exit_2(capsys, argv, needle)
