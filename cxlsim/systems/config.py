@@ -290,6 +290,15 @@ class SystemConfig:
                 return self.origins.blame(exc, placeholder)
         return exc
 
+    def origin_of(self, *keys: str) -> tuple[str, str]:
+        """``(file or option, key path there)`` of the first of ``keys`` some input gave (a system
+        or platform file, a --set, an option), else this system's file and the first key: where a
+        refusal caused by these settings is blamed."""
+        for key in keys:
+            if self.origins is not None and self.origins.given(key):
+                return self.origins.of(key)
+        return self.source, keys[0]
+
     @property
     def tpu_ps(self) -> ParamSet | None:
         """The ``tpu_ps:`` section (:attr:`model_params` of a model that reads one under that key)."""

@@ -42,7 +42,13 @@ from cxlsim.systems.result import RunResult
 from cxlsim.systems.sampling import AUTO, Sampling, decide, parse_ci, rule_for
 from cxlsim.systems.scale import reduces, settle
 from cxlsim.systems.streams import StreamSet, stream_set
-from cxlsim.systems.symmetry import Reduction, plan, representative_streams
+from cxlsim.systems.symmetry import (
+    Reduction,
+    SymmetryRefused,
+    located_refusal,
+    plan,
+    representative_streams,
+)
 from cxlsim.systems.topology import Fabric, Placement
 from cxlsim.workloads.catalog import Workload, load_workload
 from cxlsim.workloads.layout import TableLayout
@@ -121,7 +127,10 @@ def scale_out(devices: DeviceGraph, streams: StreamSet,
 
 def dataflow_reduction(cfg: SystemConfig, wl: Workload) -> tuple[Reduction | None, int]:
     """The op-graph systems' symmetry reduction (:func:`cxlsim.systems.symmetry.plan`) and its GPUs."""
-    reduction = plan(cfg, TableLayout.from_workload(wl))
+    try:
+        reduction = plan(cfg, TableLayout.from_workload(wl))
+    except SymmetryRefused as exc:
+        raise located_refusal(cfg, exc) from None
     return reduction, reduction.group_gpus if reduction else cfg.topology.gpus_count
 
 
@@ -150,7 +159,8 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
         global_wl = wl if gpus == 1 else load_workload(cfg.workload, {**overrides, "batch_size": wl.params.batch_size * gpus},
                                                        cfg.source, f"topology.gpus_count ({gpus}) × ")
         total = rule.max_total  # one more batch closes the last measured one
-        check_bound(cfg.source, "batches", total * global_wl.lookups_per_batch, MAX_RUN_LOOKUPS,
+        many = cfg.origin_of("topology.gpus_count", "batches") if gpus > 1 else (cfg.source, "batches")
+        check_bound(*many, total * global_wl.lookups_per_batch, MAX_RUN_LOOKUPS,
                     f"embedding lookups in {total} batches of {global_wl.name} on {gpus} GPU(s)",
                     "lookups one run holds in memory")
     except ConfigError as exc:

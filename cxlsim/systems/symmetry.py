@@ -76,6 +76,20 @@ class SymmetryRefused(InputError):
     """The configuration is not symmetric (or has one group): the reduction cannot apply."""
 
 
+#: The settings a symmetry refusal is blamed on, the first one given (else the system file).
+SYMMETRY_SETTINGS = ("topology.symmetry", "topology.gpus_count", "topology.cxl_mems_count", "topology.tables_policy")
+
+
+def located_refusal(cfg: SystemConfig, exc: SymmetryRefused) -> SymmetryRefused:
+    """``exc`` (which says ``topology.symmetry: POLICY: ...``) naming where the setting that caused
+    it was given: ``--set: topology.gpus_count: ...``, ``--symmetry: ...``, a file and its key."""
+    where, there = cfg.origin_of(*SYMMETRY_SETTINGS)
+    text = str(exc)
+    if there in ("", "topology.symmetry", "symmetry") or there.endswith(".symmetry"):
+        text = text.removeprefix("topology.symmetry: ")
+    return SymmetryRefused(f"{where}: {there}: {text}" if there else f"{where}: {text}")
+
+
 @dataclass(frozen=True)
 class Reduction:
     """A system of ``gpus`` GPUs and ``mems`` memory devices as ``groups`` identical groups of

@@ -35,6 +35,9 @@ from cxlsim.errors import ConfigError
 from cxlsim.systems.graph import DeviceGraph
 from cxlsim.workloads.layout import TableLayout
 
+#: The settings that give a topology its devices: a refusal of their number names the one given.
+COUNTS = ("topology.gpus_count", "topology.cxl_mems_count")
+
 Endpoint = Any  # ("gpu", g) | ("mem", m) | "host"
 
 
@@ -58,7 +61,7 @@ class Fabric:
         fanout = topo.fanout_count or switch.params.ports_count - 1
         if levels < 1:
             if gpus + mems > 2:
-                raise ConfigError(cfg.source, "devices.switch.levels", "several GPUs or CXL-MEMs need at least one "
+                raise ConfigError(*cfg.origin_of("devices.switch.levels"), "several GPUs or CXL-MEMs need at least one "
                                   "switch level (levels: 0 is one GPU attached directly to one CXL-MEM)")
             for key in ("fanout_count", "attach_policy"):
                 topo.skip(key, "levels: 0 attaches the GPU directly to the CXL-MEM")
@@ -66,15 +69,16 @@ class Fabric:
         try:
             tree = SwitchTree(levels, fanout, switch.params.ports_count)
         except ValueError as exc:
-            raise ConfigError(cfg.source, "topology.fanout_count", str(exc)) from None
+            raise ConfigError(*cfg.origin_of("topology.fanout_count", "devices.switch.levels"), str(exc)) from None
         if gpus + mems > MAX_DEVICES:
-            raise ConfigError(cfg.source, "topology.gpus_count", f"{gpus} GPUs + {mems} CXL-MEMs exceed CXL 3.0's "
+            raise ConfigError(*cfg.origin_of(*COUNTS), f"{gpus} GPUs + {mems} CXL-MEMs exceed CXL 3.0's "
                               f"{MAX_DEVICES} port-based routing ids per root port")
         if gpus + mems > tree.n_devices:
             need = levels
             while fanout > 1 and fanout**need < gpus + mems:
                 need += 1
-            raise ConfigError(cfg.source, "topology.gpus_count", f"{gpus} GPUs + {mems} CXL-MEMs exceed the "
+            raise ConfigError(*cfg.origin_of(*COUNTS, "devices.switch.levels", "topology.fanout_count"),
+                              f"{gpus} GPUs + {mems} CXL-MEMs exceed the "
                               f"{tree.n_devices} leaf ports of {levels} switch level(s) with fan-out {fanout}: "
                               f"--set devices.switch.levels={need} (or leave it unset: it then follows from the "
                               "topology), or a larger topology.fanout_count")

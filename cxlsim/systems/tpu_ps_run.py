@@ -47,7 +47,7 @@ from cxlsim.systems.models import SimulationModel
 from cxlsim.systems.result import RunResult
 from cxlsim.systems.sampling import Sampling, decide, rule_for
 from cxlsim.systems.streams import StreamSet
-from cxlsim.systems.symmetry import chips_group
+from cxlsim.systems.symmetry import SymmetryRefused, chips_group, located_refusal
 from cxlsim.systems.tpu_ps import TPU_PS_ROLES, TPU_PS_SCHEMA, declare_unused, tpu_ps_step
 from cxlsim.workloads.catalog import Workload
 from cxlsim.workloads.interactions import weight_macs_per_sample
@@ -189,7 +189,10 @@ def step_activity(step: dict, n: int, start_ns: float, contention: float) -> Bat
 def chips_reduction(cfg: SystemConfig, wl: Workload) -> tuple[int | None, int]:
     """The chips a symmetry-reduced run draws samples for (:func:`cxlsim.systems.symmetry.chips_group`),
     or ``None``, and the chips the input streams hold."""
-    group = chips_group(cfg.topology.gpus_count, cfg.topology.symmetry, cfg.name)
+    try:
+        group = chips_group(cfg.topology.gpus_count, cfg.topology.symmetry, cfg.name)
+    except SymmetryRefused as exc:
+        raise located_refusal(cfg, exc) from None
     return group, group or cfg.topology.gpus_count
 
 

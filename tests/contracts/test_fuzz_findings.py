@@ -364,3 +364,26 @@ def test_a_capacity_too_small_names_where_it_was_set(tmp_path, capsys, via):
         argv += ["--system", "pmem", "--set", "devices.table_memory.params.capacity_GB=0.001"]
         needle = "--set: devices.table_memory.params.capacity_GB: modules of 0.001 GB"
     one_line_exit_2(capsys, argv, needle)
+
+
+#: Topology refusals of values given on the command line: (the sets or options, what the line starts with).
+TOPOLOGY_REFUSALS = [
+    (["--set", "devices.switch.levels=0", "--set", "topology.gpus_count=2"], "--set: devices.switch.levels: "),
+    (["--set", "topology.fanout_count=1000"], "--set: topology.fanout_count: "),
+    (["--set", "topology.gpus_count=3", "--set", "topology.cxl_mems_count=2", "--set", "topology.symmetry=on"],
+     "--set: topology.symmetry: on: "),
+    (["--set", "topology.gpus_count=4000"], "--set: topology.gpus_count: "),
+    (["--set", "topology.gpus_count=300", "--set", "devices.switch.levels=1", "--set", "topology.symmetry=off"],
+     "--set: topology.gpus_count: "),
+    (["--symmetry", "on"], "--symmetry: on: "),
+]
+
+
+@pytest.mark.parametrize("system, extra, start", [("cxl", *case) for case in TOPOLOGY_REFUSALS]
+                         + [("tpu-ps", ["--symmetry", "on"], "--symmetry: on: ")], ids=str)
+def test_topology_refusals_name_the_option_that_gave_the_value(capsys, system, extra, start):
+    """Not the system file (configs/cxl.yaml) nor a bare ``topology`` location."""
+    line = one_line_exit_2(capsys, ["run", "--system", system, "--workload", "rm1", "--batches", "1", "--warmup", "0",
+                                    *extra])
+    assert line.split("error: ", 1)[1].startswith(start), line
+    assert ".yaml" not in line.split("error: ", 1)[1].split(": ")[0], line
