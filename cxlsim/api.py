@@ -22,7 +22,7 @@ from cxlsim.config.yamlio import parse_set
 from cxlsim.energy import energy_per_batch, energy_report
 from cxlsim.errors import InputError
 from cxlsim.systems import run as _run
-from cxlsim.systems.reach import check_overrides
+from cxlsim.systems.reach import check_file_keys, check_overrides
 from cxlsim.systems.result import RunResult
 from cxlsim.workloads.catalog import load_workload
 
@@ -61,6 +61,7 @@ def simulate(
     result.energy = energy_per_batch(result)  # every system: its batches' activity, priced by the device models
     items = list(sets.items()) if isinstance(sets, Mapping) else list(sets or [])
     check_overrides(result.config, items, set_origins=set_origins)
+    check_file_keys(result.config)
     return result
 
 

@@ -36,7 +36,7 @@ from cxlsim.errors import InputError
 from cxlsim.systems.config import SystemConfig
 from cxlsim.systems.graph import build_devices
 from cxlsim.systems.provision import provision
-from cxlsim.systems.reach import check_overrides
+from cxlsim.systems.reach import check_file_keys, check_overrides
 from cxlsim.systems.run import load_config, simulate
 from cxlsim.systems.scale import settle
 from cxlsim.systems.topology import Fabric
@@ -112,6 +112,7 @@ def energy_report(system: str, workload: str | None = None, baseline: str = "pme
     result = simulate(cfg, workload=workload, batches=batches, warmup=warmup, seed=seed, workload_sets=workload_sets, trace=False)
     energy = energy_per_batch(result)
     check_overrides(result.config, items, "cxlsim energy")
+    check_file_keys(result.config, "cxlsim energy")
     base_plain = load_config(baseline)
     if base_plain.name == cfg.name and not items:
         base_energy, base_accelerators = energy, result.accelerators

@@ -19,10 +19,11 @@ Contract:
   after the run and after whatever the command reports (energy reads the energy parameters: a
   command that prices no energy refuses energy-only overrides). Other keys (``batches``, ``seed``,
   ``devices.<role>.preset``/``count``/``interleave_B``/``levels``, ``workload_overrides.*``) are
-  structural and always take effect. It then refuses, as a :class:`~cxlsim.errors.ConfigError`
-  naming the file and key, a ``pipeline.``, ``energy.`` or ``topology.`` parameter that
-  the system's own file sets and the run never read (:func:`check_file_keys`); a file it inherits
-  from, and the platform's defaults, are for every system they serve, and are not refused.
+  structural and always take effect.
+* :func:`check_file_keys` ``(cfg)``, called the same way on the configuration that ran, refuses as
+  a :class:`~cxlsim.errors.ConfigError` naming the file and key a ``pipeline.``, ``energy.`` or
+  ``topology.`` parameter that the system's own file sets and the run never read; a file it
+  inherits from, and the platform's defaults, serve every system that uses them and are not refused.
 """
 
 from __future__ import annotations
@@ -86,7 +87,6 @@ def check_overrides(cfg: SystemConfig, sets: Iterable[tuple[str, Any]], what: st
             if set_origins and key in set_origins:
                 raise ConfigError(*set_origins[key], message)
             raise InputError(f"--set {key}: {message}")
-    check_file_keys(cfg, what)
 
 
 def check_file_keys(cfg: SystemConfig, what: str = "this run") -> None:
