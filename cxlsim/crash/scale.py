@@ -2,7 +2,8 @@
 
 Functional runs materialise every embedding table and the MLP parameters, so they run at a fraction
 ``scale`` of the full model. The scaled workload is an ordinary workload with overrides
-(``rows_per_table`` for uniform tables, ``criteo_rows_factor`` for the Criteo profile): the input
+(``rows_per_table`` for uniform tables, ``criteo_rows_factor`` for the Criteo profile, each of
+``table_rows`` scaled for tables of their own sizes): the input
 generator then keeps the batch shape, the power-law exponent and the reuse knob, and the timing
 model can simulate exactly the same index streams.
 
@@ -36,6 +37,8 @@ def scale_overrides(workload: Workload, scale: float) -> dict[str, Any]:
                           f"{scale:g}); run the crash checker at scale 1 or on the synthetic stream")
     if p.rows_profile == "uniform":
         return {"rows_per_table": max(1, round(p.rows_per_table * scale))}
+    if p.rows_profile == "per_table":
+        return {"table_rows": [max(1, round(rows * scale)) for rows in p.table_rows]}
     return {"criteo_rows_factor": p.criteo_rows_factor * scale}
 
 

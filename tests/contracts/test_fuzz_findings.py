@@ -387,3 +387,15 @@ def test_topology_refusals_name_the_option_that_gave_the_value(capsys, system, e
                                     *extra])
     assert line.split("error: ", 1)[1].startswith(start), line
     assert ".yaml" not in line.split("error: ", 1)[1].split(": ")[0], line
+
+
+@pytest.mark.parametrize("workload", ["rm1", "rm4", "dlrm-dcnv2"])
+def test_the_crash_scale_shrinks_every_table_profile(workload):
+    """The crash checker's scale reads the key of the workload's own profile (it gave a per_table
+    workload a criteo_rows_factor, which changed nothing: its tables stayed full size)."""
+    from cxlsim.crash.scale import scaled_workload
+    from cxlsim.workloads.catalog import load_workload
+
+    full = sum(load_workload(workload).rows_per_table)
+    scaled, _ = scaled_workload(workload, {}, 1e-3)
+    assert sum(scaled.rows_per_table) < full * 2e-3

@@ -302,7 +302,7 @@ def test_starting_state_is_the_runs_own_not_a_longer_stream_sets():
     from cxlsim.systems.streams import StreamSet
     from cxlsim.systems.vector_cache_start import starting_cache
 
-    wl = load_workload("rm4", {"batch_size": 8, "rows_per_table": 4000})
+    wl = load_workload("rm4", {"batch_size": 8})
     fresh = starting_cache("steady", StreamSet(wl, 3, 3), 4096)[0]
     longer = StreamSet(wl, 3, 12)
     lengthened = starting_cache("steady", longer, 4096, batches=3)[0]
@@ -322,7 +322,7 @@ def test_recipes_are_kept_per_workload_within_their_budget(monkeypatch):
     built = []
     real = vcs._build
     monkeypatch.setattr(vcs, "_build", lambda *a: built.append(a[0].workload.name) or real(*a))
-    a = StreamSet(load_workload("rm4", {"batch_size": 8, "rows_per_table": 4000}), 3, 3)
+    a = StreamSet(load_workload("rm4", {"batch_size": 8}), 3, 3)
     b = StreamSet(load_workload("rm3", {"batch_size": 8, "rows_per_table": 3000}), 3, 3)
     first = vcs.starting_cache("steady", a, 4096)[0].dense()
     vcs.starting_cache("steady", b, 4096)
