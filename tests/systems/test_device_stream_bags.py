@@ -19,7 +19,7 @@ from cxlsim.workloads.layout import TableLayout
        gpus=st.integers(1, 4), batch=st.integers(1, 16), mems=st.integers(1, 3), device=st.integers(0, 2),
        reuse=st.sampled_from([0.0, 0.76]), seed=st.integers(0, 1000))
 def test_each_tables_reduced_run_stream_follows_its_own_bag_size(bags, gpus, batch, mems, device, reuse, seed):
-    wl = load_workload("rm4", {"tables": len(bags), "rows_per_table": 2000, "batch_size": batch,
+    wl = load_workload("rm4", {"tables": len(bags), "rows_profile": "uniform", "rows_per_table": 2000, "batch_size": batch,
                                "bag_size": "per_table", "table_bag_sizes": bags, "lookups_per_table": max(bags),
                                "reuse_prev_fraction": reuse})
     layout = TableLayout.from_workload(wl)

@@ -20,7 +20,7 @@ from cxlsim.workloads.generator import table_keys
 @given(bags=st.lists(st.integers(1, 12), min_size=2, max_size=4).filter(lambda b: len(set(b)) > 1),
        batch=st.integers(2, 8), seed=st.integers(0, 100), capacity=st.sampled_from([256, 1024]))
 def test_each_tables_steady_state_follows_the_tables_bag_sizes(bags, batch, seed, capacity):
-    wl = load_workload("rm4", {"tables": len(bags), "rows_per_table": 3000, "batch_size": batch,
+    wl = load_workload("rm4", {"tables": len(bags), "rows_profile": "uniform", "rows_per_table": 3000, "batch_size": batch,
                                "bag_size": "per_table", "table_bag_sizes": bags, "lookups_per_table": max(bags)})
     streams = StreamSet(wl, seed, 2)
     got = vcs.starting_cache("steady", streams, capacity)[0].dense()
