@@ -808,8 +808,9 @@ class MediaModel(DeviceModel):
             loop_ring, loop_tree = K.slot_tree(outstanding)
             # split pools: the writes' slots (None: the one-pool kernel)
             wloop_ring, wloop_tree = K.slot_tree(w_out) if split else (None, None)
-            xr_ring, xr_tree = K.slot_tree(qr)
-            xw_ring, xw_tree = K.slot_tree(qw)
+            # a crossing's link and device queues (None: the kernel's variant without a crossing)
+            path = ((state.link_free, *K.slot_tree(qr), *K.slot_tree(qw)) if crossing is not None
+                    else (None,) * 5)
             scratch = [np.zeros(state.modules, np.int64), np.zeros(state.modules), np.zeros(state.modules)]
             room = 2 * max_units + 2
             # the kernel is compiled per policy: the other policy's state goes in as None
@@ -840,7 +841,7 @@ class MediaModel(DeviceModel):
                                    state.stamp, state.wcb_prev, state.wcb_next, state.wcb_lru,
                                    state.keys, state.times, state.used, self._wear(state),
                                    *posted, loop_ring, loop_tree, wloop_ring, wloop_tree, start, complete, ack, c, *scratch,
-                                   state.link_free, xr_ring, xr_tree, xw_ring, xw_tree)
+                                   *path)
                 stopped = True
             if not per_access:
                 start = complete = ack = np.zeros(0)

@@ -205,9 +205,10 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     completions of the accesses in flight (the reads' with split pools); ``wloop_ring`` the writes'
     with split pools (None: one pool), whose next slots are ``loop_pos`` = [read slot, write slot].
     Returns early (index of the access not started) when the pending table needs a rebuild.
-    With ``I_PATH`` the requester is across a fabric: ``link_free`` holds the free times of the
-    link's request and response servers, ``xr_*`` / ``xw_*`` the device controller's read and write
-    queue entries (slot trees, their winners at index 0).
+    A requester across a fabric (``I_PATH``) passes ``link_free``, the free times of the link's
+    request and response servers and their latest arrivals, and ``xr_*`` / ``xw_*``, the device
+    controller's read and write queue entries (slot trees, their winners at index 0); a requester
+    without one passes the five as None (a variant compiled without the crossing's code).
     """
     n = issue.shape[0]
     # the counters live in registers inside the loop (written back on return)
@@ -272,7 +273,9 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             t = max(now, root)
         start_out[o] = t
         nl = 0
-        if ip[I_PATH] > 0:  # across a fabric: the request's messages, then an entry of the device's queue
+        # across a fabric: the request's messages, then an entry of the device's queue (numba compiles
+        # the variant without a crossing, link_free None, without this code)
+        if link_free is not None:
             nl = (size[i] + PATH_LINE_B - 1) // PATH_LINE_B
             occ = nl * (fp[F_UP_DATA] if is_write[i] else fp[F_UP_HDR])
             su = _link_serve(link_free, 0, t, occ)
@@ -457,7 +460,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         if need[m] > 0:
                             _queue_replace_min(wq_ring, wq_head, m, mod_end[m])
                 acked = ack
-        if ip[I_PATH] > 0:  # the response crosses back: a read's data, a write's completion
+        if link_free is not None:  # the response crosses back: a read's data, a write's completion
             if is_write[i]:
                 occ = nl * fp[F_DN_HDR]
                 sd = _link_serve(link_free, 1, acked, occ)
