@@ -68,6 +68,13 @@ def _table(doc: dict[str, Any]) -> tuple[list[str], list[str], dict[tuple[str, s
     return systems, workloads, res
 
 
+def _on(doc: dict[str, Any]) -> str:
+    """`` (platform P)`` for a document whose points ran on one platform, else empty."""
+    names = {rec.get("result", {}).get("platform") or rec.get("swept", {}).get("platform")
+             for rec in doc.get("points", []) if rec.get("status") == "ok"} - {None}
+    return f" (platform {names.pop()})" if len(names) == 1 else ""
+
+
 def fig11_breakdown(doc: dict[str, Any], path: Path) -> Path | None:
     systems, workloads, res = _comparable(doc)
     if not res:
@@ -83,7 +90,8 @@ def fig11_breakdown(doc: dict[str, Any], path: Path) -> Path | None:
                      for s in systems if (s, w) in res}
     unit = f"batch time (normalised to {baseline})" if any((baseline, w) in res for w in workloads) else "batch time (ms)"
     colours = [STYLE.get(c, STYLE[""])[1] if c != "idle" else "#DDDDDD" for c in cats]
-    return _stacked(panels, systems, cats, colours, unit, "Figure 11: batch-time breakdown on the critical path", path)
+    return _stacked(panels, systems, cats, colours, unit,
+                    f"Figure 11: batch-time breakdown on the critical path{_on(doc)}", path)
 
 
 def fig13_energy(doc: dict[str, Any], path: Path) -> Path | None:
@@ -106,7 +114,7 @@ def fig13_energy(doc: dict[str, Any], path: Path) -> Path | None:
         else "energy per batch (J)"
     colours = [ENERGY_COLOURS[i % len(ENERGY_COLOURS)] for i in range(len(comps))]
     normalised = any((baseline, w) in res for w in workloads)
-    return _stacked(panels, systems, comps, colours, unit, "Figure 13: energy per batch by component", path,
+    return _stacked(panels, systems, comps, colours, unit, f"Figure 13: energy per batch by component{_on(doc)}", path,
                     keep=1.0 if normalised else None)
 
 
