@@ -29,11 +29,19 @@ def test_bounce_is_read_exactly_where_a_copy_bounces(system, gpus):
     agent_bounces = m.agent is not None and m.agent.bounces
     expected = has_pcie and (m.engine.bounces or agent_bounces or m.system_gpus > 1)
     assert read == expected, (system, gpus, has_pcie, m.engine.bounces, agent_bounces, m.system_gpus)
-    if not expected:
-        assert "bounce" in p.skipped
+    assert ("bounce" in p.skipped) == (not expected)  # declared unused exactly where nothing bounces
     assert axes.of(p, "embedding_engine") is type(m.engine)
 
 
 def test_the_condition_is_met_both_ways():
     """The shipped systems hold both cases: one that bounces and one that does not."""
     assert _bounce_read("pcie", 1)[0] and not _bounce_read("pmem", 1)[0]
+
+
+@pytest.mark.parametrize("bounce", ["serial", "chunked"])
+def test_the_chunk_size_is_read_only_by_a_chunked_bounce(bounce):
+    r = cxlsim.simulate("pcie", workload="rm1", batches=1, warmup=1, workload_sets=SMALL,
+                        sets=[("pipeline.bounce", bounce)])
+    pcie = r.machine.pcie.params
+    assert ("bounce_chunk_B" in pcie.skipped) == (bounce != "chunked")
+    assert ("bounce_chunk_B" in pcie.reads) == (bounce == "chunked")
