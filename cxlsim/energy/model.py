@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cxlsim.devices.base import Usage
+from cxlsim.devices.cxl_mem.queueing import LINE_B
 from cxlsim.devices.registry import DeviceFamily, build_device, get_family
 from cxlsim.systems import axes
 from cxlsim.systems.activity import CXL_PREFIX, PCIE, BatchActivity, cxl_path_endpoints
@@ -68,8 +69,7 @@ COMPONENTS = ("gpu", "cpu", "dram", "pmem", "ssd", "cxl_mem_logic", "links")
 PARTS = ("static", "active", "dynamic")
 #: The families of a CXL memory device's path parts (:data:`cxlsim.devices.cxl_mem.cxl_mem.PARTS`).
 LINK_FAMILY, SWITCH_FAMILY = "cxl_link", "cxl_switch"
-#: A CXL.mem message's line (one request and one response message a 64 B line).
-LINE_B = 64
+
 #: The component of the families of a kind, where it is not the family's own name.
 KIND_COMPONENTS = {"logic": "cxl_mem_logic", "link": "links", "switch": "links"}
 

@@ -8,7 +8,8 @@ Contract: :class:`Tiering` ``(pipeline, data_base_B, row_B, streams)``; :meth:`T
 * ``interleave``: Linux's weighted interleave (``weighted_interleave`` sysfs weights, the N:M
   page-interleave patch of the embedding-reduction experiment): of every ``near + far``
   consecutive pages of the table region, the first ``near`` are in DRAM, the next ``far`` in the
-  table memory (``table_placement_weights`` ``"near:far"``);
+  table memory (``table_placement_near_weight``, ``table_placement_far_weight``;
+  :func:`interleaved`);
 * ``hot_first``: the most-accessed pages in DRAM, up to ``table_placement_near_GB``, the rest in
   the table memory: the state a TPP-like promotion of hot pages converges to (named
   approximation: promotion has converged). Hotness is the generator's long-run popularity (each
@@ -41,8 +42,7 @@ class Tiering:
     """Which table pages sit in host DRAM (module docstring)."""
 
     def __init__(self, pipeline: ParamSet, data_base_B: int, row_B: int, streams: StreamSet) -> None:
-        self.policy: str = pipeline.table_placement
-        if self.policy == "interleave":
+        if pipeline.table_placement == "interleave":
             self.near_pages, far = placement_weights(pipeline)
             self.period = self.near_pages + far
             self.hot = None
@@ -57,11 +57,17 @@ class Tiering:
         """True where ``addr_B``'s page is in host DRAM."""
         page = np.asarray(addr_B, dtype=np.int64) // PAGE_B
         if self.hot is None:
-            return page % self.period < self.near_pages
+            return interleaved(page, self.near_pages, self.period - self.near_pages)
         if self.hot.size == 0:
             return np.zeros(page.shape, bool)
         i = np.minimum(np.searchsorted(self.hot, page), self.hot.size - 1)  # the hot pages are sorted
         return self.hot[i] == page
+
+
+def interleaved(page: np.ndarray, near: int, far: int) -> np.ndarray:
+    """Weighted interleave: True for the pages of every ``near + far`` consecutive ones that are
+    among the first ``near`` (the near node's)."""
+    return page % (near + far) < near
 
 
 def rank_mass(k: np.ndarray, n: int | np.ndarray, exponent: float) -> np.ndarray:

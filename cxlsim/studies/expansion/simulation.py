@@ -24,7 +24,7 @@ from cxlsim.devices.memory.media.media import AccessStream
 from cxlsim.studies.expansion import settings as S
 from cxlsim.systems.config import load_system
 from cxlsim.systems.graph import DeviceGraph, build_devices
-from cxlsim.systems.tiering import loop_shares
+from cxlsim.systems.tiering import interleaved, loop_shares
 
 LINE_B = 64
 
@@ -82,7 +82,7 @@ def point(g: DeviceGraph, q: Queries, threads: int, ratio: tuple[int, int], leng
                            _line_accesses(results_base, np.arange(q.n), lines)])[order]
     write = np.concatenate([np.zeros(misses.size + q.n, bool), np.ones(q.n, bool)])[order]
     page = addr // S.PAGE_B
-    near = page % (near_w + far_w) < near_w
+    near = interleaved(page, near_w, far_w)
     size = lines * LINE_B
     in_flight = threads * cpu.params.line_fill_buffers_count // lines
     ends = {"llc": cpu.llc_hit_ns(int(hit.sum()) * lines) * cpu.params.cores_count / threads,

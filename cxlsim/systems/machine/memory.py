@@ -229,7 +229,8 @@ class MemoryServices:
         where it reaches ``mem`` across the fabric (:attr:`crossings`), each access pays the path.
         Tables placed over two tiers (:attr:`tiering`): a stream to the table memory is split by
         page, each part served by its tier with its share of ``outstanding`` (named approximation:
-        the requester's one loop as two, sized by their accesses)."""
+        the requester's one loop as two, shared by Little's law on the tiers' idle latencies,
+        :func:`~cxlsim.systems.tiering.loop_shares`)."""
         if self.tiering is not None and mem.role == self.pipe.tables_on and len(addr_B):
             near = self.tiering.near(addr_B)
             n_near = int(np.count_nonzero(near))
