@@ -159,3 +159,31 @@ def test_only_the_changed_lines_are_mutated(tmp_path):
     mutants, _ = M.find_mutants({"cxlsim/m.py": {4}}, config, tmp_path)
     assert [m.mutated_line() for m in mutants if m.operator.startswith("core/ReplaceComparison")] == ["return c > d"]
     assert all(m.targets == ("tests",) for m in mutants)  # tmp_path has no tests/: the fast tier
+
+
+@given(st.integers(0, 400), st.integers(1, 400))
+def test_wilson_interval_holds_the_sample_rate_within_the_unit_range(killed, n):
+    killed = min(killed, n)
+    lo, hi = M.wilson_interval(killed, n)
+    assert 0.0 <= lo <= killed / n <= hi <= 1.0
+    assert hi - lo < 1.0
+
+
+def test_wilson_interval_of_a_known_sample():
+    # 15 of 20: the Wilson 95 % interval is 53.1 %–88.8 % (Wilson 1927; Newcombe 1998, table I's method 3)
+    lo, hi = M.wilson_interval(15, 20)
+    assert lo == pytest.approx(0.531, abs=5e-4) and hi == pytest.approx(0.888, abs=5e-4)
+
+
+def _mutants(n):
+    return [M.Mutant(f"cxlsim/m{i % 3}.py", i, "core/X", 0, "", ("tests",)) for i in range(n)]
+
+
+@given(st.integers(1, 60), st.integers(1, 80), st.integers(0, 2**31))
+def test_a_sample_is_k_distinct_mutants_in_order_and_repeats_for_a_seed(n, k, seed):
+    ms = _mutants(n)
+    got = M.sample_mutants(ms, k, seed)
+    assert len(got) == min(k, n)
+    assert len({id(m) for m in got}) == len(got) and all(any(m is x for x in ms) for m in got)
+    assert [ms.index(m) for m in got] == sorted(ms.index(m) for m in got)
+    assert [id(m) for m in M.sample_mutants(ms, k, seed)] == [id(m) for m in got]
