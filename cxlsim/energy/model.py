@@ -122,8 +122,11 @@ def _price_attached(led: _Ledger, device: Any, traffic: list, wall_ns: float) ->
     """A CXL memory device's path to the host (its links, the switch of a switched one): their
     static power over ``wall_ns`` and the wire bits of the requested lines (one 64 B message each
     way a line; the links' pJ/bit covers both PHYs and controllers, ``cxl_link``), charged to
-    ``links``. The device's media are the role's pool; its controller has no power of its own in
-    the catalogue beyond its link's pJ/bit."""
+    ``links``; and its controller chip's power (``controller_static_W``) over ``wall_ns``, charged to
+    ``cxl_mem_logic``'s static part (the memory device's own logic). The device's media are the
+    role's pool."""
+    part = led.e.setdefault(KIND_COMPONENTS["logic"], dict.fromkeys(PARTS, 0.0))
+    part["static"] += device.params["controller_static_W"] * wall_ns * 1e-9
     path = device.path
     for link in path.links:
         led.charge(get_family(LINK_FAMILY), link, Usage(wall_ns))

@@ -86,6 +86,14 @@ def energy_per_batch(result: Any, config: SystemConfig | None = None) -> dict[st
     return {"total": sum(by.values()), "by_component": by}
 
 
+def _device_of(config: SystemConfig, role: str) -> tuple[str, str | None]:
+    """What a role's ``params`` set: its preset, and the CXL memory device it sits behind (a role
+    given a ``cxl_mem`` preset holds that device's media: the same media behind another device are
+    another device, with other keys)."""
+    r = config.role(role)
+    return r.preset.name, (r.via.name if r.via is not None else None)
+
+
 def baseline_sets(sets: list[tuple[str, Any]], system: SystemConfig, baseline: SystemConfig) -> list[tuple[str, Any]]:
     """The overrides of ``sets`` (given for ``system``) that apply to ``baseline`` (module docstring)."""
     out = []
@@ -95,8 +103,7 @@ def baseline_sets(sets: list[tuple[str, Any]], system: SystemConfig, baseline: S
             out.append((key, value))
         elif len(parts) == 4 and parts[0] == "devices" and parts[2] == "params":
             role = parts[1]
-            if (system.has(role) and baseline.has(role)
-                    and system.role(role).preset.name == baseline.role(role).preset.name):
+            if system.has(role) and baseline.has(role) and _device_of(system, role) == _device_of(baseline, role):
                 out.append((key, value))
     return out
 

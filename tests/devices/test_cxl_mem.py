@@ -78,7 +78,7 @@ def test_a_bad_preset_file_names_file_and_key(tmp_path):
     f = tmp_path / "bad.yaml"
     f.write_text("version: 1\nfamily: cxl_mem\nsource: test\nparams:\n  link: cxl_link/cxl2-x8\n"
                  "  controller: cxl_protocol/asic\n  media: dram/ddr4-2666\n  host_credits_count: 8\n"
-                 "  device_read_queue_count: 8\n  device_write_queue_count: 8\n  media.params.bogus_ns: 3\n")
+                 "  device_read_queue_count: 8\n  device_write_queue_count: 8\n  controller_static_W: 1\n  media.params.bogus_ns: 3\n")
     with pytest.raises(ConfigError) as exc:
         load_preset(str(f))
     assert exc.value.where == str(f) and exc.value.key == "params.media.params.bogus_ns"

@@ -265,3 +265,25 @@ def test_energy_report_shape_and_normalisation(capsys):
     # tpu-ps is priced by the same model, from its devices' usage (tests/energy/test_tpu_ps_energy.py)
     assert main(["energy", "--system", "tpu-ps", "--batches", "1", "--warmup", "0",
                  "--set", "workload_overrides.batch_size=32"]) == 0
+
+
+@pytest.mark.parametrize("watts", [0.0, 2.5, 7.0])
+def test_an_expanders_controller_draws_its_power_over_the_batch(watts):
+    # the cxl_mem device's controller chip: its static power x the batch's wall time, in the memory
+    # device's logic component, wherever a role holds the device (here the expander's tables)
+    sets = [("platform", "spr-cxl"), ("devices.table_memory.params.controller_static_W", watts)]
+    r = cxlsim.simulate("cxl-expander", workload="rm1", batches=1, warmup=0, workload_sets=SMALL, sets=sets, trace=False)
+    got = energy_detail(r)["cxl_mem_logic"]
+    wall_ns = float(np.mean([a.wall_ns for a in r.activity]))
+    assert got["static"] == pytest.approx(watts * wall_ns * 1e-9, rel=1e-12)
+    assert got["dynamic"] == 0.0 and got["active"] == 0.0
+
+
+def test_baseline_sets_tell_media_behind_a_cxl_device_from_the_bare_media():
+    # physical cxl-expander holds pmem/optane-100 modules behind cxl_mem/trainingcxl-physical: a key of
+    # that device (host_credits_count) is no key of the pmem baseline's bare Optane role
+    items = [("platform", "physical"), ("devices.table_memory.params.host_credits_count", 64),
+             ("devices.table_memory.params.controller_static_W", 3.0)]
+    exp, pmem = cxlsim.load_config("cxl-expander", items), cxlsim.load_config("pmem")
+    assert exp.role("table_memory").preset.name == pmem.role("table_memory").preset.name  # the same media
+    assert baseline_sets(items, exp, pmem) == [items[0]]

@@ -154,6 +154,9 @@ SCHEMA = _CompositeSchema(
         Param("host_credits_count", int, "outstanding CXL.mem requests of one host root port (held issue -> completion)", minimum=1),
         Param("device_read_queue_count", int, "device controller's M2S Req (read) queue entries (held arrival -> data sent)", minimum=1),
         Param("device_write_queue_count", int, "device controller's M2S RwD (write) queue entries (held arrival -> media accept)", minimum=1),
+        Param("controller_static_W", float, "power of the device's controller chip (CXL endpoint, DCOH, memory "
+              "controllers and their PHYs; not the media, which a system prices as the role's modules), W, "
+              "drawn for the whole batch wherever a system holds the device", minimum=0.0, maximum=100.0),
         Param("device_type", str, "CXL device type: 3 (memory expander) or 2 (with CXL.cache: cache_ops probed)", default="3", choices=("2", "3")),
     ),
     checks=(_check_parts,),
