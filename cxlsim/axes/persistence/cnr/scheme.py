@@ -1,5 +1,5 @@
 """``persistence: cnr``: Check-N-Run-style incremental checkpointing on the CXL-MEM (Eisenman et
-al., NSDI 2022; reference/strategies.md §2), run on TrainingCXL's hardware.
+al., NSDI 2022, [eisenman-nsdi22]), run on TrainingCXL's hardware.
 
 Every ``cnr_interval_batches`` (k) batches, after the update and optimizer step of batch
 ``n = jk + k − 1``, the checkpoint agent writes checkpoint ``j``: the rows modified since checkpoint
