@@ -9,7 +9,7 @@ all MLP parameters (fp32), then a commit flag. Check-N-Run's *consecutive* polic
 baseline snapshot plus every committed increment in order, so training resumes after the last
 checkpointed batch, losing up to k batches — the price of checkpointing only every k batches.
 
-Quantisation: asymmetric uniform per row (strategies.md): ``scale = (max − min)/(2^b − 1)``, a row
+Quantisation: asymmetric uniform per row ([eisenman-nsdi22]): ``scale = (max − min)/(2^b − 1)``, a row
 stored as ``dim`` codes of b bits plus its min and scale (2 × fp32); dequantised ``scale·q + min``,
 so an element is off by at most ``scale/2`` (plus fp32 rounding).
 
