@@ -43,7 +43,8 @@ GOLDEN_SEED = 1
 #: Where the goldens live inside a checkout.
 RELATIVE_PATH = Path("tests") / "goldens" / "timing.json"
 ENERGY_RELATIVE_PATH = RELATIVE_PATH.with_name("energy.json")
-#: The platform of the energy goldens: every system on the same real devices (SPEC §11).
+#: The platform of the energy goldens: every system on the same real devices
+#: (docs/design.md#platforms).
 ENERGY_PLATFORM = "physical"
 KINDS = ("timing", "energy")
 REL_TOL = 1e-9

@@ -1,4 +1,4 @@
-"""One way to plug in: a registry of named implementations per entry-point group (issue 34 item 3).
+"""One way to plug in: a registry of named implementations per entry-point group.
 
 Every pluggable concept of cxlsim has one :class:`Registry`, bound to one entry-point group:
 

@@ -40,7 +40,7 @@ HELP = "simulated batches per second per system and workload; full comparison wa
 #: platforms (the first is the one the comparison's speed target is held on).
 SWEEP = "bench-sim"
 TARGET_S = 60.0
-WORKER_GOAL_B = 2**30  # issue 24: a worker on RM2 holds at most 1 GB
+WORKER_GOAL_B = 2**30  # a worker on RM2 holds at most 1 GB
 WARMUP = 2  # the fixed runs' (--quick) warm-up, and the reference's
 REFERENCE_BATCHES = 20  # what a run measured before auto: the ratios of fixed runs are scaled to it
 

@@ -1,4 +1,4 @@
-"""The ``--platform`` option of the commands that run systems (SPEC §11)."""
+"""The ``--platform`` option of the commands that run systems (docs/design.md#platforms)."""
 
 from __future__ import annotations
 

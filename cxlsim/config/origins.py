@@ -3,8 +3,9 @@
 A system's configuration is built from several inputs: its platform's role entries and pipeline
 defaults, the system file and the files it ``inherits:``, then ``--set`` (or a sweep spec's axes and
 base, which reach a point as sets). A value that fails validation must be blamed on the input that
-holds it (SPEC §9: "a one-line message naming the file and key"), whatever else was given: issue 32
-found a device error in a system file blamed on ``--set`` as soon as any ``--set`` was given.
+holds it (docs/design.md#interfaces: "a one-line message naming the file and key"), whatever else
+was given: a device error in a system file is not blamed on ``--set`` just because some ``--set``
+was given.
 
 :class:`Origins` records, for every key path a layer gives, the layer's rank, the file or option
 (``where``) and the key path there (``there``: ``roles.table_memory.count`` in a platform file for

@@ -1,4 +1,5 @@
-"""Crash consistency: functional persistence, power-failure injection and verified recovery (SPEC §3).
+"""Crash consistency: functional persistence, power-failure injection and verified recovery
+(docs/design.md#persistence).
 
 A functional twin of each persisting system (``ssd``, ``pmem``, ``pcie``, ``cxl-d``, ``cxl-b``,
 ``cxl``) runs real embedding tables and a flat MLP at a row scale, writes its persistence protocol
@@ -6,7 +7,7 @@ byte by byte as timed write events, is crashed at chosen instants (torn 64 B wri
 flags, volatile state lost), recovers from the durable image alone, and is checked bit-exactly
 against the fault-free reference. With several CXL-MEMs (``topology.cxl_mems_count``, undo systems)
 each device logs its own rows and MLP shard, and a batch is persistent only once every device's
-logs are flagged (SPEC §12). See docs/crash.md.
+logs are flagged (docs/design.md#scale-out). See docs/crash.md.
 
 Modules, one job each:
 

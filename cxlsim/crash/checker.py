@@ -1,4 +1,5 @@
-"""Crash a run at an instant, recover, and check the SPEC §3.5 invariant bit-exactly.
+"""Crash a run at an instant, recover, and check the recovery invariant bit-exactly
+(docs/design.md#crash-and-recovery).
 
 The durable image at a crash instant ``t`` is the initial image with every write acknowledged before
 ``t`` applied (in acknowledgement order), then, for each write in flight at ``t`` (issued, not yet
@@ -12,9 +13,9 @@ The invariant, checked for every point against the fault-free reference:
   before ``t`` and at least the one before the last batch that completed (its update and its MLP
   optimizer step; :meth:`~cxlsim.crash.timeline.Timeline.completed_batches`) — the same as
   ``c − 1 ≤ m ≤ c`` unless an update ends before its batch does: on ``cxl-b`` the update does not
-  wait for the MLP log (SPEC §3.2), the optimizer step does, and a crash after update ``n`` ended
-  but before its MLP log is flagged must recover to ``n − 2`` (redo: and no committed record is
-  lost);
+  wait for the MLP log (docs/design.md#batch-aware-undo-log), the optimizer step does, and a crash
+  after update ``n`` ended but before its MLP log is flagged must recover to ``n − 2`` (redo: and no
+  committed record is lost);
 - the recovered tables equal the reference after batch ``m`` bit for bit;
 - every MLP chunk equals the reference after some batch ``m − g`` with ``0 ≤ g ≤`` the configured
   MLP log gap (0 unless relaxed);

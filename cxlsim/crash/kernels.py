@@ -2,8 +2,8 @@
 64 B granularity with an undo journal), checking restored rows against a reference state, and
 matching MLP log chunks to reference states.
 
-Arrays only (STYLE §8): ``img`` is the durable image (uint8), ``pool`` the payload buffer (uint8);
-events are given by their segment ranges (``seg_lo``/``seg_hi``) into flat ``seg_dst``/``seg_src``/
+Arrays only: ``img`` is the durable image (uint8), ``pool`` the payload buffer (uint8); events are
+given by their segment ranges (``seg_lo``/``seg_hi``) into flat ``seg_dst``/``seg_src``/
 ``seg_len``. :func:`landed` and :func:`apply_torn` have plain-Python references (``*_ref``); the
 checks (:func:`restore_check`, :func:`mlp_chunk_states`, :func:`apply_events`' mismatch flags) are
 held by the tests to small worked cases and, point by point, to the materialised comparison of
@@ -17,7 +17,8 @@ from numba import njit
 
 from cxlsim.kernels.jit import refcount_free_jit
 
-#: In-flight writes are torn at this granularity (SPEC §3.5; cxlsim.devices.memory.media.media.TORN_GRANULE_B).
+#: In-flight writes are torn at this granularity (docs/design.md#crash-and-recovery;
+#: cxlsim.devices.memory.media.media.TORN_GRANULE_B).
 TORN_GRANULE_B = 64
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)

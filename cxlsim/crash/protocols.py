@@ -1,4 +1,5 @@
-"""The machinery the persistence schemes' byte-level crash protocols share (SPEC §3.1–§3.5).
+"""The machinery the persistence schemes' byte-level crash protocols share
+(docs/design.md#persistence).
 
 Each persistence scheme owns its protocol and recovery, in its own module
 (:mod:`cxlsim.axes.persistence`: :meth:`~cxlsim.axes.persistence.Persistence.build_protocol` and
@@ -68,9 +69,10 @@ def line_align(n: int) -> int:
 
 @dataclass
 class MemLog:
-    """One CXL-MEM's undo logs (SPEC §3.2, §12): two embedding-log slots for the rows it holds, two
-    MLP-log slots for its shard of the parameters (``mlp_lo … mlp_hi``, whole chunks) with their
-    chunk tables, and its flag lines (embedding slot 0, 1; MLP slot 0, 1)."""
+    """One CXL-MEM's undo logs (docs/design.md#batch-aware-undo-log, #scale-out): two embedding-log
+    slots for the rows it holds, two MLP-log slots for its shard of the parameters (``mlp_lo …
+    mlp_hi``, whole chunks) with their chunk tables, and its flag lines (embedding slot 0, 1; MLP
+    slot 0, 1)."""
 
     index: int
     emb_slot: tuple[im.Region, ...]

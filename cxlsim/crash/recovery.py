@@ -1,5 +1,5 @@
 """Recovery after a power failure: read only the durable image, decide what to restore, and charge
-the time through the device models (SPEC §3.5).
+the time through the device models (docs/design.md#crash-and-recovery).
 
 Recovery sees the log region's flags, logs and records and the data region — nothing volatile (GPU
 memory, caches and scratchpads are gone). It returns a :class:`RecoveryPlan`: the batch ``m`` whose

@@ -3,10 +3,10 @@
 Batch ``n`` (0 … N−1) applies the embedding SGD update of its sparse indices (numba kernel
 :func:`~cxlsim.kernels.embedding.embedding_sgd_update`, one table at a time) and an SGD step of the
 flat MLP. Every state is kept: ``table(m)`` / ``mlp(m)`` are the parameters after batch ``m``
-(``m = -1``: the initial ones). With the relaxed lookup (SPEC §3.3) the run also pools batch ``n``
-on the table before batch ``n−1``'s update, corrects it with that update's deltas
-(:func:`~cxlsim.kernels.relaxed.relaxed_correction`) and records how far it is from the dependent
-lookup (float32 rounding only).
+(``m = -1``: the initial ones). With the relaxed lookup (docs/design.md#relaxed-embedding-lookup)
+the run also pools batch ``n`` on the table before batch ``n−1``'s update, corrects it with that
+update's deltas (:func:`~cxlsim.kernels.relaxed.relaxed_correction`) and records how far it is from
+the dependent lookup (float32 rounding only).
 
 All states live in one byte :class:`Pool`, which also holds every payload the persistence protocol
 writes (row ids, flag lines), so a write event is a list of (destination, pool offset, length) copies.
@@ -169,7 +169,8 @@ def run_reference(workload: Workload, seed: int, n_batches: int, mlp_n: int, rel
 
 def _relaxed_error(b: Batch, layout: TableLayout, before_prev: np.ndarray, after_prev: np.ndarray,
                    prev: list[tuple[np.ndarray, np.ndarray]]) -> float:
-    """Largest |relaxed-and-corrected − dependent| pooled element of batch ``b`` (SPEC §3.3)."""
+    """Largest |relaxed-and-corrected − dependent| pooled element of batch ``b``
+    (docs/design.md#relaxed-embedding-lookup)."""
     err = 0.0
     for t in range(b.tables):
         lo, hi = int(layout.row_base[t]), int(layout.row_base[t] + layout.rows[t])

@@ -1,4 +1,5 @@
-"""Resume training from a recovered state and run it to the end of the run (SPEC §3.5).
+"""Resume training from a recovered state and run it to the end of the run
+(docs/design.md#crash-and-recovery).
 
 The resumed run applies batches ``m + 1 … N − 1`` with the same step function and the same seeded
 gradients as the reference (:func:`~cxlsim.crash.reference.train_step`), then compares its final

@@ -51,9 +51,9 @@ def scaled_workload(name: str, overrides: dict[str, Any], scale: float) -> tuple
 
 
 def global_batch(name: str, overrides: dict[str, Any], scaled: Workload, gpus: int) -> Workload:
-    """The workload of one global batch on ``gpus`` data-parallel GPUs (SPEC §12: the workload's
-    batch size is each GPU's; the timing model streams ``gpus × batch_size`` samples per batch, and
-    the functional run trains on the same samples)."""
+    """The workload of one global batch on ``gpus`` data-parallel GPUs (docs/design.md#scale-out:
+    the workload's batch size is each GPU's; the timing model streams ``gpus × batch_size`` samples
+    per batch, and the functional run trains on the same samples)."""
     if gpus == 1:
         return scaled
     return load_workload(name, {**(overrides or {}), "batch_size": scaled.params.batch_size * gpus})

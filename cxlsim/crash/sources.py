@@ -2,8 +2,9 @@
 
 Gradients do not depend on the model state: the run under test and its fault-free reference see the
 same gradients whatever happened in between, so a recovered state that equals the reference after
-batch ``m`` resumes bit-identically (SPEC §3.5). Every stream is a child of one
-seed sequence per seed (:func:`cxlsim.rng.keyed`), numbered by the constants below (fixed forever).
+batch ``m`` resumes bit-identically (docs/design.md#crash-and-recovery). Every stream is a child of
+one seed sequence per seed (:func:`cxlsim.rng.keyed`), numbered by the constants below (fixed
+forever).
 """
 
 from __future__ import annotations

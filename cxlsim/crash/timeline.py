@@ -2,12 +2,12 @@
 
 The spans come from :func:`cxlsim.simulate` on the same system configuration and the same scaled
 workload and seed (so the timing model serves exactly the index streams the functional run uses),
-without warm-up. With several CXL-MEMs (SPEC §12) the spans keep the executor's names (device ``d``'s
-steps are ``<step>.<d>``, device 0 keeps the plain name) and a batch's update is complete when every
-device's update has ended. A step's writes are spread over its span in issue order
-(:func:`spread_writes`): data writes first, each acknowledged ``write_latency_ns`` after issue;
-then, after a fence (every data write acknowledged), the flag that covers them, acknowledged at the
-step's end.
+without warm-up. With several CXL-MEMs (docs/design.md#scale-out) the spans keep the executor's
+names (device ``d``'s steps are ``<step>.<d>``, device 0 keeps the plain name) and a batch's update
+is complete when every device's update has ended. A step's writes are spread over its span in issue
+order (:func:`spread_writes`): data writes first, each acknowledged ``write_latency_ns`` after
+issue; then, after a fence (every data write acknowledged), the flag that covers them, acknowledged
+at the step's end.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class Timeline:
         """The last batch that completed by ``t``: its update (every device) and its MLP optimizer
         step (every GPU) ended (−1 if none). Without the relaxed MLP log the optimizer step waits
         for the batch's MLP logs, so a batch whose update ended before its MLP log was flagged is not
-        complete (SPEC §3.2: the update does not wait for the MLP log)."""
+        complete (docs/design.md#batch-aware-undo-log: the update does not wait for the MLP log)."""
         end = self.update_end if self.batch_end is None else self.batch_end
         return int(np.searchsorted(end, t, side="right")) - 1
 

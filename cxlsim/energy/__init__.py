@@ -1,4 +1,4 @@
-"""Energy model and reports (SPEC §6): joules per measured batch by component.
+"""Energy model and reports (docs/design.md#energy): joules per measured batch by component.
 
     from cxlsim.energy import energy_per_batch
     energy_per_batch(cxlsim.simulate("cxl", workload="rm1"))

@@ -85,7 +85,8 @@ def _zero() -> dict[str, dict[str, float]]:
 
 @dataclass(frozen=True)
 class Deployment:
-    """How many of each device a run used (SPEC §12) and the switch tree between them."""
+    """How many of each device a run used (docs/design.md#scale-out) and the switch tree between
+    them."""
 
     gpus: int = 1
     mems: int = 1

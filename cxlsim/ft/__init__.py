@@ -1,4 +1,5 @@
-"""Cluster-scale failure tolerance side by side (SPEC §8) and the TPU/PS step model.
+"""Cluster-scale failure tolerance side by side (docs/design.md#cluster-scale-failure-tolerance) and
+the TPU/PS step model.
 
 Time inside this package is in **seconds** (runs span hours); sizes are bytes. Conversions to the
 project's ns happen at the boundary (:func:`cxlsim.systems.tpu_ps.tpu_ps_step` returns ns).

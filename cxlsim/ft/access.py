@@ -2,7 +2,7 @@
 
 The process simulates a representative sample of ``rows_sampled_count`` rows with power-law
 popularity p(rank k) ∝ k^−s (a random permutation maps ranks to row ids), the same model as the
-workload generator (``popularity_exponent``; ``reference/workloads.md``). Its rate is calibrated so
+workload generator (``popularity_exponent``; docs/design.md#workloads). Its rate is calibrated so
 that a ``calibration_interval_h`` interval touches ``modified_fraction`` of the rows (Check-N-Run:
 about 26 % per 30 minutes); fractions of the sample stand for fractions of the whole model.
 

@@ -1,4 +1,5 @@
-"""Closed forms of the cluster-scale failure-tolerance schemes (``reference/strategies.md``).
+"""Closed forms of the cluster-scale failure-tolerance schemes ([maeng-mlsys21], [eisenman-nsdi22],
+[zhang-vldb23], [kurian-tpu]; docs/design.md#cluster-scale-failure-tolerance).
 
 Units: seconds for times (this package's internal time unit, see :mod:`cxlsim.ft`), bytes for
 sizes, fractions for PLS. Symbols follow the reference: T_total training time, T_save checkpoint

@@ -121,7 +121,7 @@ ACCESS = Schema("ft.access", (
     Param("workload_name", str, "workload preset for source_name=workload", default="rm1"),
     Param("rows_sampled_count", int, "rows of the representative sample the access process simulates",
           default=65536, minimum=64),
-    Param("zipf_exponent", float, "power-law popularity exponent (workloads.md: 1.05-1.2 common)",
+    Param("zipf_exponent", float, "power-law popularity exponent ([fbgemm], [torchrec]: 1.05-1.2 common)",
           default=1.05, minimum=0),
     Param("modified_fraction", float, "fraction of rows touched per calibration interval "
           "(Check-N-Run: about 26 % per 30 minutes)", default=0.26, minimum=0, maximum=1,

@@ -17,7 +17,8 @@ Modules (import the one you need; importing this package compiles nothing):
 - :mod:`cxlsim.kernels.access` — per-batch access analysis: unique global rows and multiplicity,
   rows shared with the previous batch, 256 B lines, controller histograms, read-after-write lines.
 - :mod:`cxlsim.kernels.undo_log` — save rows to an undo log, restore them.
-- :mod:`cxlsim.kernels.relaxed` — relaxed-lookup correction (SPEC §3.3).
+- :mod:`cxlsim.kernels.relaxed` — relaxed-lookup correction
+  (docs/design.md#relaxed-embedding-lookup).
 - :mod:`cxlsim.kernels.jit` — ``refcount_free_jit``: ``njit`` without reference counting.
 - :mod:`cxlsim.kernels.ft` — failure-tolerance kernels of the cluster schemes (another module owner).
 - :mod:`cxlsim.kernels.compile_cache` — where numba's compilation cache lives (a user folder when

@@ -8,7 +8,8 @@ agree bit for bit.
 The update is plain SGD with sum pooling: every lookup of row ``r`` in bag ``b`` contributes
 ``bag_grads[b]`` to ``r``'s gradient; duplicate rows are accumulated first, in occurrence order,
 then ``w[r] += delta`` with ``delta = (-lr) * accumulated`` (float32). The per-row deltas are returned
-because the relaxed lookup (SPEC §3.3) adds them to the next batch's pooled vectors.
+because the relaxed lookup (docs/design.md#relaxed-embedding-lookup) adds them to the next batch's
+pooled vectors.
 
 Speed: both kernels touch table rows in an order the hardware prefetcher cannot guess, so each
 prefetches the row it will need :data:`PREFETCH_DISTANCE` steps ahead (an LLVM prefetch hint: it

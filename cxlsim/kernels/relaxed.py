@@ -1,4 +1,4 @@
-"""Relaxed embedding lookup correction (SPEC §3.3).
+"""Relaxed embedding lookup correction (docs/design.md#relaxed-embedding-lookup).
 
 Batch n+1's bags are pooled on the table *before* batch n's update; when batch n's per-row deltas
 (``delta = -lr × accumulated grad`` for each unique row of batch n, as returned by

@@ -1,4 +1,5 @@
-"""Batch-aware undo log (SPEC §3.2): copy the rows a batch will update, and put them back.
+"""Batch-aware undo log (docs/design.md#batch-aware-undo-log): copy the rows a batch will update,
+and put them back.
 
 ``rows`` are a batch's unique rows of one table (any order; duplicates are harmless); the log is a
 ``(len(rows), dim)`` float32 buffer in the same order.

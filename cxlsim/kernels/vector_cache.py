@@ -1,4 +1,5 @@
-"""Host-DRAM cache of embedding vectors in front of slow table memory (the ``ssd`` system, SPEC §2.3).
+"""Host-DRAM cache of embedding vectors in front of slow table memory (the ``ssd`` system,
+docs/design.md#ssd).
 
 A set-associative cache with true LRU inside each set (``ways`` per set; ``ways == capacity`` gives
 a fully associative LRU). Keys are global row ids, int32 or int64 in ``[0, MAX_ROW]`` (``MAX_ROW =

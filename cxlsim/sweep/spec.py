@@ -43,8 +43,8 @@ unequal zip lengths, a key swept twice (or both fixed and swept) and duplicate p
 each system with the fixed sets and with each axis value (each zip step) where the axis applies: an
 unknown axis key, or a value no point could run (``devices.table_memory.count: [0]``,
 ``pipeline.relaxed_lookup: [true]`` on ``pmem``), is refused naming the spec file, the axis and the
-value's index, and the system (issue 32: such errors used to surface per point, at run time, blamed
-on ``--set``). A point that only a combination of axes makes invalid, or that fails at run time, is
+value's index, and the system, before any point runs (not per point, at run time, blamed on
+``--set``). A point that only a combination of axes makes invalid, or that fails at run time, is
 recorded as a failed point and the sweep goes on.
 """
 

@@ -1,4 +1,5 @@
-"""Training systems: one batch dataflow, configured per system (SPEC §1.3, §1.4, §3).
+"""Training systems: one batch dataflow, configured per system (docs/design.md#one-training-batch,
+#systems-compared, #persistence).
 
 A system is configuration (``configs/<name>.yaml``): devices by role and a pipeline that says where
 tables live, who computes embeddings, how data moves and how batches are persisted. There is no

@@ -1,4 +1,4 @@
-"""Pipeline axes: their interfaces and the registry of implementations (STYLE §1, Ramulator 2's
+"""Pipeline axes: their interfaces and the registry of implementations (after Ramulator 2's
 interface/implementation registry).
 
 An *axis* is one choice a system's pipeline makes; the pipeline key of the same name picks the

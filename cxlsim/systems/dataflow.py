@@ -1,4 +1,5 @@
-"""The DLRM batch dataflow shared by every system (SPEC §1.3), as an op graph per batch.
+"""The DLRM batch dataflow shared by every system (docs/design.md#one-training-batch), as an op
+graph per batch.
 
 One function builds every system's graph from its pipeline settings; a :class:`Machine`
 (:mod:`cxlsim.systems.machine`) says how long each step takes on that system's devices.
@@ -10,7 +11,8 @@ Steps of batch n (lane in brackets; the engine lane is ``ndp`` or ``host_cpu``):
                              (``host_cpu`` for software data movement: the host copies them)
 - ``b_fwd``      [gpu]       bottom-MLP forward on the dense features
 - ``lookup``     [engine]    embedding gather + sum-pool, streaming rows from the table memory
-- ``correction`` [engine]    relaxed lookup only: add batch n−1's updates of shared rows (SPEC §3.3)
+- ``correction`` [engine]    relaxed lookup only: add batch n−1's updates of shared rows
+                             (docs/design.md#relaxed-embedding-lookup)
 - ``pooled``     [mover]     pooled vectors engine → GPU (DCOH flush over CXL.cache, or software)
 - ``t_mlp``      [gpu]       interaction + top MLP forward, loss, top MLP + interaction backward
 - ``grads``      [mover]     embedding gradients GPU → engine, after the interaction backward
@@ -24,30 +26,32 @@ Steps of batch n (lane in brackets; the engine lane is ``ndp`` or ``host_cpu``):
 - ``mlp_log``    [ckpt]      undo: pull MLP parameters from the GPU into the log region, set flag
                              (relaxed, with a second DMA channel: on lane ``ckpt_logic.mlp``)
 - ``redo_mlp``   [ckpt MLP]  redo with ``redo_mlp_pull: with_optimizer``: pull the MLP parameters into
-                             the record as soon as the optimizer step has produced them (SPEC §3.1)
+                             the record as soon as the optimizer step has produced them
+                             (docs/design.md#redo-checkpoint)
 - ``redo``       [agent]     redo: write updated rows (+ MLP parameters unless ``redo_mlp`` did) +
-                             commit flag after both (SPEC §3.1)
+                             commit flag after both (docs/design.md#redo-checkpoint)
 
 Batch completion (what ``begin`` of n+1 waits for): ``mlp_opt`` of n; ``update`` of n unless the
 lookup is relaxed (the next lookup already ran); ``redo`` of n for redo persistence.
-Undo logging (SPEC §3.2): the checkpointing logic is an engine of its own; with ``undo_log_start:
-lookup`` (default) it starts the embedding log once the lookup is done (the CXL-MEM idle), with
-``inputs`` as soon as the batch's indices are there and the previous update is done (sharing the
-media with the lookup). The
-update waits for every device's embedding log only (the paper's embedding logging, step 4); the
-optimizer step waits for the MLP log (it must not overwrite parameters not yet logged); with two
+Undo logging (docs/design.md#batch-aware-undo-log): the checkpointing logic is an engine of its own;
+with ``undo_log_start: lookup`` (default) it starts the embedding log once the lookup is done (the
+CXL-MEM idle), with ``inputs`` as soon as the batch's indices are there and the previous update is
+done (sharing the media with the lookup). The update waits for every device's embedding log only
+(the paper's embedding logging, step 4); the optimizer step waits for the MLP log (it must not
+overwrite parameters not yet logged); with two
 DMA channels the two logs copy side by side.
 Index hand-over: a device engine holds two batches' indices (double buffer), so the host hands
 batch n over while batch n−1 runs, once batch n−2's slot is free (its update and redo record are
 done); a host-CPU engine dispatches batch n's embedding ops when batch n begins (unless its
 lookup is relaxed).
-Relaxed (SPEC §3.3/§3.4): lookup n+1 runs after emb_log n on the table before update n (update n
-waits for it: it must not overwrite rows the relaxed lookup has yet to read), corrected once batch
-n's gradients arrive: by update n's pass as it computes each row's change (``correction: fused``;
-the ``correction`` op only marks when the corrected vectors are ready), by an adder bank of its
-own beside the update (``own_engine``, lane ``<engine>.corr``), or on the logic's lanes before
-the update (``serial``); MLP logging copies only while the GPU runs ``t_mlp`` and spans
-batches. With one DMA channel the order emb_log → next lookup → MLP log on the CXL-MEM follows the
+Relaxed (docs/design.md#relaxed-embedding-lookup, #relaxed-batch-aware-checkpoint): lookup n+1 runs
+after emb_log n on the table before update n (update n waits for it: it must not overwrite rows the
+relaxed lookup has yet to read), corrected once batch n's gradients arrive: by update n's pass as it
+computes each row's change (``correction: fused``; the ``correction`` op only marks when the
+corrected vectors are ready), by an adder bank of its own beside the update (``own_engine``, lane
+``<engine>.corr``), or on the logic's lanes before the update (``serial``); MLP logging copies only
+while the GPU runs ``t_mlp`` and spans batches. With one DMA channel the order emb_log → next lookup
+→ MLP log on the CXL-MEM follows the
 paper's Figure 12c; with two (``ckpt_logic.channels_count``) the MLP log has its own channel and
 copies in every GPU window, concurrently with the embedding log.
 """

@@ -1,4 +1,4 @@
-"""A platform's device roles must agree with the host they hang on (issue 32 item 8).
+"""A platform's device roles must agree with the host they hang on.
 
 The host CPU preset states what its sockets can attach: memory channels (``dram_channels_count``)
 and the PCIe root port (``pcie_rate_GTps``, ``pcie_lanes_count``). A role that contradicts them

@@ -1,4 +1,4 @@
-"""Simulation models: how the systems of one ``model:`` run (issue 34 item 3).
+"""Simulation models: how the systems of one ``model:`` run.
 
 A system configuration names its model (``model: dataflow`` by default); the name resolves through
 :data:`SYSTEM_MODELS`, the entry-point group ``cxlsim.system_models`` (the built-ins ``dataflow``,

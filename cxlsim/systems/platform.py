@@ -1,4 +1,4 @@
-"""Platforms: the apparatus a system runs on (SPEC §11).
+"""Platforms: the apparatus a system runs on (docs/design.md#platforms).
 
 A run is a **system** (the architecture: ``configs/<name>.yaml``, its pipeline) on a **platform**
 (the apparatus: which device fills each role): ``configs/platforms/<name>.yaml``::

@@ -1,4 +1,5 @@
-"""Symmetry reduction of data-parallel scale-out (SPEC §12; docs/scale-out.md, "Symmetry").
+"""Symmetry reduction of data-parallel scale-out (docs/design.md#scale-out; docs/scale-out.md,
+"Symmetry").
 
 When the GPUs, the CXL-MEMs (or PCIe cards) and their table shards are identical, the system is
 ``k`` identical *groups*: ``k = min(G, M)`` and group ``j`` holds GPUs ``j, j + k, j + 2k, …``
@@ -68,7 +69,7 @@ from cxlsim.workloads.layout import TableLayout
 #: The setting that runs a configuration the reduction refuses in full detail (named in refusals).
 OFF = "--set topology.symmetry=off"
 #: ``auto`` reduces from this many GPUs on: full detail at 16 GPUs × 16 CXL-MEMs already costs
-#: ≈ 12 s and 1.3 GB per batch (issue 24's measurement) and grows linearly with the devices.
+#: ≈ 12 s and 1.3 GB per batch (``cxlsim bench``) and grows linearly with the devices.
 AUTO_MIN_GPUS = 32
 
 

@@ -1,4 +1,5 @@
-"""Scale-out topology (SPEC §12): GPUs and CXL-MEMs on a switch tree, and where the tables live.
+"""Scale-out topology (docs/design.md#scale-out): GPUs and CXL-MEMs on a switch tree, and where the
+tables live.
 
 Contract:
 

@@ -1,4 +1,5 @@
-"""TPU / parameter-server per-step model (SPEC §1.4 ``tpu-ps``, §8.4, §12; reference/strategies.md §4).
+"""TPU / parameter-server per-step model (``tpu-ps``; [kurian-tpu];
+docs/design.md#tpu-and-parameter-server-training, #scale-out).
 
 ``c`` chips train data-parallel, each on the workload's batch (a step trains c × batch_size
 samples). Each chip deduplicates the ids of its own batch. Two placements of the embedding tables:

@@ -1,6 +1,6 @@
 """The ``tpu-ps`` system in ``cxlsim run``: the analytic TPU / parameter-server step model
 (:func:`cxlsim.systems.tpu_ps.tpu_ps_step`) driven by the same analysed input streams as every other
-system, at the accelerator count of ``topology.gpus_count`` (the chips; SPEC §12).
+system, at the accelerator count of ``topology.gpus_count`` (the chips; docs/design.md#scale-out).
 
 The streams hold every chip's samples (chips × batch_size per step, as for data-parallel GPUs);
 chip c trains samples ``[c·B, (c+1)·B)`` of each step and deduplicates its own ids. The other

@@ -1,4 +1,5 @@
-"""Device models held against published measurements: the catalog and its runner (SPEC §13).
+"""Device models held against published measurements: the catalog and its runner
+(docs/design.md#validation).
 
 Contract. A validation catalog (YAML, ``configs/validation/*.yaml``, shipped as package data) lists
 checks; each names a device preset, the options of its family's microbenchmark, the metric read

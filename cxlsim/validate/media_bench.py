@@ -59,15 +59,15 @@ LINE_B = 64  # a CPU cache line: the size of one load, store or flush
 THREAD_LINES = 12
 #: 64 B lines one thread keeps in flight with non-temporal (streaming) stores, each until the memory
 #: controller accepts it (its acknowledgement, the ADR domain). Named assumption, calibrated: one
-#: thread's ntstores on six DDR4 channels reach 4.31 GB/s (OptaneStudy 04-bandwidth_thcount_dram.csv,
-#: reference/measurements.md, H) = 4.31 B/ns × 90 ns / 64 B = 6.06 lines at the 90 ns
+#: thread's ntstores on six DDR4 channels reach 4.31 GB/s ([yang-fast20], OptaneStudy's
+#: 04-bandwidth_thcount_dram.csv, H) = 4.31 B/ns × 90 ns / 64 B = 6.06 lines at the 90 ns
 #: acknowledgement, not the 12 of its fill buffers (8.5 GB/s); the sources give no cause. Every
 #: other ntstore point is a prediction (six Optane DIMMs, one thread: 6 × 64 / 90 = 4.27 GB/s
 #: against 4.13 measured). Threads issue ntstores only in this microbenchmark: the systems' host
 #: stores are cached stores (``line_fill_buffers_count``).
 STREAM_STORE_LINES = 6
 #: Interleaving of several modules: OptaneStudy's six DIMMs are interleaved at 4 KiB
-#: (reference/measurements.md); the systems' default too.
+#: ([yang-fast20]); the systems' default too.
 INTERLEAVE_B = 4096
 BW_OUTSTANDING = 1024  # a saturating requester on presets without a controller limit
 BW_MIN_ACCESSES = 16384

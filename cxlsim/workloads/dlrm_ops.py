@@ -33,7 +33,8 @@ Contract (times ns, sizes B; pure, no simulation engine):
   ``loss``, ``readback``, ``zero_grad``, ``backward`` (what ``cxlsim measure host`` times).
 * :meth:`DlrmStep.phase_ns` -- a phase alone (host and GPU idle at 0), from its first dispatch to
   its end (its last kernel's end when the GPU finishes last); :meth:`DlrmStep.batch_for_phase_time`
-  -- the smallest batch whose phase takes a target time (SPEC §4's rule).
+  -- the smallest batch whose phase takes a target time (the batch-size rule of
+  docs/design.md#workloads).
 """
 
 from __future__ import annotations

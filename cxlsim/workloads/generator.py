@@ -1,4 +1,5 @@
-"""Criteo-like sparse input streams, batch by batch, seeded and reproducible (SPEC §4).
+"""Criteo-like sparse input streams, batch by batch, seeded and reproducible
+(docs/design.md#workloads).
 
 For each table ``t`` (``n_t`` rows) and batch, every lookup position (the table's lookups in the
 batch, bag after bag) either
@@ -14,13 +15,13 @@ batch, bag after bag) either
 Bags (one sample's lookups in one table; docs/workloads.md, "Readings the paper leaves open"): with
 ``bag_size: fixed`` every bag draws ``L = lookups_per_table`` positions; with ``dlrm_uniform``
 ``k = round(max(1, r·min(n_t, L)))`` of them, ``r`` uniform in [0, 1) per (batch, table, sample), as
-the DLRM benchmark draws them (shared/reference/cxl-measurements.md §8); with ``per_table`` every bag
-of table ``t`` draws ``table_bag_sizes[t]`` (MLPerf DLRM-DCNv2's multi-hot sizes; no random draw,
-so the bag sizes' stream is not used). With ``bag_dedup`` a bag
-then looks up its distinct rows, ascending (the benchmark's ``np.unique``); the next batch copies
-from the positions as drawn (before de-duplication), so every position keeps the power law's
-popularity whatever the reading. Positions are exchangeable (the samples are), so copying by
-position keeps the reuse knob's meaning, a fraction of the draws, under every reading; ``fixed``
+the DLRM benchmark draws them ([dlrm-repo], ``dlrm_data_pytorch.py``); with ``per_table`` every bag
+of table ``t`` draws ``table_bag_sizes[t]`` (MLPerf DLRM-DCNv2's multi-hot sizes; no random draw, so
+the bag sizes' stream is not used). With ``bag_dedup`` a bag then looks up its distinct rows,
+ascending (the benchmark's ``np.unique``); the next batch copies from the positions as drawn (before
+de-duplication), so every position keeps the power law's popularity whatever the reading. Positions
+are exchangeable (the samples are), so copying by position keeps the reuse knob's meaning, a
+fraction of the draws, under every reading; ``fixed``
 without ``bag_dedup`` is the stream as it was before the readings existed, draw for draw.
 
 Randomness: one seed sequence per ``seed`` (:func:`cxlsim.rng.keyed`); its children give the per-table

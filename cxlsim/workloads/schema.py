@@ -12,7 +12,7 @@ from cxlsim.config.params import Param, Schema
 from cxlsim.workloads.interactions import registry as interactions
 
 #: Criteo Kaggle's 26 categorical cardinalities (PyTorch DLRM benchmark utilities;
-#: reference/workloads.md): 33,762,577 rows in all.
+#: [criteo-kaggle], [dlrm-repo]): 33,762,577 rows in all.
 CRITEO_KAGGLE_ROWS: tuple[int, ...] = (
     1460, 583, 10131227, 2202608, 305, 24, 12517, 633, 3, 93145, 5683, 8351593, 3194, 27, 14992,
     5461306, 10, 5652, 2173, 4, 7046547, 18, 15, 286181, 105, 142572,
@@ -24,7 +24,7 @@ ROWS_PROFILES = ("uniform", "criteo-kaggle", "per_table")
 #: How many lookups a bag (one sample's lookups in one table) makes (docs/workloads.md, "Readings the
 #: paper leaves open"): ``fixed``, every bag ``lookups_per_table``; ``dlrm_uniform``, the open-source
 #: DLRM benchmark's generator without ``--num-indices-per-lookup-fixed``: ``round(max(1, r·min(rows, L)))``
-#: with ``r`` uniform in [0, 1) (shared/reference/cxl-measurements.md §8); ``per_table``, every bag of
+#: with ``r`` uniform in [0, 1) ([dlrm-repo], ``dlrm_data_pytorch.py``); ``per_table``, every bag of
 #: table ``t`` ``table_bag_sizes[t]`` (MLPerf DLRM-DCNv2's multi-hot sizes), ``lookups_per_table``
 #: then the largest of them (the bound every buffer is sized by).
 BAG_SIZES = ("fixed", "dlrm_uniform", "per_table")

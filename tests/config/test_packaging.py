@@ -33,8 +33,8 @@ def test_shipped_catalogs_are_package_data():
 
 
 def test_no_module_finds_data_relative_to_its_source():
-    """STYLE 12: no ``__file__``/``parents[...]``/``REPO_ROOT`` in the package (catalog_roots and
-    importlib.resources instead)."""
+    """A library installs like one: no ``__file__``/``parents[...]``/``REPO_ROOT`` in the package
+    (catalog_roots and importlib.resources instead)."""
     offenders = []
     for path in CODE.rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))

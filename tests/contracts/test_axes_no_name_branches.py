@@ -1,6 +1,6 @@
-"""Issue 23 item 1: outside the machine and the implementations themselves, code asks an axis
-implementation (a property or method) instead of comparing a pipeline choice with its name; the
-crash machinery keeps no scheme's protocol."""
+"""Outside the machine and the implementations themselves, code asks an axis implementation (a
+property or method) instead of comparing a pipeline choice with its name; the crash machinery keeps
+no scheme's protocol."""
 
 from __future__ import annotations
 

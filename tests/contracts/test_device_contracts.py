@@ -1,5 +1,5 @@
-"""Contract tests per device kind (issue 34): every registered family of a kind, built from each of
-its presets, provides the kind's interface (``cxlsim.devices.<kind>/interface.py``: a
+"""Contract tests per device kind: every registered family of a kind, built from each of its
+presets, provides the kind's interface (``cxlsim.devices.<kind>/interface.py``: a
 ``typing.Protocol`` whose docstring is the contract) and behaves as the contract says.
 
 The families come from the registry (entry points, runtime registrations), never from a list kept
@@ -258,7 +258,7 @@ CHECKS = [
 
 
 def test_media_families_are_a_registry_query():
-    """The families on the shared media model are those declaring the capability (issue 34: no list)."""
+    """The families on the shared media model are those declaring the capability (no list)."""
     media = families_of_kind("memory", "media")
     assert {"dram", "pmem", "ssd"} <= set(media)
     assert families_of_kind(None, "block_device") == ["ssd"] or "ssd" in families_of_kind(None, "block_device")

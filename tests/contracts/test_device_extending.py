@@ -1,5 +1,5 @@
 """A new memory family touches only its own folder, its preset YAML and one entry-point line
-(issue 34; docs/extending.md, "A new device kind or family").
+(docs/extending.md, "A new device kind or family").
 
 A CXL-attached HBM family is written here into a temporary folder (its module) beside a temporary
 distribution whose only content is the entry point ``cxl_hbm = toy_cxl_hbm`` in the group

@@ -1,6 +1,6 @@
-"""Property-based fuzzing of every input reader (issue 20): system configs, platforms, presets,
-workloads, sweep specs, failure scenarios and the validation catalog, mutated from the shipped
-files by hypothesis.
+"""Property-based fuzzing of every input reader: system configs, platforms, presets, workloads,
+sweep specs, failure scenarios and the validation catalog, mutated from the shipped files by
+hypothesis.
 
 Property: reading (and building what was read) either succeeds or raises
 :class:`~cxlsim.errors.InputError` whose message is one line naming the file (or ``--set``) and,
@@ -149,9 +149,9 @@ def resolves(doc: Any, key: str) -> bool:
 
 
 def assert_blame(exc: ConfigError, sets: Sequence[tuple[str, Any]] = ()) -> None:
-    """The oracle of a wrong blame (issue 32): an error naming ``--set`` is about a key that was
-    set (or one under or above it); one naming a file names a key that file holds (or the mapping
-    that would hold a missing one)."""
+    """The oracle of a wrong blame: an error naming ``--set`` is about a key that was set (or one
+    under or above it); one naming a file names a key that file holds (or the mapping that would
+    hold a missing one)."""
     if exc.where == "--set":
         assert any(exc.key == k or exc.key.startswith((k + ".", k + "[")) or k.startswith(exc.key + ".")
                    for k, _ in sets), f"blamed on a --set not given ({[k for k, _ in sets]}): {exc}"
@@ -178,9 +178,9 @@ def dump(doc: Any) -> bytes:
 # --------------------------------------------------------------------------------- the readers
 def build_system(cfg: Any) -> None:
     """What a run builds from a loaded system before it simulates, and what loading promised
-    (issue 26: inputs that were accepted and then failed or were silently ignored): the devices,
-    each memory role's media state, the workload with the system's overrides; a seed within the
-    bound; a named GPU timing table that the catalogs hold."""
+    (against inputs accepted and then failed or were silently ignored): the devices, each memory
+    role's media state, the workload with the system's overrides; a seed within the bound; a named
+    GPU timing table that the catalogs hold."""
     devices = build_devices(cfg)
     for role, d in cfg.devices.items():
         if has_capability(d.preset.family, "media"):
@@ -208,8 +208,8 @@ def platform_sets(path: Path) -> list[tuple[str, Any]]:
     return [("platform", str(path))]
 
 
-#: Sets that change nothing a mutated system file holds wrong (issue 32: any --set or --platform
-#: made a device error of the file be blamed on --set).
+#: Sets that change nothing a mutated system file holds wrong (none may make a device error of the
+#: file be blamed on --set or --platform).
 INNOCENT_SETS = [("workload_overrides.batch_size", 8), ("platform", "physical")]
 
 
@@ -300,9 +300,9 @@ def test_fuzz_readers_slow(tmp_path, reader):
     fuzz(tmp_path, reader, FUZZ_SLOW_EXAMPLES)
 
 
-#: Keys ``--set`` fuzzes: structural ones, and one of each class issue 26 found escaping (media state
-#: sizes, requesters' accesses in flight, mappings that are not, seeds, GPU table names, workload
-#: overrides, switch levels).
+#: Keys ``--set`` fuzzes: structural ones, and one of each class of input once found escaping (media
+#: state sizes, requesters' accesses in flight, mappings that are not, seeds, GPU table names,
+#: workload overrides, switch levels).
 SET_KEYS = [
     "devices.table_memory.count", "devices.table_memory.interleave_B", "seed", "batches",
     "devices.table_memory.preset", "pipeline.vector_cache_GB", "version", "topology.cxl_mems_count",

@@ -1,5 +1,5 @@
 """Malformed, inconsistent or oversized input: every class gives exit 2 and one line naming the file
-and key (or option), before anything is simulated (issue 20). One case per class; the fuzz tests
+and key (or option), before anything is simulated. One case per class; the fuzz tests
 (tests/contracts/test_fuzz.py) generate many more."""
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def test_bounds_are_named_in_one_module():
     assert bounds.MAX_MODULES_PER_ROLE >= 32 and bounds.MAX_RUN_LOOKUPS >= 57_000_000 and bounds.MAX_FT_EVENTS > 0
 
 
-# ----------------------------------------------------------- issue 26 (item 6): inputs that escaped
+# ----------------------------------------------------------- inputs that escaped
 @pytest.mark.parametrize("sets, key", [
     # a media state size beyond its bound (each parameter that sizes one module's state)
     (["devices.table_memory.params.wcb_entries=1e12"], "devices.table_memory.params.wcb_entries"),
@@ -317,7 +317,7 @@ def test_module_state_entries_count_what_the_state_allocates(preset, overrides):
     assert held <= modules * (STATE_ENTRY_B * entries + STATE_FIXED_B)
 
 
-# ------------------------------------- issue 32 (item 12): each error names the input that holds it
+# ------------------------------------- each error names the input that holds it
 # A configuration is built from layers (platform entries, system files and their parents, --set);
 # the error names the layer that gave the offending value, whatever else was given.
 

@@ -1,8 +1,8 @@
-"""One registry, one way to plug in (issue 34 items 3 and 5): every pluggable kind is an
-entry-point group resolved by :class:`cxlsim.plugins.Registry`; the built-ins are declared in
-pyproject.toml as a third party's are; an implementation registered at run time runs through the
-same code path as a built-in (a toy ft scheme through ``run_scenario``, a toy persistence scheme
-through a simulation and a crash campaign)."""
+"""One registry, one way to plug in: every pluggable kind is an entry-point group resolved by
+:class:`cxlsim.plugins.Registry`; the built-ins are declared in pyproject.toml as a third party's
+are; an implementation registered at run time runs through the same code path as a built-in (a toy
+ft scheme through ``run_scenario``, a toy persistence scheme through a simulation and a crash
+campaign)."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_builtins_are_declared_as_a_third_party_declares_them():
 
 def test_a_scheme_folder_holds_every_level_of_it():
     """A persistence scheme's batch timing and crash protocol and its ft scheme resolve from one
-    folder (issue 34 item 5)."""
+    folder."""
     for axis_name, ft_kind in (("cnr", "check-n-run"), ("undo", "undo-log")):
         home = f"cxlsim.axes.persistence.{axis_name}."
         cls = axes.implementation("persistence", axis_name)

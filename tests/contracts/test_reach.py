@@ -1,5 +1,5 @@
-"""No silent parameter (issue 16): every parameter of every role of every shipped system reaches
-timing or energy, and an override that reaches neither is refused."""
+"""No silent parameter: every parameter of every role of every shipped system reaches timing or
+energy, and an override that reaches neither is refused."""
 
 from __future__ import annotations
 
@@ -69,8 +69,8 @@ def test_an_unread_override_is_refused(capsys):
     ("devices.host_link.params.port_latency_ns", 500, "config"),
 ])
 def test_fabric_overrides_change_timing(key, value, step):
-    """The system's link and switch roles time the steps that cross them (issue 16's example:
-    the switch's hop latency used to change nothing)."""
+    """The system's link and switch roles time the steps that cross them (the switch's hop latency
+    must change the time)."""
     def span(r):
         rec = r.executor.records[(step, 1)]
         return rec.end_ns - rec.start_ns

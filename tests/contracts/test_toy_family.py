@@ -1,4 +1,4 @@
-"""Adding a device family used by a system touches no existing module (issue 23).
+"""Adding a device family used by a system touches no existing module.
 
 A toy memory family is registered here, from tests/, with its own name, kind, schema, preset and
 energy hook; a system names its preset in the table-memory role and runs. Nothing in cxlsim knows

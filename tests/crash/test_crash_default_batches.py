@@ -1,4 +1,4 @@
-"""The crash checker's default batch count completes a relaxed MLP log (issue 32 item 10)."""
+"""The crash checker's default batch count completes a relaxed MLP log."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Crash consistency end to end (SPEC §3.5) on a tiny model: every persisting system recovers at
-every crash point; crashes during logging, update, flag writes and log deletion land where the
-protocol says; injected bugs are caught; the fast check agrees with the materialised one; runs are
-deterministic and replayable; resumed runs end as the reference."""
+"""Crash consistency end to end (docs/design.md#crash-and-recovery) on a tiny model: every
+persisting system recovers at every crash point; crashes during logging, update, flag writes and log
+deletion land where the protocol says; injected bugs are caught; the fast check agrees with the
+materialised one; runs are deterministic and replayable; resumed runs end as the reference."""
 
 from __future__ import annotations
 
@@ -215,12 +215,12 @@ def _flag_ack(cr, label: str) -> float:
 
 
 def test_cxl_b_update_outrunning_its_mlp_log():
-    """SPEC §3.2: the update writes in place once the embedding log is flagged; it does not wait for
-    the MLP log. A crash after update n ended but before MLP log n is flagged rolls the rows back
-    through embedding logs n and n − 1 and takes the MLP log of the parameters after n − 2 (still
-    there: deletion waits for both flags of n): m = n − 2, and batch n had not completed (its
-    optimizer step waits for the MLP log). Deleting the old logs on the embedding flag alone loses
-    the MLP there."""
+    """The update writes in place once the embedding log is flagged; it does not wait for the MLP
+    log (docs/design.md#batch-aware-undo-log). A crash after update n ended but before MLP log n is
+    flagged rolls the rows back through embedding logs n and n − 1 and takes the MLP log of the
+    parameters after n − 2 (still there: deletion waits for both flags of n): m = n − 2, and batch n
+    had not completed (its optimizer step waits for the MLP log). Deleting the old logs on the
+    embedding flag alone loses the MLP there."""
     cr = prepare("cxl-b", "rm1", 1e-4, 3, 1, None, OUTLAST)
     bad = prepare("cxl-b", "rm1", 1e-4, 3, 1, "delete-on-embedding-flag", OUTLAST, timeline=cr.timeline)
     for n in (1, 2):

@@ -1,9 +1,9 @@
-"""Crash consistency on 2 GPUs x 2 CXL-MEMs (SPEC §12, issue 18): each CXL-MEM runs the batch-aware
-undo log (and the relaxed checkpoint on cxl) for the rows and MLP shard it holds; a batch is
-persistent only once every CXL-MEM's logs are flagged; recovery rolls every CXL-MEM back to the same
-last globally persistent batch and matches the fault-free reference bit for bit. At the instants
-where one CXL-MEM has flagged a batch and the other has not, a protocol that trusts a single
-CXL-MEM's flags (``--inject-bug local-persistence``) fails and the global rule passes."""
+"""Crash consistency on 2 GPUs x 2 CXL-MEMs (docs/design.md#scale-out): each CXL-MEM runs the
+batch-aware undo log (and the relaxed checkpoint on cxl) for the rows and MLP shard it holds; a
+batch is persistent only once every CXL-MEM's logs are flagged; recovery rolls every CXL-MEM back to
+the same last globally persistent batch and matches the fault-free reference bit for bit. At the
+instants where one CXL-MEM has flagged a batch and the other has not, a protocol that trusts a
+single CXL-MEM's flags (``--inject-bug local-persistence``) fails and the global rule passes."""
 
 from __future__ import annotations
 

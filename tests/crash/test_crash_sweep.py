@@ -1,7 +1,7 @@
-"""Crash consistency swept over seeds and topologies (issue 25, item 8): 1–4 GPUs × 1–3 CXL-MEMs,
-GPUs attached packed and interleaved, undo logs with and without the relaxed checkpoint. One seed on
-2 × 2 passed while 4 GPUs × 3 CXL-MEMs lost data (recovery read a device's newest MLP log, a batch
-ahead of the batch every device had persisted), so no single seed or topology stands for the rest.
+"""Crash consistency swept over seeds and topologies: 1–4 GPUs × 1–3 CXL-MEMs, GPUs attached packed
+and interleaved, undo logs with and without the relaxed checkpoint. One seed on 2 × 2 passed while 4
+GPUs × 3 CXL-MEMs lost data (recovery read a device's newest MLP log, a batch ahead of the batch
+every device had persisted), so no single seed or topology stands for the rest.
 
 RM1 at 1e-4 (4 batches): the smallest model whose schedule lets one CXL-MEM flag both logs of a
 batch before another flags its embedding log of that batch (3 CXL-MEMs, 3–4 GPUs), which the tiny
@@ -58,7 +58,6 @@ def test_every_topology_recovers_over_seeds(system, g, m, policy):
 @pytest.mark.parametrize("seed", [5, 7])
 @pytest.mark.parametrize("extra", [(), (("devices.table_memory.params.controller_outstanding_count", 3),)])
 def test_issue_command_recovers(seed, extra):
-    """Issue 25's command at the default scale: cxl-b, RM1, 4 batches, 300 points, 4 GPUs × 3
-    CXL-MEMs interleaved (22 violations on seed 7 before the fix), and with 3 requests in flight per
-    memory controller."""
+    """The default scale: cxl-b, RM1, 4 batches, 300 points, 4 GPUs × 3 CXL-MEMs interleaved (22
+    violations on seed 7 before the fix), and with 3 requests in flight per memory controller."""
     recovers("cxl-b", 4, 3, "interleaved", seed, 300, extra, scale=1e-3)

@@ -1,6 +1,6 @@
-"""Software copies that cross host memory are charged both legs (issue 32 item 1): the ``pcie``
-system's MLP checkpoint goes GPU -> host -> card, as its pooled vectors and gradients do; and
-``pipeline.bounce: chunked`` overlaps the legs."""
+"""Software copies that cross host memory are charged both legs: the ``pcie`` system's MLP
+checkpoint goes GPU -> host -> card, as its pooled vectors and gradients do; and ``pipeline.bounce:
+chunked`` overlaps the legs."""
 
 from __future__ import annotations
 

@@ -162,10 +162,10 @@ def test_the_riscv_soft_core_runs_the_same_instructions_slower(cpu):
 
 
 def test_the_host_writes_its_records_with_streaming_stores_to_memory_not_to_storage():
-    """Issue 26 item 2: the host's checkpoint records to memory are non-temporal stores of 4 KiB
-    pieces, each core holding ``streaming_store_lines_count`` (6) lines: one piece in flight, not
-    the engine's row count (RM4: 72 rows of 64 B); its loads keep the engine's loop. To storage
-    they stay block writes in the engine's loop. A preset without the count uses its fill buffers."""
+    """The host's checkpoint records to memory are non-temporal stores of 4 KiB pieces, each core
+    holding ``streaming_store_lines_count`` (6) lines: one piece in flight, not the engine's row
+    count (RM4: 72 rows of 64 B); its loads keep the engine's loop. To storage they stay block
+    writes in the engine's loop. A preset without the count uses its fill buffers."""
     cpu = build_device("cpu/i5-9600k")
     assert cpu.params.streaming_store_lines_count == media_bench.STREAM_STORE_LINES
     assert cpu.stream_writes_in_flight(4096) == 1 and cpu.stream_writes_in_flight(64) == 36

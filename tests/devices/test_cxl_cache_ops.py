@@ -1,4 +1,4 @@
-"""Device-initiated CXL.cache ops and the home's coherence-tracking cap (issue 33 item 3).
+"""Device-initiated CXL.cache ops and the home's coherence-tracking cap.
 
 Each mechanism is pinned both ways against the C2 Sight checks (configs/validation/devices.yaml):
 the check holds with it and fails without it."""

@@ -24,7 +24,7 @@ from cxlsim.validate import cxl_mlc as mlc
 
 E3S = "cxl_mem/e3s-x8-spr"
 POOL = "cxl_mem/apollo-pool-2x8"
-#: reference/cxl-measurements.md §1 (GB/s by reads:writes), §5 (two competing streams, each).
+#: [intel-cachelib-ocp] (GB/s by reads:writes); [guo-arxiv26] §2.3 (two competing streams, each).
 MIX_MEASURED = {"1:0": 17.8, "3:1": 23.6, "2:1": 25.1, "1:1": 27.2}
 TWO_STREAMS_READ = 10.6
 TOL = 0.15
@@ -143,8 +143,9 @@ def test_building_a_composite_builds_no_media_model():
 
 # -- full duplex -------------------------------------------------------------------------------
 def test_mixes_pass_one_direction_only_with_full_duplex():
-    """§1: 1:1 reaches 27.2 GB/s, above what one direction carries; with both directions on one
-    server (half duplex) the sum cannot pass one direction and the 1:1 check fails."""
+    """[intel-cachelib-ocp]: 1:1 reaches 27.2 GB/s, above what one direction carries; with both
+    directions on one server (half duplex) the sum cannot pass one direction and the 1:1 check
+    fails."""
     d = dev()
     full = mlc.peak_bw_GBps(mlc.fabric_of(d), (1, 1)).bw_GBps
     half = mlc.peak_bw_GBps(mlc.fabric_of(d, duplex=False), (1, 1)).bw_GBps
@@ -193,9 +194,9 @@ def test_loaded_latency_is_flat_then_knees_before_saturation():
 
 # -- the switch --------------------------------------------------------------------------------
 def test_two_streams_share_one_device_by_arbitration():
-    """§5: two competing streams (one per host port) on one device get 10.6 GB/s each: round robin
-    at the switch's egress gives each half the device link; without the shared egress (each host
-    port a private path) each gets the whole link and the check fails."""
+    """[guo-arxiv26] §2.3: two competing streams (one per host port) on one device get 10.6 GB/s
+    each: round robin at the switch's egress gives each half the device link; without the shared
+    egress (each host port a private path) each gets the whole link and the check fails."""
     d = dev(POOL)
     ports = [k % 2 for k in range(32)]
     shared = mlc.peak_bw_GBps(mlc.fabric_of(d, devices=1), ports=ports)
@@ -277,8 +278,8 @@ def test_a_type2_device_reports_cache_ops():
 
 @pytest.mark.slow
 def test_median_error_over_the_fabric_points():
-    """Issue 33: the median |error| over the CXL fabric checks' points is at most 15 %, and every
-    fabric check outside its tolerance is a documented conflict (test_validate's KNOWN_MISSES)."""
+    """The median |error| over the CXL fabric checks' points is at most 15 %, and every fabric check
+    outside its tolerance is a documented conflict (test_validate's KNOWN_MISSES)."""
     import statistics
 
     from cxlsim.validate import checks as validate

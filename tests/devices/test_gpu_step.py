@@ -1,6 +1,6 @@
 """The GPU training step as PyTorch eager runs it: the DLRM op lists (cxlsim/workloads/dlrm_ops.py) against
-their per-op sources, the CUDA stream schedule's semantics and bound, sync points, and SPEC §4's
-batch rule re-derived with framework time."""
+their per-op sources, the CUDA stream schedule's semantics and bound, sync points, and the
+batch-size rule of docs/design.md#workloads re-derived with framework time."""
 
 from __future__ import annotations
 
@@ -304,7 +304,7 @@ def test_every_phase_within_its_bound(model, step):
             assert b <= t <= model.bound_factor("schedule") * b, (w, phase)
 
 
-# ---- SPEC §4's batch rule with framework time ------------------------------------------------------------
+# ---- the batch-size rule (docs/design.md#workloads) with framework time ------------------------
 def test_batch_for_the_bottom_forward_time(model, rm1, step):
     """RM1's bottom-MLP forward, from its first dispatch to its last kernel's end, about 0.6 ms."""
     b = step.batch_for_phase_time(rm1, "b_fwd", 0.6e6)

@@ -1,4 +1,4 @@
-"""The checkpointing logic's log copy against the device's own microbenchmark (issue 25 item 5).
+"""The checkpointing logic's log copy against the device's own microbenchmark.
 
 The checkpointing logic gathers rows from the data region and writes them packed into a sequential
 log, through its AXI read and write channels: separate request pools (``read_outstanding_count``,
@@ -74,7 +74,7 @@ def test_log_copy_runs_at_the_microbenchmark_rates(machine):
     rows = _rows(machine)
     t = _copy_ns(machine, rows)
     assert max(reads_ns, writes_ns) <= t <= FACTOR * (reads_ns + writes_ns), (t, reads_ns, writes_ns)
-    # one closed loop of the engine's reads and writes together (the model before issue 25) misses it
+    # one closed loop of the engine's reads and writes together (an earlier model) misses it
     assert _copy_ns(machine, rows, machine.ckpt.params.read_outstanding_count) > FACTOR * (reads_ns + writes_ns)
 
 

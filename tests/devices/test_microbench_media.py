@@ -1,5 +1,5 @@
-"""The media microbenchmark's dimensions (issue 19 item 1): threads, modules, pattern, store + flush,
-loaded latency, persist latency; for every memory preset."""
+"""The media microbenchmark's dimensions: threads, modules, pattern, store + flush, loaded latency,
+persist latency; for every memory preset."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def test_cli_options(capsys):
     assert main(["microbench", "dram/ddr4-2666", "--threads", "0"]) == 2
 
 
-# --- mechanisms (issue 19 item 2) -----------------------------------------------------------------
+# --- mechanisms -----------------------------------------------------------------
 def test_controller_outstanding_bounds_the_stream_by_littles_law():
     """Reads are held to count × modules, writes to the write-pending queue × controllers (three
     modules behind one controller: six modules, two queues)."""
@@ -156,7 +156,7 @@ def test_contention_parameters_do_not_apply_without_a_controller_limit():
     assert "read_contention_ratio" in m.params.skipped and "controller_outstanding_count" in m.params.reads
 
 
-# --- the emulated-PMEM preset (issue 17 item 2) -----------------------------------------------------
+# --- the emulated-PMEM preset -----------------------------------------------------
 def test_emulated_pmem_idle_latencies_are_table2s_ratios_of_dram():
     em, dr = bench("pmem/u200-emulated"), bench("dram/ddr4-2666")
     for pat in ("sequential", "random"):
@@ -184,10 +184,10 @@ def test_emulated_pmem_bandwidth_follows_the_outstanding_count_not_a_ratio():
 
 
 def test_a_thread_keeps_six_streaming_store_lines_and_a_fraction_of_an_access_is_interpolated():
-    """Issue 26 item 2: ntstores hold STREAM_STORE_LINES (6) lines per thread, loads 12: six lines
-    over 256 B accesses are 1.5 accesses, the mean of the rates at 1 and 2 in flight (Little's law,
-    linear in the count while the acknowledgements take their idle 90 ns); on six DIMMs one thread
-    writes 6 × 64 B / 90 ns = 4.27 GB/s. A persist of n lines takes ceil(n / 6) rounds."""
+    """Ntstores hold STREAM_STORE_LINES (6) lines per thread, loads 12: six lines over 256 B
+    accesses are 1.5 accesses, the mean of the rates at 1 and 2 in flight (Little's law, linear in
+    the count while the acknowledgements take their idle 90 ns); on six DIMMs one thread writes 6 ×
+    64 B / 90 ns = 4.27 GB/s. A persist of n lines takes ceil(n / 6) rounds."""
     assert media_bench.thread_slots(1, 256, media_bench.STREAM_STORE_LINES) == 1.5
     assert media_bench.thread_slots(2, 64, media_bench.STREAM_STORE_LINES) == 12
     six = bench("pmem/optane-100", threads=1, modules=6)

@@ -83,8 +83,8 @@ def test_software_path_costs_are_the_hosts():
 def test_the_u200_link_leaves_the_software_path_to_the_host():
     u200, rv = build_device("pcie/u200-gen3-x16"), build_device("cpu/riscv-u200")
     assert u200.raw_bw_GBps == pytest.approx(15.75, abs=0.01)  # Gen3 x16: 16 × 8 GT/s × 128/130 / 8
-    # the measured XDMA rates at 256 MB (reference/cxl-measurements.md §6): 9.30-9.58 host -> card,
-    # 11.91-11.96 card -> host
+    # the measured XDMA rates at 256 MB ([xilinx-vitis-tutorials-281], [xilinx-xrt-pr2065]):
+    # 9.30-9.58 host -> card, 11.91-11.96 card -> host
     assert 9.30 <= u200.dma_bw_GBps["h2d"] <= 9.58 and 11.91 <= u200.dma_bw_GBps["d2h"] <= 11.96
     assert u200.dma_ns(0, "h2d") == u200.dma_ns(0, "d2h") == 2000.0
     with pytest.raises(ValueError, match="host="):

@@ -1,6 +1,6 @@
-"""DMA engines and host↔GPU copies against hardware (issue 33 item 3): the direction of every copy,
-the U200's measured per-direction efficiency, the per-transfer fixed cost, and the checks that hold
-them (configs/validation/devices.yaml, reference/cxl-measurements.md §6-§7). Each mechanism is
+"""DMA engines and host↔GPU copies against hardware: the direction of every copy, the U200's
+measured per-direction efficiency, the per-transfer fixed cost, and the checks that hold them
+(configs/validation/devices.yaml, [xilinx-vitis-tutorials-281], [della-a100]). Each mechanism is
 pinned both ways: its check passes with it and fails without it."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""tpu-ps's devices are families with presets in the one device graph (issue 23): the TPU chip, its
-HBM, the ICI, the parameter server, the NICs and the accelerator host are roles whose models the
-step model reads, each family declares its kind and one energy hook, and each batch's activity
-records what every role's devices did, which the energy model prices through those hooks."""
+"""tpu-ps's devices are families with presets in the one device graph: the TPU chip, its HBM, the
+ICI, the parameter server, the NICs and the accelerator host are roles whose models the step model
+reads, each family declares its kind and one energy hook, and each batch's activity records what
+every role's devices did, which the energy model prices through those hooks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`cxlsim validate` (issue 19 item 3): the catalog, the report, the tolerances and the CLI."""
+"""`cxlsim validate`: the catalog, the report, the tolerances and the CLI."""
 
 from __future__ import annotations
 
@@ -31,10 +31,10 @@ KNOWN_MISSES = {
     "pcie-h200-h2d-by-size",  # 1 MB: the gVisor host's ~17 us per copy against the i5's call path
     "pcie-h200-d2h-by-size",  # 1 MB: as above, GPU -> host
     "cxl-e3s-idle-latency",  # a lone flit's serialisation (one idle latency) on DDR4 media latencies
-    "cxl-pool-idle-latency",  # §5: a whole switched path below §1's direct device vs CXL-DMSim's per-hop +200 ns
-    "cxl-pool-idle-latency-beluga",  # §5: the other side of that disagreement (750 ns through another pool)
+    "cxl-pool-idle-latency",  # [guo-arxiv26]: a switched path below [intel-cachelib-ocp]'s direct device + CXL-DMSim's +200 ns/hop
+    "cxl-pool-idle-latency-beluga",  # [beluga-arxiv25]: the other side of that disagreement (750 ns through another pool)
 }
-#: The devices issue 19 asks the catalog to cover.
+#: The devices the catalog must cover.
 COVERED = ("dram/ddr4-2666", "pmem/optane-100", "pmem/paper", "pmem/u200-emulated", "ssd/intel-750",
            "cxl_link/cxl2-x16", "cxl_protocol/asic", "cxl_protocol/fpga", "pcie/gen4-x16", "pcie/gen3-x16",
            "pcie/u200-gen3-x16")
@@ -88,12 +88,12 @@ def test_dram_reads_are_inside_their_tolerance_with_banks_held_for_trc(report):
 
 
 def test_persist_and_loaded_latency_checks(report):
-    """Issue 26 item 4: persist latency (ntstores + sfence; stores + clwb + sfence) and loaded latency
-    as checks, against points derived from the sources' mechanisms (no published points). Inside:
-    one line's ntstore persist (one acknowledgement), store + clwb + sfence (a read and a write-back
-    per line, then the measured one-thread rate), and the low-load end of the loaded latency. The
-    named miss: 4 KiB of ntstores persist in 6 acknowledgement rounds (540 ns) where the measured
-    one-thread rate gives 1796 ns; it must stay named (the 64 B point stays exact)."""
+    """Persist latency (ntstores + sfence; stores + clwb + sfence) and loaded latency as checks,
+    against points derived from the sources' mechanisms (no published points). Inside: one line's
+    ntstore persist (one acknowledgement), store + clwb + sfence (a read and a write-back per line,
+    then the measured one-thread rate), and the low-load end of the loaded latency. The named miss:
+    4 KiB of ntstores persist in 6 acknowledgement rounds (540 ns) where the measured one-thread
+    rate gives 1796 ns; it must stay named (the 64 B point stays exact)."""
     by_id = {c["id"]: c for c in report["checks"]}
     for check_id in ("optane-persist-flush-latency", "optane-loaded-latency-low-load", "dram-loaded-latency-low-load"):
         assert by_id[check_id]["within"], check_id
@@ -105,11 +105,11 @@ def test_persist_and_loaded_latency_checks(report):
 
 
 def test_ntstore_curves_are_inside_with_the_streaming_store_limit_and_the_shared_write_queue(report):
-    """Issue 26 item 2: a thread keeps STREAM_STORE_LINES (6) ntstore lines in flight, and each of
-    Cascade Lake's two controllers has one write-pending queue for its three channels. With them the
-    six-DIMM Optane and six-channel DRAM ntstore curves are inside ±25 % at every thread count (they
-    missed by up to +103 % and +101 %). They must stay in; and each mechanism is needed: with 12
-    lines per thread (the fill buffers) DRAM misses again, with a queue per channel six DIMMs do."""
+    """A thread keeps STREAM_STORE_LINES (6) ntstore lines in flight, and each of Cascade Lake's two
+    controllers has one write-pending queue for its three channels. With them the six-DIMM Optane
+    and six-channel DRAM ntstore curves are inside ±25 % at every thread count (they missed by up to
+    +103 % and +101 %). They must stay in; and each mechanism is needed: with 12 lines per thread
+    (the fill buffers) DRAM misses again, with a queue per channel six DIMMs do."""
     by_id = {c["id"]: c for c in report["checks"]}
     for check_id in ("optane-6dimm-threads-ntstore", "dram-6ch-threads-ntstore"):
         assert by_id[check_id]["within"] and by_id[check_id]["max_abs_rel_error"] < 0.15, check_id
@@ -126,8 +126,8 @@ def test_without_the_streaming_store_limit_dram_ntstores_miss(monkeypatch):
 
 
 def test_median_error_over_the_optane_and_dram_points(report):
-    """Issue 26's target: median |error| ≤ 10 % over the Optane and DRAM points, published ones
-    (93) and with the derived persist and loaded-latency points (101)."""
+    """The target: median |error| ≤ 10 % over the Optane and DRAM points, published ones (93) and
+    with the derived persist and loaded-latency points (101)."""
     checks = [c for c in report["checks"] if c["device"] in ("pmem/optane-100", "dram/ddr4-2666")]
     published = [abs(p["rel_error"]) for c in checks if not c["source"].startswith("derived") for p in c["points"]]
     every = [abs(p["rel_error"]) for c in checks for p in c["points"]]
@@ -198,7 +198,7 @@ def test_a_bad_catalog_names_file_and_key(tmp_path, capsys):
 
 def test_groups_summarise_the_media_and_the_fabric_with_their_median(report):
     """``groups`` splits the points by family (media / fabric) and states each group's median |error|
-    (the fabric's is issue 33's done-when: at most 15 %)."""
+    (the fabric's target: at most 15 %)."""
     groups = report["groups"]
     assert set(groups) == {"media", "fabric"}
     by_id = {c["id"]: c for c in report["checks"]}

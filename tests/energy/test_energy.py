@@ -1,5 +1,6 @@
-"""Energy model (SPEC §6): each device's energy against hand calculations, per-batch accounting,
-capacity provisioning, components summing to the total, determinism, every system × RM1–RM4."""
+"""Energy model (docs/design.md#energy): each device's energy against hand calculations, per-batch
+accounting, capacity provisioning, components summing to the total, determinism, every system ×
+RM1–RM4."""
 
 from __future__ import annotations
 

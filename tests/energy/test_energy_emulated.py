@@ -1,4 +1,4 @@
-"""Emulated media's energy (issue 32, item 5): ``energy.emulated_media``.
+"""Emulated media's energy: ``energy.emulated_media``.
 
 The prototype's CXL-MEM (``pmem/u200-emulated``) is DDR4 behind controllers that delay its responses
 to emulate Optane PMEM (its ``emulates: pmem/optane-100``). ``as_emulated`` (the default) prices that

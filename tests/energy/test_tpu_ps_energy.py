@@ -1,6 +1,6 @@
-"""Energy of tpu-ps (issue 18 item 3, issue 23): each device's closed form through the shared energy
-model and the families' hooks, energy parameters never change timing, repricing, and the energy
-report at equal and unequal accelerator counts."""
+"""Energy of tpu-ps: each device's closed form through the shared energy model and the families'
+hooks, energy parameters never change timing, repricing, and the energy report at equal and unequal
+accelerator counts."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""ft's undo-log overhead from the timing model (issue 23): the logging rate is stated with its
-source or measured on a simulated undo-logging system (:mod:`cxlsim.axes.persistence.undo.log_timing`)."""
+"""ft's undo-log overhead from the timing model: the logging rate is stated with its source or
+measured on a simulated undo-logging system (:mod:`cxlsim.axes.persistence.undo.log_timing`)."""
 
 from __future__ import annotations
 

@@ -28,7 +28,8 @@ def test_goldens_match(results):
 @pytest.mark.parametrize("platform", goldens.cases().platforms)
 @pytest.mark.parametrize("workload", goldens.cases().workloads)
 def test_design_orderings(results, platform, workload):
-    """cxl <= cxl-b <= cxl-d <= pcie batch time (SPEC §1.4's design steps), on every model."""
+    """cxl <= cxl-b <= cxl-d <= pcie batch time (the design steps of
+    docs/design.md#systems-compared), on every model."""
     bt = {s: results[f"{platform}/{s}/{workload}"]["batch_time_ms"] for s in goldens.cases().systems}
     assert bt["cxl"] <= bt["cxl-b"] <= bt["cxl-d"]
     if platform == "physical":
@@ -44,13 +45,14 @@ def test_design_orderings(results, platform, workload):
         assert bt["dram"] <= min(bt[s] for s in goldens.cases().systems if s != "dram") * 1.01
 
 
-#: SPEC §1.4's design steps, fastest first: each step should not be slower than the next.
+#: The design steps of docs/design.md#systems-compared, fastest first: each step should not be
+#: slower than the next.
 DESIGN_ORDER = ("cxl", "cxl-b", "cxl-d", "pcie")
 #: The known exceptions to DESIGN_ORDER at the workloads' configured batch sizes, (platform, step,
 #: next step) -> why. A named exception must still break the order (else remove it here).
 ORDER_EXCEPTIONS: dict[tuple[str, str, str], tuple[tuple[str, ...], str]] = {
-    # none since issue 32: prototype's cxl-d <= pcie on RM2-RM4 broke while pcie's MLP record crossed
-    # PCIe once; with its bounce (GPU -> host -> card) charged, the order holds on every workload
+    # none: prototype's cxl-d <= pcie on RM2-RM4 broke while pcie's MLP record crossed PCIe once;
+    # with its bounce (GPU -> host -> card) charged, the order holds on every workload
 }
 
 
@@ -103,8 +105,8 @@ def test_relaxed_lookup_has_no_raw_stall(results, platform, workload):
 @pytest.mark.parametrize("platform", goldens.cases().platforms)
 def test_dependent_lookup_after_update_has_raw_stall(results, platform):
     """cxl-b's next lookup can start while its update's writes are still queued at Optane (RM1 at
-    its configured batch: 0.013 ms; at the goldens' batch RM2's 0.034 ms went to 0 with issue 26
-    item 2, when its critical path moved from the embedding to the checkpoint,
+    its configured batch: 0.013 ms; at the goldens' batch RM2's 0.034 ms went to 0 with the
+    streaming-store limit, when its critical path moved from the embedding to the checkpoint,
     docs/goldens-changes.md); cxl-d's redo record separates them. On the prototype the emulated PMEM
     (DDR4 behind delays) has drained the update's writes by then: no stall (docs/validation.md)."""
     if platform == "physical":

@@ -1,5 +1,5 @@
-"""The readings study (issue 32 item 9): each reading reaches the systems it names, the columns
-are built from them, and the claims are computed from the runs."""
+"""The readings study: each reading reaches the systems it names, the columns are built from them,
+and the claims are computed from the runs."""
 
 from __future__ import annotations
 

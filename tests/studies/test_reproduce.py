@@ -96,7 +96,7 @@ def test_axis_cuts_towering_bars():
 
 def test_default_systems_follow_the_configs(monkeypatch):
     monkeypatch.setattr("cxlsim.studies.paper.settings.list_systems", lambda: ["cxl", "pmem", "tpu-ps", "my-variant"])
-    assert paper_settings.default_systems() == ["pmem", "cxl", "tpu-ps"]  # SPEC §1.4 order; others left out
+    assert paper_settings.default_systems() == ["pmem", "cxl", "tpu-ps"]  # docs/design.md#systems-compared order; others left out
 
 
 def test_config_flag_is_rejected(capsys):

@@ -1,5 +1,5 @@
-"""The reproduce summary and figures compare at equal accelerator counts (issue 18: no summary
-compares 128 chips with one GPU); they report throughput per accelerator and samples per joule."""
+"""The reproduce summary and figures compare at equal accelerator counts (no summary compares 128
+chips with one GPU); they report throughput per accelerator and samples per joule."""
 
 from __future__ import annotations
 

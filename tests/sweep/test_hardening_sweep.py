@@ -1,6 +1,6 @@
-"""Sweeps fail cleanly (issue 20): a point that fails with an internal error is recorded and the
-sweep goes on in every executor; an output that cannot be written ends the sweep with exit 1 and one
-line, and every finished point stays in points.jsonl (a re-run resumes from it)."""
+"""Sweeps fail cleanly: a point that fails with an internal error is recorded and the sweep goes on
+in every executor; an output that cannot be written ends the sweep with exit 1 and one line, and
+every finished point stays in points.jsonl (a re-run resumes from it)."""
 
 from __future__ import annotations
 
@@ -130,7 +130,7 @@ def test_damaged_points_log_is_read_around(tmp_path):
     assert outcome.ran == 1 and not outcome.failed
 
 
-# ---------------------- issue 32 (item 12): a spec's bad axis is refused before any point runs
+# ---------------------- a spec's bad axis is refused before any point runs
 def spec_with(tmp_path: Path, grid=None, zipped=None, systems=("dram",), base_set=None) -> Path:
     doc = yaml.safe_load(write_spec(tmp_path).read_text())
     doc["base"]["systems"] = list(systems)

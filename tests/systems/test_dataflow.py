@@ -80,7 +80,8 @@ def test_undo_hides_logging_in_idle_window():
     none = run(pipeline(persistence="none"))
     assert bt(relaxed) <= bt(undo) <= bt(redo)
     # one DMA channel: the logs (400 + 2000 ns) run back to back from the lookup's end; the update
-    # waits for the embedding log only (SPEC §3.2), the optimizer step for the MLP log
+    # waits for the embedding log only (docs/design.md#batch-aware-undo-log), the optimizer step for
+    # the MLP log
     for n in range(1, 5):
         upd, opt = undo.records[("update", n)], undo.records[("mlp_opt", n)]
         assert upd.start_ns >= undo.records[("emb_log", n)].end_ns
@@ -208,8 +209,9 @@ def test_grads_handoff(handoff):
 
 
 def test_redo_mlp_pull_beside_the_update():
-    """cxl-d (SPEC §3.1): the record's MLP part starts when the optimizer step has produced the
-    parameters, beside the update; the commit (end of ``redo``) follows both parts."""
+    """cxl-d (docs/design.md#redo-checkpoint): the record's MLP part starts when the optimizer step
+    has produced the parameters, beside the update; the commit (end of ``redo``) follows both
+    parts."""
     late = run(pipeline(persistence="redo"))
     early = run(pipeline(persistence="redo", redo_mlp_pull="with_optimizer"), machine=TwoChannelMachine())
     for n in range(1, 5):

@@ -1,4 +1,4 @@
-"""Issue 34 item 4: the fabric's contention in full detail and its reduced-run twin held together.
+"""The fabric's contention in full detail and its reduced-run twin held together.
 
 In full detail each pooled-vector and gradient transfer holds every link direction of its path (a
 lane, :mod:`cxlsim.systems.topology`); a symmetry-reduced run does not simulate the trunks and loads

@@ -1,5 +1,5 @@
-"""A platform's roles agree with the host CPU they hang on (issue 32 item 8): DRAM modules are
-the host's channels, the PCIe link trains at the host root port's rate."""
+"""A platform's roles agree with the host CPU they hang on: DRAM modules are the host's channels,
+the PCIe link trains at the host root port's rate."""
 
 from __future__ import annotations
 

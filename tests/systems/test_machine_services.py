@@ -1,4 +1,4 @@
-"""Issue 34 item 4: the axes see the machine through narrow interfaces (cxlsim.systems.machine.services).
+"""The axes see the machine through narrow interfaces (cxlsim.systems.machine.services).
 
 Every attribute an axis implementation reads of the machine (``self.m.x``, ``machine.x`` in its
 constructor, or ``x`` of a local bound to ``self.m``) is a member a service protocol declares, and

@@ -1,15 +1,15 @@
-"""Tests aimed at realistic bugs the rest of the suite let through (issue 20's mutants): each pins a
+"""Tests aimed at realistic bugs the rest of the suite let through (mutation testing): each pins a
 mechanism by its closed form or its rule, at the smallest level that shows it.
 
 * static power of the near-data and checkpointing logic is charged over wall time, not busy time;
 * the GPU timing table interpolates log-log between batch grid points (and stays monotone);
 * ECRec's slowdown carries its parity-update traffic (difference propagation);
 * a partial write that hits the write-combining buffer merges there: no read-modify-write;
-* (issue 23) a scale-out run charges every GPU's static power, not one GPU's
-  (``energy/model.py``: ``gpu.static_energy_J(T)`` for ``gpu.static_energy_J(T, d.gpus)``);
-* (issue 23) the lookup bound of a run counts the global batch of every GPU, not one GPU's
-  (``systems/run.py``: ``gp = wl.params`` for ``gp = global_wl.params``);
-* (issue 32) a fused correction is sized by the next batch's lookups of rows this batch updates.
+* a scale-out run charges every GPU's static power, not one GPU's (``energy/model.py``:
+  ``gpu.static_energy_J(T)`` for ``gpu.static_energy_J(T, d.gpus)``);
+* the lookup bound of a run counts the global batch of every GPU, not one GPU's (``systems/run.py``:
+  ``gp = wl.params`` for ``gp = global_wl.params``);
+* a fused correction is sized by the next batch's lookups of rows this batch updates.
 
 (The fourth surviving mutant, a serial sweep aborting on an internal error in one point, is killed
 by tests/sweep/test_hardening_sweep.py; energy per system × RM is pinned by tests/goldens/test_energy_goldens.py.)
@@ -143,7 +143,7 @@ def test_without_a_buffer_every_partial_write_pays_read_modify_write():
     assert r.rmw_count == 2 and r.media_read_B == 2 * m.unit_B
 
 
-# ------------------------------------------------------------------ scale-out: every GPU counted (issue 23)
+# ------------------------------------------------------------------ scale-out: every GPU counted
 @pytest.mark.parametrize("gpus", [1, 2, 3])
 def test_gpu_static_energy_counts_every_gpu(gpus):
     """Each GPU draws its idle power over the whole batch: gpus × idle_power_W × wall time."""
@@ -172,7 +172,7 @@ def test_run_lookup_bound_counts_the_global_batch(monkeypatch):
                  sets=[("topology.gpus_count", 2)])
 
 
-# ------------------------------------------------------------------ relaxed lookup: the fused correction (issue 32)
+# ------------------------------------------------------------------ relaxed lookup: the fused correction
 @pytest.mark.parametrize("mode", ["fused", "serial"])
 def test_the_correction_adds_the_next_batchs_lookups_of_updated_rows(mode):
     """Batch n+1's relaxed lookup pools its bags before update n writes the table, so every lookup

@@ -1,4 +1,4 @@
-"""Platforms (SPEC §11, issue 17): a system (architecture) on a platform (apparatus)."""
+"""Platforms (docs/design.md#platforms): a system (architecture) on a platform (apparatus)."""
 
 from __future__ import annotations
 

@@ -218,7 +218,7 @@ def test_the_check_reports_one_cell_consistently():
 
 #: Cells whose auto mean is outside the 20-batch interval though within the 1 % target, with why.
 OUTSIDE_EXCEPTIONS = {
-    ("pmem", "rm3"): "issue 32's host LLC starts empty and its dirty lines, and so its write-backs, "
+    ("pmem", "rm3"): "the host LLC starts empty and its dirty lines, and so its write-backs, "
                      "build up over the first batches (4.86 MB a batch over auto's 5 measured, 5.16 "
                      "over 20): auto's mean is 0.25 % below the 20-batch mean, whose interval is "
                      "±0.23 %. Starting the LLC in the state training leaves it in (as "
@@ -236,8 +236,8 @@ def test_auto_is_within_its_target_of_20_batches_on_every_system_and_rm():
     assert len(steady) == 2 * 4 * (len(doc["cells"]) // 8 - 1)
     off = [(c["platform"], c["system"], c["workload"], c["difference_fraction"]) for c in steady if not c["within_target"]]
     assert not off, off
-    # the issue's done-when: every auto mean inside the 20-batch mean's 95 % interval, ssd's included
-    # (both intervals for batches with the workload's correlation, as every run states them)
+    # every auto mean inside the 20-batch mean's 95 % interval, ssd's included (both intervals for
+    # batches with the workload's correlation, as every run states them)
     outside = [(c["platform"], c["system"], c["workload"]) for c in doc["cells"] if not c["in_reference_ci"]]
     named = [o for o in outside if (o[1], o[2]) in OUTSIDE_EXCEPTIONS]
     assert not [o for o in outside if o not in named], outside

@@ -1,6 +1,6 @@
-"""Scale by default (issue 34 item 9): topology.symmetry auto is the default, the tables policy, the
-switch levels and the near-data scratchpad follow from the topology when no input gives them
-(cxlsim.systems.scale), an explicit setting wins, and every refusal a setting would fix names it."""
+"""Scale by default: topology.symmetry auto is the default, the tables policy, the switch levels and
+the near-data scratchpad follow from the topology when no input gives them (cxlsim.systems.scale),
+an explicit setting wins, and every refusal a setting would fix names it."""
 
 from __future__ import annotations
 

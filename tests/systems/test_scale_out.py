@@ -1,5 +1,5 @@
-"""Scale-out (SPEC §12, issue 18): GPUs and CXL-MEMs on a switch tree, data-parallel training, every
-link direction a contended resource, against closed-form bounds of the ports."""
+"""Scale-out (docs/design.md#scale-out): GPUs and CXL-MEMs on a switch tree, data-parallel training,
+every link direction a contended resource, against closed-form bounds of the ports."""
 
 from __future__ import annotations
 

@@ -130,7 +130,7 @@ def test_free_positions_are_distinct_and_outside_the_taken_ones():
     assert not np.isin(got, taken).any() and got.min() >= 0 and got.max() < 10_000
 
 
-# ------------------------------------------------------------------ trunk counts (issue 32, item 11)
+# ------------------------------------------------------------------ trunk counts
 @pytest.mark.parametrize("gpus,mems,levels,fanout,attach", [
     (2, 2, 1, 0, "packed"), (4, 2, 2, 3, "packed"), (4, 4, 2, 4, "interleaved"), (6, 2, 2, 4, "packed"),
     (4, 4, 3, 2, "interleaved"), (8, 4, 2, 4, "interleaved"), (3, 5, 3, 2, "packed")])

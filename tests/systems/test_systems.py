@@ -52,7 +52,8 @@ def test_undo_overhead_is_only_what_outlasts_the_idle_window():
     logging = sum(rec[(op, n)].end_ns - rec[(op, n)].start_ns for op in ("emb_log", "mlp_log"))
     exposed = r.breakdowns_ns[0]["checkpoint"]
     assert 0 <= exposed <= logging
-    # by default the log starts when the CXL-MEM goes idle, after the lookup (SPEC §3.2)
+    # by default the log starts when the CXL-MEM goes idle, after the lookup
+    # (docs/design.md#batch-aware-undo-log)
     assert rec[("emb_log", n)].start_ns >= rec[("lookup", n)].end_ns
     # with undo_log_start: inputs it starts with its inputs (the indices, the previous update done),
     # beside the lookup

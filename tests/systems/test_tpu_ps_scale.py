@@ -1,4 +1,4 @@
-"""tpu-ps at equal resources (issue 18 item 3, SPEC §12): the chip count is topology.gpus_count, each
+"""tpu-ps at equal resources (docs/design.md#scale-out): the chip count is topology.gpus_count, each
 chip trains the workload's batch; the step's interconnect and network terms against closed forms."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The tpu-ps system in `cxlsim run` (issue 8 §4, issue 18): the analytic step model on the shared
-streams, at the accelerator count of topology.gpus_count."""
+"""The tpu-ps system in `cxlsim run`: the analytic step model on the shared streams, at the
+accelerator count of topology.gpus_count."""
 
 import json
 import subprocess
@@ -34,9 +34,8 @@ def test_tpu_ps_runs_every_workload_and_breakdown_sums(workload):
 
 @pytest.mark.parametrize("sets", [{"topology.gpus_count": 4}, {"tpu_ps.placement_policy": "ps"}])
 def test_a_tpu_ps_run_has_the_result_activity_and_energy_types_of_every_system(sets):
-    """Issue 23: a plain RunResult, per measured batch a BatchActivity (its devices' Usages), and
-    the energy by component and part from the same model as a cxl run's, components summing to the
-    total."""
+    """A plain RunResult, per measured batch a BatchActivity (its devices' Usages), and the energy
+    by component and part from the same model as a cxl run's, components summing to the total."""
     kw = dict(workload="rm1", batches=2, warmup=1, workload_sets=SMALL)
     tpu = cxlsim.simulate("tpu-ps", sets=sets, **kw)
     cxl = cxlsim.simulate("cxl", **kw)

@@ -1,6 +1,6 @@
-"""The timeline of a tpu-ps step (issue 18 item 3), drawn as its steps are timed: lanes, the
-pipelined period (N's MLPs beside N−1's update and N+1's lookup), the serial order, each period's
-lanes against the batch's activity, and the CLI formats."""
+"""The timeline of a tpu-ps step, drawn as its steps are timed: lanes, the pipelined period (N's
+MLPs beside N−1's update and N+1's lookup), the serial order, each period's lanes against the
+batch's activity, and the CLI formats."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ TABLE3 = {  # dim, dense, tables, lookups, bottom, top
     "rm3": (32, 13, 20, 20, "13-10240-4096-32", "512-128-1"),
     "rm4": (16, 13, 52, 1, "13-16384-2048-512-16", "512-128-1"),
 }
-BATCH_SIZE = 359  # SPEC §4 with framework time (test_batch_size_gives_rm1_bottom_forward_near_0_6_ms)
+BATCH_SIZE = 359  # the batch-size rule of docs/design.md#workloads with framework time (test_batch_size_gives_rm1_bottom_forward_near_0_6_ms)
 #: parameters of readings RM1-RM4 do not use (per-table rows and bags, the dcn interaction's, a recorded trace):
 #: schema defaults
 NOT_APPLICABLE = ("table_rows", "table_bag_sizes", "cross_layers", "cross_rank", "trace")
@@ -57,7 +57,8 @@ def test_mlp_params_count_weights_and_biases():
 
 
 def test_batch_size_gives_rm1_bottom_forward_near_0_6_ms():
-    """SPEC §4's rule on the b_fwd phase as PyTorch eager runs it (docs/workloads.md)."""
+    """The batch-size rule (docs/design.md#workloads) on the b_fwd phase as PyTorch eager runs it
+    (docs/workloads.md)."""
     from cxlsim.devices import build_device
     from cxlsim.devices.compute.gpu_step import StepModel
     from cxlsim.workloads.dlrm_ops import DlrmStep, StepShapes

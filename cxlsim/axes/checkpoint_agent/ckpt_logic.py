@@ -1,5 +1,5 @@
 """``checkpoint_agent: ckpt_logic``: the CXL-MEM's checkpointing logic (a DMA engine with AXI read
-and write channels, counters and persistent flags; SPEC §2.4)."""
+and write channels, counters and persistent flags; docs/design.md#host-cpu-and-near-data-logic)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The ``correction`` axis (relaxed lookup only, SPEC §3.3): where batch n's lookup, read before
-update n−1, gets that update's changes of shared rows.
+"""The ``correction`` axis (relaxed lookup only, docs/design.md#relaxed-embedding-lookup): where
+batch n's lookup, read before update n−1, gets that update's changes of shared rows.
 
 Contract: ``add_op(graph, n, m)`` (class level) adds the ``correction`` op of batch ``n`` on
 device ``m`` (:class:`~cxlsim.systems.dataflow.Graph`); an instance, ``cls(machine)``, times it

@@ -1,5 +1,6 @@
 """``data_movement: cxl_cache``: DCOH flushes over CXL.cache, the CXL.io engine DMAs the indices,
-the all-reduce writes CXL.mem lines GPU to GPU over the switch tree (SPEC §2)."""
+the all-reduce writes CXL.mem lines GPU to GPU over the switch tree (docs/design.md#data-movement,
+docs/design.md#scale-out)."""
 
 from __future__ import annotations
 

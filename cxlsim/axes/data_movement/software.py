@@ -1,8 +1,9 @@
 """``data_movement: software``: the CUDA-like software path over PCIe (launch, copy, sync); a copy
-to or from a PCIe card bounces through host memory (SPEC §1.4 ``pcie``). Every copy has its route
-(:data:`~cxlsim.devices.fabric.pcie.ROUTES`): the indices go host → card (``h2d``); pooled vectors go
-host → GPU (``h2d``) and gradients GPU → host (``d2h``) where the host's engine holds them, and
-bounce (``d2h2d``: device → host, host → device) where a card's does; a ring step bounces."""
+to or from a PCIe card bounces through host memory (docs/design.md#pcie-and-the-software-path).
+Every copy has its route (:data:`~cxlsim.devices.fabric.pcie.ROUTES`): the indices go host → card
+(``h2d``); pooled vectors go host → GPU (``h2d``) and gradients GPU → host (``d2h``) where the
+host's engine holds them, and bounce (``d2h2d``: device → host, host → device) where a card's does;
+a ring step bounces."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``persistence`` axis: how a system makes each batch durable (SPEC §3).
+"""The ``persistence`` axis: how a system makes each batch durable (docs/design.md#persistence).
 
 Contract of a scheme (a :class:`Persistence` subclass registered as ``persistence: <name>``):
 

@@ -1,5 +1,6 @@
-"""MLP timing tables: the CSV format, the grid and the lookup (SPEC §2.6). The model only reads
-tables; the generator is a tool (:mod:`cxlsim.calibrate.gpu_table`)::
+"""MLP timing tables: the CSV format, the grid and the lookup
+(docs/design.md#gpu-and-mlp-timing-tables). The model only reads tables; the generator is a tool
+(:mod:`cxlsim.calibrate.gpu_table`)::
 
     python -m cxlsim.calibrate.gpu_table                       # gpu/rtx3090
     python -m cxlsim.calibrate.gpu_table --preset gpu/rtx3090 --out /tmp/t.csv
@@ -63,9 +64,9 @@ def _interaction_width(tables: int, dim: int) -> int:
     return dim + n * (n - 1) // 2
 
 
-#: MLPs whose layer shapes the table holds: reference/workloads.md Table 3 (RM1-RM4) and DLRM's
-#: Criteo Kaggle configuration. Top MLPs appear both as written (first width = input) and, as DLRM
-#: itself reads --arch-mlp-top, with the interaction output prepended as the input width.
+#: MLPs whose layer shapes the table holds: [kwon-micro23] Table 3 (RM1-RM4) and DLRM's Criteo
+#: Kaggle configuration. Top MLPs appear both as written (first width = input) and, as DLRM itself
+#: reads --arch-mlp-top, with the interaction output prepended as the input width.
 TABLE_MLPS: dict[str, str] = {
     "RM1/RM2 bottom": "13-8192-2048-32",
     "RM3 bottom": "13-10240-4096-32",

@@ -36,14 +36,15 @@ CXL.cache + DCOH (a device caches lines of another's memory; state in
   limit)``; first-line latency = lookup + state change + device protocol + path(64 B) + home's
   device protocol. ``flush_lines_cost(transitions, path)`` charges what a
   :meth:`DcohState.flush <cxlsim.devices.fabric.cxl_dcoh.DcohState.flush>` returned: its dirty lines
-  flushed, one pipeline slot per clean line scanned. This is the automatic data movement of SPEC
-  §1.2 (pooled embeddings to the GPU, gradients back) and, with :meth:`CxlProtocol.cache_fill_ns`,
-  the checkpointing logic's pull of MLP parameters. Bounded ops ``"flush"``, ``"cache_fill"``.
-  ``dcoh_occupancy_ns`` is the device side of every op (its request pipeline); the home's coherence
-  tracking (``coherence_alloc_interval_ns``) caps allocating reads only. ``cache_fill_ns(n,
-  media_ns, path, media_interval_ns, op="RdCurr")`` is a stream of one device-initiated CXL.cache
-  op (:mod:`cxlsim.devices.fabric.cxl_cache_ops`: RdCurr, RdShared, RdOwn, ItoMWr, WOWrInvF, their stages
-  and limits) to a peer device's memory, whose pipeline is :meth:`CxlProtocol.cache_fill_home_ns`.
+  flushed, one pipeline slot per clean line scanned. This is the automatic data movement of
+  docs/design.md#data-movement (pooled embeddings to the GPU, gradients back) and, with
+  :meth:`CxlProtocol.cache_fill_ns`, the checkpointing logic's pull of MLP parameters. Bounded ops
+  ``"flush"``, ``"cache_fill"``. ``dcoh_occupancy_ns`` is the device side of every op (its request
+  pipeline); the home's coherence tracking (``coherence_alloc_interval_ns``) caps allocating reads
+  only. ``cache_fill_ns(n, media_ns, path, media_interval_ns, op="RdCurr")`` is a stream of one
+  device-initiated CXL.cache op (:mod:`cxlsim.devices.fabric.cxl_cache_ops`: RdCurr, RdShared,
+  RdOwn, ItoMWr, WOWrInvF, their stages and limits) to a peer device's memory, whose pipeline is
+  :meth:`CxlProtocol.cache_fill_home_ns`.
 
 CXL.io
   MMIO register write (posted) and read (round trip); the per-batch configuration

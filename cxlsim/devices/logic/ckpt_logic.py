@@ -1,6 +1,6 @@
 """CXL-MEM checkpointing logic (family ``ckpt_logic``), as built on the FPGA of the paper's prototype
-(SPEC §1.1, §2.7): a DMA engine copying data region -> log region and pulling MLP parameters from
-the GPU, two counters and two persistent flags.
+(docs/design.md#hardware, #host-cpu-and-near-data-logic): a DMA engine copying data region -> log
+region and pulling MLP parameters from the GPU, two counters and two persistent flags.
 
 Contract (times ns, bytes ``*_B``; the API of :mod:`cxlsim.devices.base`):
 

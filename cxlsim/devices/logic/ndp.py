@@ -1,6 +1,6 @@
 """CXL-MEM near-data computing logic (family ``ndp``), as built on the FPGA of the paper's prototype
-(SPEC §1.1, §2.7). The checkpointing logic beside it is family ``ckpt_logic``
-(:mod:`cxlsim.devices.logic.ckpt_logic`).
+(docs/design.md#hardware, #host-cpu-and-near-data-logic). The checkpointing logic beside it is
+family ``ckpt_logic`` (:mod:`cxlsim.devices.logic.ckpt_logic`).
 
 Contract (times ns, sizes in fp32 elements unless named ``*_B``; the API of
 :mod:`cxlsim.devices.base`):
@@ -8,7 +8,8 @@ Contract (times ns, sizes in fp32 elements unless named ``*_B``; the API of
 * :meth:`NdpModel.pool_ns` ``(n_vectors, dim)`` -- sum-pool adds in the adder array;
 * :meth:`NdpModel.update_ns` ``(n_rows, dim, n_grads=None)`` -- SGD: accumulate duplicate-row
   gradients, multiply by the learning rate, add to the row;
-* :meth:`NdpModel.correction_ns` ``(n_shared, dim)`` -- relaxed-lookup correction adds (SPEC §3.3);
+* :meth:`NdpModel.correction_ns` ``(n_shared, dim)`` -- relaxed-lookup correction adds
+  (docs/design.md#relaxed-embedding-lookup);
 * :meth:`NdpModel.stream_ns` ``(n_lines, medium_latency_ns, medium_bw_GBps)`` -- the memory side
   of streaming 64 B lines from the memory controllers: max(outstanding-request limit, bandwidth);
 * :meth:`NdpModel.lookup_ns` ``(n_vectors, dim, medium_latency_ns, medium_bw_GBps)`` -- compute and

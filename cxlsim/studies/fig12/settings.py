@@ -10,7 +10,7 @@ STUDY = "fig12"
 #: Steps reported, in the order of a batch (those a system does not run are left out).
 STEPS = ("b_fwd", "lookup", "correction", "pooled", "t_mlp", "grads", "b_bwd", "mlp_opt", "update", "emb_log", "mlp_log",
          "redo_mlp", "redo")
-#: The paper's Figure 12 points (SPEC §7), ms from the batch's start.
+#: The paper's Figure 12 points (docs/design.md#calibration), ms from the batch's start.
 PAPER = {
     "cxl-d": {"b_fwd": (0.0, 0.6), "t_mlp": (0.6, 2.2), "update": (None, 4.9), "batch": 6.7},
     "cxl-b": {"b_fwd": (0.0, 0.6), "exposed_logging_ms": 0.3},

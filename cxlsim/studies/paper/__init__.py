@@ -1,5 +1,6 @@
-"""The paper's comparison (``cxlsim reproduce``): RM1–RM4 on the systems of SPEC §1.4 on each of
-its platforms, Figure 12's timelines, the summary against ``pmem`` and Figures 11–13.
+"""The paper's comparison (``cxlsim reproduce``): RM1–RM4 on the systems of
+docs/design.md#systems-compared on each of its platforms, Figure 12's timelines, the summary against
+``pmem`` and Figures 11–13.
 
 * :mod:`~cxlsim.studies.paper.settings`: what it covers (``configs/sweeps/paper.yaml``'s systems and
   workloads, ``reproduce.yaml``'s platforms, ``fig12.yaml``'s timeline runs, the baseline);

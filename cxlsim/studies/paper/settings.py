@@ -10,7 +10,8 @@ from cxlsim.sweep.lists import sweep_lists
 from cxlsim.systems.config import list_systems, load_system
 
 #: The catalog sweep (``configs/sweeps/<name>.yaml``) that states the paper's comparison: its
-#: systems (SPEC §1.4 in the paper's order, then the schemes cxlsim adds) and workloads.
+#: systems (docs/design.md#systems-compared in the paper's order, then the schemes cxlsim adds) and
+#: workloads.
 PAPER_SWEEP = "paper"
 #: The catalog sweep of Figure 12's runs: the three TrainingCXL variants on one embedding-intensive
 #: model (its systems and first workload; :func:`timeline_runs`). A reproduction draws their

@@ -1,6 +1,7 @@
-"""The paper's comparison: RM1–RM4 on every system of SPEC §1.4 that has a configuration, on each
-platform (the paper's ``prototype``, then ``physical``), the Figure-12 timelines, a summary against
-``pmem`` per platform, and Figures 11–13 (drawn from the results files).
+"""The paper's comparison: RM1–RM4 on every system of docs/design.md#systems-compared that has a
+configuration, on each platform (the paper's ``prototype``, then ``physical``), the Figure-12
+timelines, a summary against ``pmem`` per platform, and Figures 11–13 (drawn from the results
+files).
 
 Everything runs as sweep points (:mod:`cxlsim.sweep.spec`) on an executor, so ``--executor
 process`` or ``dask`` parallelise it like any sweep. ``OUT/results.json`` holds the comparison's

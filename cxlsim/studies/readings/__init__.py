@@ -1,4 +1,4 @@
-"""The paper's headline claims under each reading it leaves open (issue 32 item 9).
+"""The paper's headline claims under each reading it leaves open (docs/workloads.md).
 
     python -m cxlsim.studies.readings                         # RM1-RM4, 3 measured batches
     python -m cxlsim.studies.readings --markdown --json readings.json

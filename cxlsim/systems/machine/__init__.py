@@ -7,7 +7,7 @@ steps are served access by access by the media model of the role that holds the 
 carried across steps and batches (write-combining buffers, pending writes: read-after-write is
 decided per access from the real index streams). Links are exclusive lanes in the op graph.
 
-Several devices (SPEC §12, :mod:`cxlsim.systems.topology`): the machine holds one
+Several devices (docs/design.md#scale-out, :mod:`cxlsim.systems.topology`): the machine holds one
 :class:`MemSide` per memory device (a CXL-MEM or PCIe card with its own modules, near-data and
 checkpointing logic, logs and MLP-log shard; or the host, for host-engine systems) and one lane per
 GPU. Steps of device ``i`` are named ``<step>.<i>`` and run on ``<lane>.<i>`` (device 0 keeps the

@@ -57,7 +57,8 @@ class Memory:
         Every stream of a step is issued at the step's start: the media model needs issue times
         that never decrease across calls, and steps start in simulated-time order. Only totals are
         kept; ``.done_ns`` of the result is when the stream is done for its requester (reads: data
-        returned; writes: acknowledged, durable in the ADR domain; media work may go on, SPEC §2.2).
+        returned; writes: acknowledged, durable in the ADR domain; media work may go on,
+        docs/design.md#pmem).
         """
         stream = AccessStream.of(t_ns, addr_B, size_B, is_write)
         return self.model.serve(stream, self.state, outstanding, self.modules, self.interleave_B, per_access=False,

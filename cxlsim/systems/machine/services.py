@@ -1,4 +1,4 @@
-"""The narrow interfaces the pipeline axes see of the machine (issue 34, item 4).
+"""The narrow interfaces the pipeline axes see of the machine.
 
 An axis implementation (:mod:`cxlsim.axes`) is built with the machine (``self.m``) and may use only
 what these protocols declare: facts about the run, the devices it drives, and four services —

@@ -1,5 +1,5 @@
 """The interaction: how a DLRM joins the bottom MLP's output and the pooled embeddings before the
-top MLP (a workload choice, ``interaction: dot | cat | dcn | ...``; issue 34, item 8).
+top MLP (a workload choice, ``interaction: dot | cat | dcn | ...``).
 
 An implementation is one file in this folder (or in a third party's package), registered by name
 through the entry-point group ``cxlsim.interactions`` (:mod:`cxlsim.workloads.interactions.registry`).

@@ -1,5 +1,5 @@
 """``persistence: cnr``: Check-N-Run-style incremental checkpointing on the CXL-MEM (Eisenman et
-al., NSDI 2022; reference/strategies.md §2), run on TrainingCXL's hardware.
+al., NSDI 2022, [eisenman-nsdi22]), run on TrainingCXL's hardware.
 
 Every ``cnr_interval_batches`` (k) batches, after the update and optimizer step of batch
 ``n = jk + k − 1``, the checkpoint agent writes checkpoint ``j``: the rows modified since checkpoint
@@ -9,7 +9,7 @@ all MLP parameters (fp32), then a commit flag. Check-N-Run's *consecutive* polic
 baseline snapshot plus every committed increment in order, so training resumes after the last
 checkpointed batch, losing up to k batches — the price of checkpointing only every k batches.
 
-Quantisation: asymmetric uniform per row (strategies.md): ``scale = (max − min)/(2^b − 1)``, a row
+Quantisation: asymmetric uniform per row ([eisenman-nsdi22]): ``scale = (max − min)/(2^b − 1)``, a row
 stored as ``dim`` codes of b bits plus its min and scale (2 × fp32); dequantised ``scale·q + min``,
 so an element is off by at most ``scale/2`` (plus fp32 rounding).
 

@@ -1,8 +1,8 @@
-"""``persistence: redo`` (``ssd``, ``pmem``, ``pcie``, ``cxl-d``; SPEC §3.1): the data region is
-updated in place; then the ``redo`` step writes record n (the updated rows and the MLP parameters)
-into a ring in the log region and, after a fence, its commit flag. With ``redo_mlp_pull:
-with_optimizer`` the ``redo_mlp`` step pulls the record's MLP part as soon as the optimizer step has
-produced it, beside the update; the flag follows both parts.
+"""``persistence: redo`` (``ssd``, ``pmem``, ``pcie``, ``cxl-d``; docs/design.md#redo-checkpoint):
+the data region is updated in place; then the ``redo`` step writes record n (the updated rows and
+the MLP parameters) into a ring in the log region and, after a fence, its commit flag. With
+``redo_mlp_pull: with_optimizer`` the ``redo_mlp`` step pulls the record's MLP part as soon as the
+optimizer step has produced it, beside the update; the flag follows both parts.
 
 Log region (from the machine's ``log_base``): two embedding-log slots' worth of space (kept for the
 address map the undo scheme shares), an MLP area, then the record ring (64 records). A record is its

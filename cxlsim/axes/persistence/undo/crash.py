@@ -57,10 +57,11 @@ def _mem_logs(lay: im.Layout, ref: Reference, mems: int, placement: Placement | 
     return tuple(out)
 
 def build_undo(cfg: SystemConfig, ref: Reference, tl: Timeline, devices: DeviceGraph, bug: str | None) -> Protocol:
-    """Undo logs per CXL-MEM. Global persistence rule (SPEC §12): batch ``n`` is persistent once
-    every device's logs of ``n`` are flagged; only then does any device delete its logs of ``n − 1``
-    (relaxed: its embedding log of ``n − 1``), and an MLP log completed at batch ``n`` is flagged only
-    once every device's embedding log of ``n`` is. One device: the single-device protocol."""
+    """Undo logs per CXL-MEM. Global persistence rule (docs/design.md#scale-out): batch ``n`` is
+    persistent once every device's logs of ``n`` are flagged; only then does any device delete its
+    logs of ``n − 1`` (relaxed: its embedding log of ``n − 1``), and an MLP log completed at batch
+    ``n`` is flagged only once every device's embedding log of ``n`` is. One device: the
+    single-device protocol."""
     p = cfg.pipeline
     N, row_B, pool = ref.n_batches, ref.layout.row_B, ref.pool
     M = tl.mems
@@ -205,10 +206,10 @@ def _read_mem(img: np.ndarray, proto: Protocol, d: MemLog) -> tuple[dict, dict, 
     return emb, mlps, None
 
 def plan_undo(img: np.ndarray, proto: Protocol) -> RecoveryPlan:
-    """The global rule (SPEC §12; the module docstring): ``P`` is the newest batch whose
-    embedding log is flagged on every CXL-MEM and, without relaxation, for which every device still
-    has a flagged MLP log of the parameters after ``P − 1`` — a device's newest MLP log may be a
-    batch ahead (it flagged both logs of ``P + 1`` while another device has not) or a batch behind
+    """The global rule (docs/design.md#scale-out; the module docstring): ``P`` is the newest batch
+    whose embedding log is flagged on every CXL-MEM and, without relaxation, for which every device
+    still has a flagged MLP log of the parameters after ``P − 1`` — a device's newest MLP log may be
+    a batch ahead (it flagged both logs of ``P + 1`` while another device has not) or a batch behind
     (its MLP log of ``P`` is not flagged yet: then ``P − 1``, whose embedding logs are still flagged
     everywhere because deletion waits for both flags of ``P`` on every device). Every device
     restores its flagged embedding logs of ``P`` and newer, newest first (undoing a possibly partial

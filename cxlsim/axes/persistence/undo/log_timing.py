@@ -1,5 +1,5 @@
-"""The undo log's logging rates, measured on a simulated run of an undo-logging system (issue 23:
-ft's undo-log overhead comes from the timing model, not from an analytic copy at PMEM bandwidth).
+"""The undo log's logging rates, measured on a simulated run of an undo-logging system (ft's
+undo-log overhead comes from the timing model, not from an analytic copy at PMEM bandwidth).
 
 :func:`undo_log_rates` simulates ``system`` (a config name or path whose persistence scheme writes
 a per-batch embedding log, ``emb_log``: ``cxl-b``, ``cxl``) and returns the rates its logging steps

@@ -1,9 +1,10 @@
-"""``persistence: undo`` (``cxl-b``, ``cxl``; SPEC §3.2–§3.4): the batch-aware undo log. The
-checkpointing logic copies the rows batch n will update into embedding-log slot ``n % 2``
-(``emb_log``) and the MLP parameters into the MLP log (``mlp_log``), each then flagged; the update
-waits for every device's embedding log, the optimizer step for the MLP log. With
-``relaxed_mlp_log`` the MLP log copies only while its GPU runs interaction + top MLP and spans
-batches; the relaxed lookup of batch n+1 reads the table after emb_log n.
+"""``persistence: undo`` (``cxl-b``, ``cxl``): the batch-aware undo log
+(docs/design.md#batch-aware-undo-log, #relaxed-batch-aware-checkpoint). The checkpointing logic
+copies the rows batch n will update into embedding-log slot ``n % 2`` (``emb_log``) and the MLP
+parameters into the MLP log (``mlp_log``), each then flagged; the update waits for every device's
+embedding log, the optimizer step for the MLP log. With ``relaxed_mlp_log`` the MLP log copies only
+while its GPU runs interaction + top MLP and spans batches; the relaxed lookup of batch n+1 reads
+the table after emb_log n.
 
 Log region: as the redo scheme's (:func:`~cxlsim.axes.persistence.redo.scheme.log_areas`).
 
@@ -16,7 +17,7 @@ windows of several batches (:func:`~cxlsim.crash.timeline.relaxed_mlp_fractions`
 batch of each chunk, and deletes its predecessor once flagged; the embedding log of ``n − 1`` is
 deleted once log ``n`` is flagged.
 
-Several CXL-MEMs (SPEC §12): each device logs the rows it holds
+Several CXL-MEMs (docs/design.md#scale-out): each device logs the rows it holds
 (:class:`~cxlsim.systems.topology.Placement`) and a shard of the MLP (whole chunks) in its own
 :class:`~cxlsim.crash.protocols.MemLog`, on its own steps' spans (``emb_log.<d>``, ``update.<d>``,
 ``mlp_log.<d>``). The global persistence rule: batch ``n`` is persistent only once every device's
@@ -29,8 +30,8 @@ Injected bugs: ``flag-before-data`` (every flag at its step's start, without the
 ``delete-on-embedding-flag`` (the old checkpoint deleted once the new embedding log is flagged,
 without waiting for the MLP log's flag: ``cxl-b``, the logs of ``n − 1`` on the embedding flag of
 ``n``; ``cxl``, the previous MLP log on the embedding flag of the batch its successor starts
-copying at). The update does not wait for the MLP log (SPEC §3.2), so a crash between the two
-flags of that bug finds no MLP log.
+copying at). The update does not wait for the MLP log (docs/design.md#batch-aware-undo-log), so a
+crash between the two flags of that bug finds no MLP log.
 
 Recovery (``crash.plan_undo``): the newest flagged embedding log ``b`` is restored (undoing a
 possibly partial update ``b``): ``m = b − 1``; the MLP comes from the newest flagged MLP log.
@@ -80,9 +81,10 @@ class Undo(Persistence):
 
     @classmethod
     def update_deps(cls, g, n: int) -> list[tuple]:
-        # SPEC §3.2, §12 (the paper's embedding logging, step 4): once the batch's embedding log is
-        # flagged on every device the update writes in place; it does not wait for the MLP log
-        # (recovery then takes the MLP from the previous MLP log, still present)
+        # docs/design.md#batch-aware-undo-log and #scale-out (the paper's embedding logging, step
+        # 4): once the batch's embedding log is flagged on every device the update writes in place;
+        # it does not wait for the MLP log (recovery then takes the MLP from the previous MLP log,
+        # still present)
         return g.every("emb_log", n, g.mems)
 
     @classmethod
@@ -147,7 +149,8 @@ class Undo(Persistence):
             pull_end = t + mc.pull_mlp_ns(shard, m)
             return mc.pull_in_segments(side, shard, self.mlp_log_base, t, pull_end - t, out,
                                        lambda latest: max(latest, pull_end) + mc.flag_ns(side.ckpt_mem))
-        # relaxed: copy only while its source GPU runs interaction + top MLP of batch n (SPEC §3.4)
+        # relaxed: copy only while its source GPU runs interaction + top MLP of batch n
+        # (docs/design.md#relaxed-batch-aware-checkpoint)
         window_end = ex.planned_end(("t_mlp" + sfx(side.source_gpu), n))
         prog = side.mlp_log
         if prog.first_batch < 0:

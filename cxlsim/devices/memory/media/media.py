@@ -63,7 +63,7 @@ BITS_PER_B = 8
 #: ``emulates:`` another is priced with the emulated preset's values of these
 #: (``energy.emulated_media: as_emulated``, :mod:`cxlsim.energy.model`).
 ENERGY_PARAMS = ("read_media_pJ_per_bit", "write_media_pJ_per_bit", "io_pJ_per_bit", "background_W")
-TORN_GRANULE_B = 64  # in-flight writes may be torn at this granularity on power loss (SPEC §3.5)
+TORN_GRANULE_B = 64  # in-flight writes may tear at this granularity (docs/design.md#crash-and-recovery)
 INITIAL_TABLE_SLOTS = 1 << 12  # pending table starts this big (and shrinks no further); rebuilds resize it
 #: Most inserts a pending-table rebuild makes room for at once (larger streams grow it again).
 MAX_GROW_ROOM = 1 << 21
