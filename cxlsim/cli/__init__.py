@@ -5,7 +5,8 @@ Each module of :mod:`cxlsim.cli` whose name does not start with ``_`` is a subco
 ``--config FILE``, ``--set KEY=VALUE`` (repeatable) and ``--json``.
 
 Exit status: 0 ok; 2 bad input (one line naming the file and key); 1 internal error (an output
-that cannot be written, e.g. a full disk, is one line naming the file, not a traceback).
+that cannot be written, e.g. a full disk, is one line naming the file, not a traceback). A value
+inside its bounds but outside its plausible range is run, with one ``warning: ...`` line on stderr.
 
 Subcommand modules import the simulator inside ``run`` (and the few names their ``--help`` needs
 inside ``add_arguments``): building the parser imports every subcommand, and ``cxlsim --help`` must
@@ -19,8 +20,10 @@ import argparse
 import importlib
 import pkgutil
 import sys
+import warnings
 from types import ModuleType
 
+from cxlsim.config.params import PlausibilityWarning
 from cxlsim.errors import InputError
 
 EPILOG = """exit status: 0 ok, 2 bad input (one line naming the file and key), 1 internal error.
@@ -88,7 +91,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args._run(args) or 0)
+        with warnings.catch_warnings():
+            _print_plausibility_warnings()
+            return int(args._run(args) or 0)
     except InputError as exc:
         print(f"cxlsim {args.command}: error: {exc}", file=sys.stderr)
         return 2
@@ -100,6 +105,25 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # an unwritable or full output file or folder: internal I/O error, one line
         print(f"cxlsim {args.command}: internal error: {io_message(exc)}", file=sys.stderr)
         return 1
+
+
+def _print_plausibility_warnings() -> None:
+    """Within the caller's ``warnings.catch_warnings()``: each distinct value outside its plausible
+    range (:class:`~cxlsim.config.params.PlausibilityWarning`) is one ``warning: ...`` line on
+    stderr, however often the value is checked; other warnings print as Python prints them."""
+    shown: set[str] = set()
+    default = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001, ANN202
+        if not issubclass(category, PlausibilityWarning):
+            return default(message, category, filename, lineno, file, line)
+        if str(message) not in shown:
+            shown.add(str(message))
+            print(f"warning: {message}", file=sys.stderr)
+        return None
+
+    warnings.simplefilter("always", PlausibilityWarning)
+    warnings.showwarning = show
 
 
 def io_message(exc: OSError) -> str:

@@ -59,3 +59,42 @@ def check_bound(where: str, key: str, amount: float, bound: float, what: str, of
     if amount > bound:
         raise ConfigError(where, key, f"{what}: {amount:.3g}, above the bound of {bound:.3g} on {of} "
                           "(cxlsim/config/bounds.py)")
+
+
+#: Plausible ranges, beside the hard bounds. The assumption (named, stated once): **a value is
+#: plausible when some built or published device, system or workload has reached it, widened 10x
+#: on either side**. A value outside its plausible range but inside its bounds is accepted with a
+#: one-line warning naming the file or option, the key and the range (a typo such as GB/s given
+#: in B/s, or ns given in s); outside the bounds it stays an error. Zero never warns where the
+#: bounds allow it: throughout the schemas 0 means "none" or "disabled".
+#:
+#: By unit, for every parameter whose key name ends in that unit and that declares no range of its
+#: own (:attr:`cxlsim.config.params.Param.plausible`):
+#:
+#: - bandwidth, GB/s: 0.01..1e5: from a PCIe 1.0 lane or a hard disk (0.1 to 0.25 GB/s) to a
+#:   Blackwell GPU's HBM3e (8 TB/s);
+#: - latency, ns: 0.01..1e8, and µs: 1e-5..1e5 (the same span): from an SRAM access or a 3 GHz
+#:   cycle (0.3 ns) to a hard disk's seek (10 ms);
+#: - capacity or data size, GB and GiB: 1e-4..1e6: from a CPU core's 1 MB L2 cache to a 61.44 TB
+#:   NVMe SSD.
+PLAUSIBLE_BY_UNIT: dict[str, tuple[float, float]] = {
+    "GB/s": (0.01, 1e5),
+    "ns": (0.01, 1e8),
+    "µs": (1e-5, 1e5),
+    "GB": (1e-4, 1e6),
+    "GiB": (1e-4, 1e6),
+}
+
+#: Plausible ranges declared by parameters of their own (the same assumption, each reached value
+#: named): samples per batch per accelerator: MLPerf DLRM-DCNv2's largest global batch, 65,536;
+PLAUSIBLE_BATCH_SIZE = (1, 655_360)
+#: lookups in one bag (one sample's lookups in one table): MLPerf DLRM-DCNv2's largest multi-hot
+#: bag, 100;
+PLAUSIBLE_BAG_SIZE = (1, 1_000)
+#: embedding tables in one model: about a thousand in production models (Meta's DLRM papers);
+PLAUSIBLE_TABLES = (1, 10_000)
+#: a CPU's cores and hardware threads: AMD EPYC 9965, 192 cores and 384 threads;
+PLAUSIBLE_CPU_CORES = (1, 1_920)
+PLAUSIBLE_CPU_THREADS = (1, 3_840)
+#: a GPU's streaming multiprocessors: NVIDIA's full GH100, 144.
+PLAUSIBLE_GPU_SMS = (1, 1_440)

@@ -38,7 +38,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from cxlsim.config.params import ParamSet, Schema, unknown_key_message
+from cxlsim.config.params import ParamSet, Schema, relocated_warnings, unknown_key_message
 from cxlsim.config.yamlio import check_version, read_yaml
 from cxlsim.errors import ConfigError
 
@@ -167,8 +167,13 @@ def resolve_preset(
     for key, value in (overrides or {}).items():
         values[key] = value
         sources[key] = f"override ({origin[key]})"
+    def relocate(at: str, key: str) -> tuple[str, str]:  # an override's value names its origin
+        name = key.removeprefix("params.")
+        return (origin[name], key) if at == where and key.startswith("params.") and name in origin else (at, key)
+
     try:
-        params = schema.validate(values, sources, where, "params.")
+        with relocated_warnings(relocate):
+            params = schema.validate(values, sources, where, "params.")
     except ConfigError as exc:
         raise _blame(exc, schema, own, overrides or {}, origin, where) from None
     name = f"{family}/{path.stem}" if path.parent.name == family else str(path)

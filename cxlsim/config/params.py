@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Callable, Iterable, Mapping
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from cxlsim.config.bounds import PLAUSIBLE_BY_UNIT
 from cxlsim.errors import ConfigError
 from cxlsim.units import unit_of
 
@@ -31,7 +34,10 @@ class Param:
     kind ``item``, a number kind, and bounded as a number is; kept as a tuple); ``minimum``/``maximum``
     bound numbers (inclusive unless ``exclusive_minimum``); ``choices`` restricts strings (a tuple, or a callable
     returning the names, for choices registered at run time such as a pipeline axis's
-    implementations, :mod:`cxlsim.systems.axes`); a parameter with no
+    implementations, :mod:`cxlsim.systems.axes`); ``plausible`` is the ``(low, high)`` range of a
+    number beside its bounds (default: its unit's, :data:`cxlsim.config.bounds.PLAUSIBLE_BY_UNIT`):
+    a value inside the bounds but outside it is accepted with a :class:`PlausibilityWarning`
+    (0 never warns); a parameter with no
     ``default`` must be given by the preset. ``descriptive`` (a reason) marks a fact kept for the
     record that no model reads; every other parameter must reach timing or energy
     (:mod:`cxlsim.systems.reach`).
@@ -47,6 +53,7 @@ class Param:
     choices: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None
     descriptive: str = ""
     item: type | None = None
+    plausible: tuple[float, float] | None = None
 
     @property
     def required(self) -> bool:
@@ -55,6 +62,14 @@ class Param:
     @property
     def unit(self) -> str:
         return unit_of(self.name) or ""
+
+    @property
+    def plausible_range(self) -> tuple[float, float] | None:
+        """``(low, high)`` of a plausible value: the declared range, else the unit's
+        (:data:`~cxlsim.config.bounds.PLAUSIBLE_BY_UNIT`), else None (numbers only)."""
+        if self.kind not in (int, float) and self.item not in (int, float):
+            return None
+        return self.plausible if self.plausible is not None else PLAUSIBLE_BY_UNIT.get(self.unit)
 
     def coerce(self, value: Any, where: str, key: str) -> Any:
         """Return ``value`` converted to this parameter's kind, or raise ConfigError."""
@@ -65,7 +80,7 @@ class Param:
             if isinstance(value, str) or not isinstance(value, (list, tuple)):
                 raise ConfigError(where, key, f"expected a list of numbers ({self.unit or 'no unit'}), got {value!r}")
             one = Param(self.name, self.item, self.doc, minimum=self.minimum, maximum=self.maximum,
-                        exclusive_minimum=self.exclusive_minimum)
+                        exclusive_minimum=self.exclusive_minimum, plausible=self.plausible)
             return tuple(one.coerce(v, where, f"{key}[{i}]") for i, v in enumerate(value))
         if kind is bool:
             if isinstance(value, bool):
@@ -89,6 +104,9 @@ class Param:
                     raise ConfigError(where, key, f"must be >= {self._bound(self.minimum)}, got {value!r}")
             if self.maximum is not None and value > self.maximum:
                 raise ConfigError(where, key, f"must be <= {self._bound(self.maximum)}, got {value!r}")
+            plausible = self.plausible_range
+            if plausible is not None and value != 0 and not plausible[0] <= value <= plausible[1]:
+                warn(PlausibilityWarning(where, key, value, plausible, self.unit))
             return value
         if kind is str:
             if not isinstance(value, str):
@@ -103,6 +121,48 @@ class Param:
         """A bound as messages write it: exact for whole numbers (``9007199254740992``, not
         ``9.0072e+15``), else ``%g``."""
         return str(int(bound)) if float(bound).is_integer() and abs(bound) < 1e18 else f"{bound:g}"
+
+
+def range_text(low: float, high: float, unit: str = "") -> str:
+    """``0.01..1e+05 GB/s``: a plausible range as messages and listings write it."""
+    return f"{low:g}..{high:g}" + (f" {unit}" if unit else "")
+
+
+class PlausibilityWarning(UserWarning):
+    """A value inside its parameter's bounds but outside its plausible range
+    (:attr:`Param.plausible`): accepted, and said on one line naming the file or option (``where``),
+    the key path, the value and the range. The command line prints it as ``warning: ...``."""
+
+    def __init__(self, where: str, key: str, value: float, plausible: tuple[float, float], unit: str):
+        self.where, self.key, self.value, self.plausible, self.unit = where, key, value, plausible, unit
+        location = f"{where} {key}" if where.startswith("--") else (f"{where}: {key}" if key else where)
+        super().__init__(f"{location}={value!r} is outside its plausible range {range_text(*plausible, unit)}")
+
+    def __reduce__(self):
+        return (PlausibilityWarning, (self.where, self.key, self.value, self.plausible, self.unit))
+
+
+def warn(warning: PlausibilityWarning) -> None:
+    """Issue ``warning`` (one place, so a filter or the command line's printer sees every one)."""
+    warnings.warn(warning, stacklevel=1)
+
+
+@contextmanager
+def relocated_warnings(relocate: Callable[[str, str], tuple[str, str]]) -> Iterator[None]:
+    """Issue the :class:`PlausibilityWarning` raised inside the block again, naming
+    ``relocate(where, key)``: the input that gave the value, as a loader blames errors (a value
+    validated under a placeholder file, an override under its preset's key path). Other warnings
+    pass through unchanged; on an error the block's warnings are dropped."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PlausibilityWarning)
+        yield
+    for w in caught:
+        m = w.message
+        if isinstance(m, PlausibilityWarning):
+            where, key = relocate(m.where, m.key)
+            warn(PlausibilityWarning(where, key, m.value, m.plausible, m.unit))
+        else:
+            warnings.warn_explicit(m, w.category, w.filename, w.lineno)
 
 
 class ParamSet(Mapping[str, Any]):

@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 from cxlsim.config.catalog import Preset, catalog_roots, resolve_preset
-from cxlsim.config.params import ParamSet, Schema, unknown_key_message
+from cxlsim.config.params import ParamSet, PlausibilityWarning, Schema, unknown_key_message
 from cxlsim.errors import ConfigError
 
 if TYPE_CHECKING:  # annotations only: listing families imports no model module, cxlsim.devices.base included
@@ -224,7 +225,10 @@ def load_preset(name_or_path: str, overrides: Mapping[str, Any] | None = None,
         return preset
     values = {**preset.params.as_dict(), **{k: v for k, (v, _) in found.items()}}
     sources = {**preset.params.sources, **{k: src for k, (_, src) in found.items()}}
-    return dataclasses.replace(preset, params=family.schema.validate(values, sources, preset.path, "params."))
+    with warnings.catch_warnings():  # the values were checked as given; what resolves is the family's
+        warnings.simplefilter("ignore", PlausibilityWarning)
+        params = family.schema.validate(values, sources, preset.path, "params.")
+    return dataclasses.replace(preset, params=params)
 
 
 def build_device(preset: str, overrides: Mapping[str, Any] | None = None) -> Any:

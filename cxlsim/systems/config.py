@@ -31,6 +31,7 @@ then ``$CXLSIM_PATH/configs`` (later folders shadow by name).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,14 @@ from typing import Any
 from cxlsim.config.bounds import MAX_MODULES_PER_ROLE, MAX_SEED
 from cxlsim.config.catalog import Preset, catalog_file, catalog_roots, locate_preset
 from cxlsim.config.origins import Origins
-from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
+from cxlsim.config.params import (
+    Param,
+    ParamSet,
+    PlausibilityWarning,
+    Schema,
+    relocated_warnings,
+    unknown_key_message,
+)
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
 from cxlsim.devices.memory.interleave import geometry_problem
 from cxlsim.devices.registry import family_kind, get_family, load_preset
@@ -378,6 +386,17 @@ def load_system(name_or_path: str, sets: list[tuple[str, Any]] | None = None,
     path = system_path(name_or_path)
     where = str(path)
     origins = Origins(where)
+
+    def relocate(at: str, key: str) -> tuple[str, str]:  # a value checked under the file: who gave it
+        return origins.of(key) if at == where and key else (at, key)
+
+    with relocated_warnings(relocate):
+        return _load_system(path, where, origins, sets, set_origins)
+
+
+def _load_system(path: Path, where: str, origins: Origins, sets: list[tuple[str, Any]] | None,
+                 set_origins: Mapping[str, tuple[str, str]] | None) -> SystemConfig:
+    """:func:`load_system`'s body, under its warnings' relocation."""
     doc = _read_with_parents(path, (), origins)
     if isinstance(doc.get("devices"), dict):  # `role: family/name` is short for {preset: ...}
         doc["devices"] = {r: {"preset": d} if isinstance(d, str) else d for r, d in doc["devices"].items()}
@@ -737,8 +756,15 @@ def _device(role: str, spec: Any, origins: Origins) -> DeviceRole:
         raise ConfigError(*at("preset"), exc.message if exc.where == name else f"{exc.where}: {exc.message}") from None
     # each override's origin: an error in one names it; an error of the preset's own names the preset file
     override_at = {k: at(f"params.{k}") for k in overrides}
+
+    def relocate(where: str, key: str) -> tuple[str, str]:  # an override's value: the key that gave it
+        name = key.removeprefix("params.")
+        given = override_at.get(name) if key.startswith("params.") else None
+        return given if given is not None and given[0] == where else (where, key)
+
     try:
-        preset = load_preset(name, overrides, overrides_where={k: w for k, (w, _) in override_at.items()})
+        with relocated_warnings(relocate):
+            preset = load_preset(name, overrides, overrides_where={k: w for k, (w, _) in override_at.items()})
     except ConfigError as exc:
         key = exc.key.removeprefix("params.")
         if exc.key.startswith("params.") and key in override_at and exc.where == override_at[key][0]:
@@ -815,18 +841,20 @@ def _behind_cxl(role: str, device: Preset, spec: dict[str, Any], at: Any) -> Dev
 def _breaking_override(preset: str, overrides: dict[str, Any], interleave: int) -> str | None:
     """The first of ``overrides`` that alone gives ``preset`` a geometry problem with
     ``interleave``, when the preset's own values have none (None otherwise): the value to blame."""
-    try:
-        if not overrides or geometry_problem(load_preset(preset).params.as_dict(), interleave) is not None:
-            return None
-    except ConfigError:  # the preset needs its overrides
-        return None
-    for key, value in overrides.items():
+    with warnings.catch_warnings():  # trial loads: the values were checked once as given
+        warnings.simplefilter("ignore", PlausibilityWarning)
         try:
-            params = load_preset(preset, {key: value}).params
-        except ConfigError:
-            continue
-        if geometry_problem(params.as_dict(), interleave) is not None:
-            return key
+            if not overrides or geometry_problem(load_preset(preset).params.as_dict(), interleave) is not None:
+                return None
+        except ConfigError:  # the preset needs its overrides
+            return None
+        for key, value in overrides.items():
+            try:
+                params = load_preset(preset, {key: value}).params
+            except ConfigError:
+                continue
+            if geometry_problem(params.as_dict(), interleave) is not None:
+                return key
     return None
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cxlsim.config.bounds import PLAUSIBLE_BAG_SIZE, PLAUSIBLE_BATCH_SIZE, PLAUSIBLE_TABLES
 from cxlsim.config.params import Param, Schema
 from cxlsim.workloads.interactions import registry as interactions
 
@@ -116,11 +117,11 @@ def interaction_params() -> tuple[Param, ...]:
 WORKLOAD_SCHEMA = Schema(
     "workload",
     (
-        Param("batch_size", int, "samples per training batch", minimum=1),
-        Param("tables", int, "embedding tables", minimum=1),
+        Param("batch_size", int, "samples per training batch", minimum=1, plausible=PLAUSIBLE_BATCH_SIZE),
+        Param("tables", int, "embedding tables", minimum=1, plausible=PLAUSIBLE_TABLES),
         Param("lookups_per_table", int, "lookups per table per sample: every bag's (bag_size: fixed) or the most "
               "a bag draws (bag_size: dlrm_uniform, DLRM's --num-indices-per-lookup; bag_size: per_table, "
-              "max(table_bag_sizes))", minimum=1),
+              "max(table_bag_sizes))", minimum=1, plausible=PLAUSIBLE_BAG_SIZE),
         Param("dim", int, "embedding dimension (fp32 elements per row)", minimum=1),
         Param("dense_features", int, "dense features per sample (bottom-MLP input)", minimum=1),
         Param("bottom_mlp", str, "bottom MLP layer widths, input first (Table 3 notation)"),
@@ -147,7 +148,8 @@ WORKLOAD_SCHEMA = Schema(
               "(round(max(1, r min(rows, lookups_per_table))), r uniform in [0, 1): the DLRM benchmark's default)",
               default="fixed", choices=BAG_SIZES),
         Param("table_bag_sizes", tuple, "lookups of every bag of each table, one per table (bag_size: per_table: "
-              "fixed multi-hot sizes)", default=(), minimum=1, item=int),
+              "fixed multi-hot sizes)", default=(), minimum=1, item=int,
+              plausible=PLAUSIBLE_BAG_SIZE),
         Param("bag_dedup", bool, "a bag keeps only its distinct rows, ascending (the DLRM benchmark's np.unique)",
               default=False),
         Param("mlp_param_width", str, "width of the MLP parameters as the checkpoint pulls and logs them "

@@ -63,7 +63,11 @@ from typing import Any
 import numpy as np
 
 from cxlsim.arrays import unique as sorted_unique
-from cxlsim.config.bounds import MAX_OUTSTANDING_REQUESTS
+from cxlsim.config.bounds import (
+    MAX_OUTSTANDING_REQUESTS,
+    PLAUSIBLE_CPU_CORES,
+    PLAUSIBLE_CPU_THREADS,
+)
 from cxlsim.config.params import Param, ParamSet, Schema, check_product_le
 from cxlsim.devices.base import PoweredModel, powered_energy
 from cxlsim.devices.base import check_non_negative as _check
@@ -108,8 +112,9 @@ DISPATCH_CALLERS = {"python": "op_dispatch_python", "python_no_grad": "op_dispat
 SCHEMA = Schema(
     "cpu",
     (
-        Param("cores_count", int, "physical cores", minimum=1),
-        Param("threads_count", int, "hardware threads (default worker threads for embedding ops)", minimum=1),
+        Param("cores_count", int, "physical cores", minimum=1, plausible=PLAUSIBLE_CPU_CORES),
+        Param("threads_count", int, "hardware threads (default worker threads for embedding ops)", minimum=1,
+              plausible=PLAUSIBLE_CPU_THREADS),
         Param("clock_GHz", float, "sustained core clock", minimum=0, exclusive_minimum=True),
         Param("cache_line_B", int, "cache line size; rows are fetched in whole lines", default=64, minimum=1),
         Param("line_fill_buffers_count", int, "outstanding L1D misses per core (memory-level parallelism)", minimum=1),

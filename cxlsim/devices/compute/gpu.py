@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cxlsim.config.bounds import PLAUSIBLE_GPU_SMS
 from cxlsim.config.params import Param, ParamSet, Schema
 from cxlsim.devices.base import PoweredModel, powered_energy
 from cxlsim.devices.compute.gpu_table import MlpTable, find_table, params_signature
@@ -131,7 +132,8 @@ SCHEMA = Schema(
     "gpu",
     (
         Param("peak_fp32_TFLOPps", float, "FP32 peak = CUDA cores x 2 FLOP x boost clock", minimum=0, exclusive_minimum=True),
-        Param("sm_count", int, "streaming multiprocessors (thread-block tiles run in waves of this many)", minimum=1),
+        Param("sm_count", int, "streaming multiprocessors (thread-block tiles run in waves of this many)", minimum=1,
+              plausible=PLAUSIBLE_GPU_SMS),
         Param("mem_bw_GBps", float, "device memory pin bandwidth", minimum=0, exclusive_minimum=True),
         Param("mem_bw_efficiency_fraction", float, "fraction of pin bandwidth a streaming kernel sustains", default=0.85, minimum=0, maximum=1, exclusive_minimum=True),
         Param("gemm_peak_fraction", float, "fraction of the issue-model FP32 peak a large SGEMM sustains (clock, register banks, stalls)", default=0.8, minimum=0, maximum=1, exclusive_minimum=True),

@@ -11,13 +11,14 @@ Contract (units: µs, ns, W, J; pure, no simulation engine):
 
 from __future__ import annotations
 
+from cxlsim.config.bounds import PLAUSIBLE_CPU_CORES
 from cxlsim.config.params import Param, ParamSet, Schema
 from cxlsim.devices.base import DeviceModel, Energy, Usage, static_energy_J
 from cxlsim.devices.registry import DeviceFamily, register
 from cxlsim.units import watts_over
 
 SCHEMA = Schema("param_server", (
-    Param("cores_count", int, "CPU cores per parameter server", minimum=1),
+    Param("cores_count", int, "CPU cores per parameter server", minimum=1, plausible=PLAUSIBLE_CPU_CORES),
     Param("rpc_cpu_us", float, "server CPU time per RPC", minimum=0),
     Param("rpc_latency_us", float, "network round trip of one RPC", minimum=0),
     Param("row_ns", float, "server CPU time per row gathered or updated", minimum=0),
