@@ -61,22 +61,17 @@ def check_bound(where: str, key: str, amount: float, bound: float, what: str, of
                           "(cxlsim/config/bounds.py)")
 
 
-#: Plausible ranges, beside the hard bounds. The assumption (named, stated once): **a value is
-#: plausible when some built or published device, system or workload has reached it, widened 10x
-#: on either side**. A value outside its plausible range but inside its bounds is accepted with a
-#: one-line warning naming the file or option, the key and the range (a typo such as GB/s given
-#: in B/s, or ns given in s); outside the bounds it stays an error. Zero never warns where the
-#: bounds allow it: throughout the schemas 0 means "none" or "disabled".
-#:
+
+#: Plausible ranges, beside the hard bounds (stated in docs/reference.md, which prints this).
+PLAUSIBLE_ASSUMPTION = """Assumption (named, stated once): a value is plausible when some built or
+published device, system or workload has reached it, widened 10x on either side. A value outside
+its plausible range but inside its bounds is accepted with a one-line warning naming the file or
+option, the key and the range (a typo such as GB/s given in B/s, or ns given in s); outside the
+bounds it stays an error. Zero never warns where the bounds allow it: throughout the schemas 0
+means "none" or "disabled"."""
+
 #: By unit, for every parameter whose key name ends in that unit and that declares no range of its
-#: own (:attr:`cxlsim.config.params.Param.plausible`):
-#:
-#: - bandwidth, GB/s: 0.01..1e5: from a PCIe 1.0 lane or a hard disk (0.1 to 0.25 GB/s) to a
-#:   Blackwell GPU's HBM3e (8 TB/s);
-#: - latency, ns: 0.01..1e8, and µs: 1e-5..1e5 (the same span): from an SRAM access or a 3 GHz
-#:   cycle (0.3 ns) to a hard disk's seek (10 ms);
-#: - capacity or data size, GB and GiB: 1e-4..1e6: from a CPU core's 1 MB L2 cache to a 61.44 TB
-#:   NVMe SSD.
+#: own (:attr:`cxlsim.config.params.Param.plausible`): (low, high).
 PLAUSIBLE_BY_UNIT: dict[str, tuple[float, float]] = {
     "GB/s": (0.01, 1e5),
     "ns": (0.01, 1e8),
@@ -85,16 +80,29 @@ PLAUSIBLE_BY_UNIT: dict[str, tuple[float, float]] = {
     "GiB": (1e-4, 1e6),
 }
 
-#: Plausible ranges declared by parameters of their own (the same assumption, each reached value
-#: named): samples per batch per accelerator: MLPerf DLRM-DCNv2's largest global batch, 65,536;
+#: Samples per batch per accelerator.
 PLAUSIBLE_BATCH_SIZE = (1, 655_360)
-#: lookups in one bag (one sample's lookups in one table): MLPerf DLRM-DCNv2's largest multi-hot
-#: bag, 100;
+#: Lookups in one bag (one sample's lookups in one table).
 PLAUSIBLE_BAG_SIZE = (1, 1_000)
-#: embedding tables in one model: about a thousand in production models (Meta's DLRM papers);
+#: Embedding tables in one model.
 PLAUSIBLE_TABLES = (1, 10_000)
-#: a CPU's cores and hardware threads: AMD EPYC 9965, 192 cores and 384 threads;
+#: A CPU's cores and hardware threads.
 PLAUSIBLE_CPU_CORES = (1, 1_920)
 PLAUSIBLE_CPU_THREADS = (1, 3_840)
-#: a GPU's streaming multiprocessors: NVIDIA's full GH100, 144.
+#: A GPU's streaming multiprocessors.
 PLAUSIBLE_GPU_SMS = (1, 1_440)
+
+#: What reached each end of each range, before widening (the reference page lists them).
+PLAUSIBLE_REACHED: dict[str, tuple[tuple[float, float], str]] = {
+    "bandwidth (GB/s)": (PLAUSIBLE_BY_UNIT["GB/s"], "a PCIe 1.0 lane or a hard disk (0.1 to 0.25 GB/s) to a "
+                         "Blackwell GPU's HBM3e (8 TB/s)"),
+    "latency (ns)": (PLAUSIBLE_BY_UNIT["ns"], "an SRAM access or a 3 GHz cycle (0.3 ns) to a hard disk's seek (10 ms)"),
+    "latency (µs)": (PLAUSIBLE_BY_UNIT["µs"], "the same span as ns"),
+    "capacity or data size (GB, GiB)": (PLAUSIBLE_BY_UNIT["GB"], "a CPU core's 1 MB L2 cache to a 61.44 TB NVMe SSD"),
+    "batch size (samples per accelerator)": (PLAUSIBLE_BATCH_SIZE, "MLPerf DLRM-DCNv2's largest global batch, 65,536"),
+    "bag size (lookups per bag)": (PLAUSIBLE_BAG_SIZE, "MLPerf DLRM-DCNv2's largest multi-hot bag, 100"),
+    "embedding tables": (PLAUSIBLE_TABLES, "about a thousand in production models (Meta's DLRM papers)"),
+    "CPU cores": (PLAUSIBLE_CPU_CORES, "AMD EPYC 9965, 192 cores"),
+    "CPU hardware threads": (PLAUSIBLE_CPU_THREADS, "AMD EPYC 9965, 384 threads"),
+    "GPU streaming multiprocessors": (PLAUSIBLE_GPU_SMS, "NVIDIA's full GH100, 144"),
+}

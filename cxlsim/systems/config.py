@@ -60,13 +60,45 @@ from cxlsim.systems.sampling import AUTO, DEFAULT_CI_FRACTION, Sampling, parse_c
 from cxlsim.workloads.catalog import workload_path
 from cxlsim.workloads.schema import WORKLOAD_SCHEMA
 
-TOP_KEYS = {"version", "inherits", "name", "description", "model", "platform", "workload", "seed", "batches",
-            "warmup_batches", "batches_ci_fraction", "devices", "pipeline", "workload_overrides", "topology", "energy"}
 #: ``model:`` of a system, unless it names another: the shared op-graph dataflow over device models
 #: (the models: :data:`~cxlsim.systems.models.SYSTEM_MODELS`; a model's own parameter section, such
 #: as ``tpu_ps:``, is a top key of the systems of that model only).
 DEFAULT_MODEL = "dataflow"
-DEVICE_KEYS = {"preset", "count", "interleave_B", "params", "levels"}
+
+#: A system file's own values (its sections are :data:`SECTIONS`); ``batches`` and
+#: ``warmup_batches`` also take ``auto``, ``batches_ci_fraction`` also a percentage (``1%``).
+SYSTEM = Schema("system", (
+    Param("version", int, "file format version", default=1, minimum=1, maximum=1),
+    Param("inherits", str, "the system (name or YAML path) this file is deep-merged over; name and "
+          "description are not inherited", default=""),
+    Param("name", str, "the system's name (default: the file's stem)", default=""),
+    Param("description", str, "one line shown in listings", default=""),
+    Param("model", str, "the simulation model that runs the system (its own parameters are a section named "
+          "after it, e.g. tpu_ps:)", default=DEFAULT_MODEL, choices=SYSTEM_MODELS.names),
+    Param("platform", str, "the apparatus that fills the device roles (configs/platforms/; --platform "
+          "replaces it)", default=DEFAULT_PLATFORM),
+    Param("workload", str, "default workload: a catalog name (cxlsim workload lists them) or a YAML path; "
+          "--workload replaces it", default="rm1"),
+    Param("seed", int, "seed of the one random source (input streams)", default=0, minimum=0, maximum=MAX_SEED),
+    Param("batches", int, "measured batches, or auto: sampled until the 95 % interval is within "
+          "batches_ci_fraction of the mean", default=20, minimum=1),
+    Param("warmup_batches", int, "batches simulated first and excluded from statistics, or auto (with "
+          "batches: auto; the steady state decides, MSER)", default=2, minimum=0),
+    Param("batches_ci_fraction", float, "batches: auto's target: relative half-width of the 95 % interval "
+          "(or a percentage such as 1%)", default=DEFAULT_CI_FRACTION, minimum=0, maximum=1,
+          exclusive_minimum=True),
+))
+#: A system file's sections, each a mapping.
+SECTIONS = {
+    "devices": "device roles: role -> {preset, count, interleave_B, levels, params} or family/name; merged "
+               "over the platform's",
+    "pipeline": "the dataflow's settings (its axes pick implementations); merged over the platform's",
+    "workload_overrides": "workload parameters replaced for this system's runs (the workload file's keys)",
+    "topology": "accelerators, memory devices and the switch tree between them",
+    "energy": "readings of the energy model (never change timing); merged over the platform's",
+}
+TOP_KEYS = {p.name for p in SYSTEM.params} | set(SECTIONS)
+
 #: Roles a platform or system may give beyond what the pipeline needs; given, a model must use them.
 OPTIONAL_ROLES = ("replay_host",)
 #: The family kind whose roles take ``count`` modules interleaved every ``interleave_B`` bytes
@@ -128,6 +160,20 @@ MAX_FABRIC_DEVICES = 4095
 #: Switch levels one fabric may have: a tree of switches with a fan-out of 2 or more that is deeper
 #: than 12 levels has more leaves than MAX_FABRIC_DEVICES.
 MAX_SWITCH_LEVELS = MAX_FABRIC_DEVICES.bit_length()
+
+#: The keys of a ``devices:`` entry (a role's device). ``count`` and ``interleave_B`` apply to memory
+#: roles given a memory-kind family, ``levels`` to the switch role.
+DEVICE_ENTRY = Schema("devices entry", (
+    Param("preset", str, "the device: a preset family/name (cxlsim devices lists them) or a YAML path"),
+    Param("count", int, "modules of a memory role, interleaved", default=1, minimum=1, maximum=MAX_MODULES_PER_ROLE),
+    Param("interleave_B", int, "bytes placed on one module before the next (memory roles)", default=4096,
+          minimum=64),
+    Param("levels", int, "switch levels between devices (the switch role)", default=1, minimum=0,
+          maximum=MAX_SWITCH_LEVELS),
+    Param("params", dict, "overrides of the preset's parameters (its family's keys; a CXL memory device's "
+          "parts: <part>.params.<key>)", default=None),
+))
+DEVICE_KEYS = DEVICE_ENTRY.by_name()
 
 TOPOLOGY = Schema(
     "topology",
@@ -424,13 +470,13 @@ def _load_system(path: Path, where: str, origins: Origins, sets: list[tuple[str,
                                   f"(this system's model is {model_name}: set model: {owners[0]})")
             raise ConfigError(*origins.of(str(key)), unknown_key_message(key, TOP_KEYS))
     ints: dict[str, Any] = {}
-    for key, default, minimum, maximum in (("seed", 0, 0, MAX_SEED), ("batches", 20, 1, None),
-                                           ("warmup_batches", 2, 0, None)):
-        value = doc.get(key, default)
+    for key in ("seed", "batches", "warmup_batches"):
+        declared = SYSTEM.by_name()[key]
+        value = doc.get(key, declared.default)
         if key != "seed" and value == AUTO:
             ints[key] = AUTO
             continue
-        ints[key] = Param(key, int, key, minimum=minimum, maximum=maximum).coerce(value, *origins.of(key))
+        ints[key] = declared.coerce(value, *origins.of(key))
     ci = parse_ci(doc.get("batches_ci_fraction", DEFAULT_CI_FRACTION), ": ".join(origins.of("batches_ci_fraction")))
     try:
         Sampling(ints["batches"], ints["warmup_batches"], ci)
@@ -656,8 +702,7 @@ def check_platform(platform: Platform) -> None:
                 if key not in DEVICE_KEYS:
                     raise ConfigError(where, f"{kp}.{role}.{key}", unknown_key_message(key, DEVICE_KEYS))
             if "count" in entry:
-                Param("count", int, "modules", minimum=1, maximum=MAX_MODULES_PER_ROLE).coerce(
-                    entry["count"], where, f"{kp}.{role}.count")
+                DEVICE_KEYS["count"].coerce(entry["count"], where, f"{kp}.{role}.count")
 
 
 def _workload_name(value: Any, where: str) -> str:
@@ -786,9 +831,9 @@ def _device(role: str, spec: Any, origins: Origins) -> DeviceRole:
                                ("levels", role == "switch", "the switch role")):
         if key in spec and not applies:
             raise ConfigError(*at(key), f"applies only to {what}; the {role} role ({preset.name}) has none")
-    count = Param("count", int, "modules", minimum=1, maximum=MAX_MODULES_PER_ROLE).coerce(
-        spec.get("count", 1), *at("count"))
-    inter = Param("interleave_B", int, "interleave", minimum=64).coerce(spec.get("interleave_B", 4096), *at("interleave_B"))
+    count = DEVICE_KEYS["count"].coerce(spec.get("count", DEVICE_KEYS["count"].default), *at("count"))
+    inter = DEVICE_KEYS["interleave_B"].coerce(spec.get("interleave_B", DEVICE_KEYS["interleave_B"].default),
+                                               *at("interleave_B"))
     problem = geometry_problem(preset.params.as_dict(), inter) if memory else None
     if problem is not None:  # unrecorded reads (as_dict): a check, not a model's
         key, message = problem
@@ -800,7 +845,7 @@ def _device(role: str, spec: Any, origins: Origins) -> DeviceRole:
         if key in overrides:
             raise ConfigError(*at(f"params.{key}"), message)
         raise ConfigError(preset.path, f"params.{key}", message)
-    levels = Param("levels", int, "switch levels", minimum=0, maximum=MAX_SWITCH_LEVELS).coerce(spec.get("levels", 1), *at("levels"))
+    levels = DEVICE_KEYS["levels"].coerce(spec.get("levels", DEVICE_KEYS["levels"].default), *at("levels"))
     return DeviceRole(role, preset, count, inter, levels)
 
 

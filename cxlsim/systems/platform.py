@@ -42,8 +42,23 @@ from cxlsim.errors import ConfigError
 #: The platform of a run that names none: every system on the same real devices, so systems differ
 #: only in architecture (``docs/validation.md`` says why; the paper's apparatus is ``prototype``).
 DEFAULT_PLATFORM = "physical"
-PLATFORM_KEYS = {"version", "name", "description", "source", "roles", "groups", "pipeline", "energy"}
-GROUP_KEYS = {"systems", "why", "roles"}
+#: A platform file's keys and what each holds.
+PLATFORM_KEYS = {
+    "version": "file format version (1)",
+    "name": "the platform's name (default: the file's stem)",
+    "description": "one line shown in listings",
+    "source": "where the apparatus is described (a publication)",
+    "roles": "role -> device entry for every system (family/name, or a devices: entry of a system file)",
+    "groups": "systems built differently on this platform: a list of {systems, why, roles}, applied in order",
+    "pipeline": "defaults of apparatus-dependent pipeline settings (pipeline.*; a system file or --set wins)",
+    "energy": "defaults of the energy readings (energy.*; a system file or --set wins)",
+}
+#: The keys of one ``groups:`` item.
+GROUP_KEYS = {
+    "systems": "the systems (by name; their descendants too) the group applies to",
+    "why": "why these systems are built differently here",
+    "roles": "role -> device entry, merged over roles: (and earlier groups)",
+}
 FOLDER = "platforms"
 
 

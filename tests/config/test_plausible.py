@@ -9,11 +9,12 @@ import warnings
 import pytest
 
 from cxlsim.cli import main
-from cxlsim.config.catalog import list_presets
+from cxlsim.config.catalog import list_presets, shipped_root
 from cxlsim.config.params import Param, PlausibilityWarning
 from cxlsim.devices.registry import load_preset
 from cxlsim.errors import ConfigError
 from cxlsim.ft.scenario import list_scenarios, load_scenario
+from cxlsim.sweep.spec import load_spec
 from cxlsim.systems.config import list_systems, load_system
 from cxlsim.systems.platform import list_platforms
 from cxlsim.workloads.catalog import list_workloads, load_workload
@@ -39,9 +40,11 @@ def _every_shipped_input() -> None:
                 load_system(system, [("platform", platform)])
             except ConfigError:  # a system this platform cannot build: refused, not warned
                 continue
+    for spec in sorted((shipped_root("configs") / "sweeps").glob("*.yaml")):
+        load_spec(spec)  # loads every system with each axis value
 
 
-def test_no_shipped_preset_config_workload_or_scenario_warns():
+def test_no_shipped_preset_config_sweep_workload_or_scenario_warns():
     assert _plausibility_warnings(_every_shipped_input) == []
 
 
