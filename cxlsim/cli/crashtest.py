@@ -1,6 +1,6 @@
 """Crash-test a persisting system: power failures injected into its persistence protocol, recovery
-from the durable image alone, and the SPEC §3.5 invariant checked bit-exactly against a fault-free
-reference run.
+from the durable image alone, and the invariant (docs/crash.md, "The invariant and how it is
+checked") checked bit-exactly against a fault-free reference run.
 
   cxlsim crashtest --system cxl --workload rm1
   cxlsim crashtest --system cxl-d --workload rm2 --points 2000 --json
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import argparse
 
-from cxlsim.cli._args import number, whole
+from cxlsim.cli._args import number, whole, workload_names
 from cxlsim.cli._platform import add_platform_option
 from cxlsim.config.bounds import MAX_SEED
 from cxlsim.reports.output import emit, format_table
@@ -45,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from cxlsim.systems.config import list_systems
 
     p.add_argument("--system", help="persisting system (" + ", ".join(list_systems()) + ") or YAML path")
-    p.add_argument("--workload", help="workload name (rm1..rm4) or YAML path; default: the system's")
+    p.add_argument("--workload", help=f"workload name ({workload_names()}) or YAML path; default: the system's")
     p.add_argument("--scale", type=number(0, 1, exclusive_minimum=True), default=DEFAULT_SCALE,
                    help=f"fraction of table rows (and MLP parameters) materialised (default {DEFAULT_SCALE:g})")
     p.add_argument("--batches", type=whole(1), default=None,

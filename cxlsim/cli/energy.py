@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 
-from cxlsim.cli._args import whole
+from cxlsim.cli._args import whole, workload_names
 from cxlsim.cli._platform import add_platform_option
 from cxlsim.config.bounds import MAX_SEED
 from cxlsim.reports.output import emit, format_table
@@ -35,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from cxlsim.systems.config import list_systems
 
     p.add_argument("--system", help="system name (" + ", ".join(list_systems()) + ") or YAML path")
-    p.add_argument("--workload", help="workload name (rm1..rm4) or YAML path; default: the system's")
+    p.add_argument("--workload", help=f"workload name ({workload_names()}) or YAML path; default: the system's")
     p.add_argument("--baseline", default="pmem", help="system the total is normalised to (default: pmem, as the paper)")
     p.add_argument("--batches", type=whole(1), help="measured batches (default: the system's, usually 20)")
     p.add_argument("--warmup", type=whole(0), help="warm-up batches excluded from statistics")

@@ -1,5 +1,6 @@
-"""Reproduce the paper's comparison: the systems and workloads of configs/sweeps/paper.yaml (SPEC
-§1.4's systems in the paper's order, tpu-ps, and cxl-cnr as an extra row; those with a configuration),
+"""Reproduce the paper's comparison: the systems and workloads of configs/sweeps/paper.yaml (the
+systems compared, docs/design.md#systems-compared, in the paper's order, tpu-ps, and cxl-cnr as an
+extra row; those with a configuration),
 the Figure-12 timelines of cxl-d, cxl-b and cxl, and the figures.
 
   cxlsim reproduce                                   (plots/, batches auto at 1 %)

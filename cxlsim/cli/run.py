@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import argparse
 
-from cxlsim.cli._args import percent, whole, whole_or_auto
+from cxlsim.cli._args import percent, whole, whole_or_auto, workload_names
 from cxlsim.cli._platform import add_platform_option
 from cxlsim.config.bounds import MAX_SEED
 from cxlsim.reports.output import emit, format_table
@@ -36,7 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from cxlsim.systems.config import list_systems
 
     p.add_argument("--system", help="system name (" + ", ".join(list_systems()) + ") or YAML path")
-    p.add_argument("--workload", help="workload name (rm1..rm4) or YAML path; default: the system's")
+    p.add_argument("--workload", help=f"workload name ({workload_names()}) or YAML path; default: the system's")
     p.add_argument("--batches", type=whole_or_auto(1), metavar="N|auto",
                    help="measured batches, or auto: until the 95%% interval of the mean is within --ci "
                         "(default: the system's, usually 20)")

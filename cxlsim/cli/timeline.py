@@ -27,7 +27,7 @@ import argparse
 import json
 import sys
 
-from cxlsim.cli._args import whole
+from cxlsim.cli._args import whole, workload_names
 from cxlsim.cli._platform import add_platform_option
 from cxlsim.config.bounds import MAX_SEED
 from cxlsim.errors import InputError
@@ -39,7 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from cxlsim.systems.config import list_systems
 
     p.add_argument("--system", help="system name (" + ", ".join(list_systems()) + ") or YAML path")
-    p.add_argument("--workload", help="workload name (rm1..rm4) or YAML path")
+    p.add_argument("--workload", help=f"workload name ({workload_names()}) or YAML path")
     p.add_argument("--batches", type=whole(1), default=2, help="batches to draw after warm-up (default 2)")
     p.add_argument("--warmup", type=whole(0), help="warm-up batches simulated first and not drawn")
     p.add_argument("--seed", type=whole(0, MAX_SEED), help="seed of the input streams")

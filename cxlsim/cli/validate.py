@@ -1,4 +1,4 @@
-"""Hold the device models against published measurements, curve by curve (SPEC §13).
+"""Hold the device models against published measurements, curve by curve (docs/validation.md).
 
 Runs the validation catalog (configs/validation/*.yaml, or --config FILE): for every check (a
 preset, its microbenchmark's options and metric, published points with source and figure) prints

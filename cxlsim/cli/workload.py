@@ -1,4 +1,4 @@
-"""Show a workload (RM1–RM4 or a YAML file) and statistics of its generated input batches.
+"""Show a workload (a catalog workload or a YAML file) and statistics of its generated input batches.
 
   cxlsim workload                      list the catalog
   cxlsim workload rm1                  catalog values + per-batch stats of 5 batches
@@ -29,7 +29,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cxlsim.cli._args import number, whole
+from cxlsim.cli._args import number, whole, workload_names
 from cxlsim.config.bounds import MAX_RUN_LOOKUPS, MAX_SEED, check_bound
 from cxlsim.config.yamlio import parse_set
 from cxlsim.errors import InputError
@@ -41,7 +41,7 @@ DEFAULT_BATCHES = 5
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("name", nargs="?", help="catalog workload (rm1..rm4) or a YAML path; omit to list")
+    p.add_argument("name", nargs="?", help=f"catalog workload ({workload_names()}) or a YAML path; omit to list")
     p.add_argument("--batches", type=whole(0), default=None,
                    help=f"batches to generate (default {DEFAULT_BATCHES}; with --trace, all the trace holds)")
     p.add_argument("--seed", type=whole(0, MAX_SEED), default=0, help="input-stream seed (default 0)")

@@ -708,7 +708,7 @@ def check_platform(platform: Platform) -> None:
 def _workload_name(value: Any, where: str) -> str:
     """The system's default workload: a catalog name or an existing YAML file."""
     if not isinstance(value, str) or not value:
-        raise ConfigError(where, "workload", f"expected a workload name (rm1..rm4) or YAML path, got {value!r}")
+        raise ConfigError(where, "workload", f"expected a workload name (cxlsim workload lists them) or YAML path, got {value!r}")
     if Path(value).suffix in (".yaml", ".yml"):
         if not Path(value).is_file():
             raise ConfigError(where, "workload", f"{value}: file not found")
