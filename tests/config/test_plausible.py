@@ -80,3 +80,10 @@ def test_the_command_line_prints_one_warning_line_and_runs(capsys):
     assert err == ("warning: --set params.write_bw_GBps=1e-09 is outside its plausible range "
                    "0.01..100000 GB/s\n")
     assert main(["devices", "show", "pmem/paper", "--set", "write_bw_GBps=-1"]) == 2
+
+
+def test_a_cxl_memory_part_override_names_its_set():
+    found = _plausibility_warnings(lambda: load_system(
+        "cxl-expander", [("devices.table_memory.params.link.params.port_latency_ns", 1e12)]))
+    assert found == ["--set devices.table_memory.params.link.params.port_latency_ns=1000000000000.0 is outside "
+                     "its plausible range 0.01..1e+08 ns"]

@@ -34,12 +34,20 @@ have theirs, priced where a system uses them).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from cxlsim.config.catalog import Preset
-from cxlsim.config.params import Param, ParamSet, Schema, unknown_key_message
+from cxlsim.config.params import (
+    Param,
+    ParamSet,
+    PlausibilityWarning,
+    Schema,
+    relocated_warnings,
+    unknown_key_message,
+)
 from cxlsim.devices.base import DeviceModel
 from cxlsim.devices.cxl_mem.queueing import Fabric, crossing_over, fabric_of, idle_read_ns
 from cxlsim.devices.fabric.interface import FabricPath
@@ -95,7 +103,15 @@ class _CompositeSchema(Schema):
             if "." in key and _part_key(key) is None:
                 raise ConfigError(where, prefix + key, unknown_key_message(key, [f"{p}.params.<key>" for p in PARTS])
                                   + f" (a part override is <part>.params.<key>, parts: {', '.join(PARTS)})")
-        return super().validate(values, sources, where, prefix)
+
+        def relocate(at: str, key: str) -> tuple[str, str]:  # a part's override: this device's key
+            part = at.removesuffix(".params")
+            if at.endswith(".params") and part in PARTS and key.startswith("params."):
+                return where, f"{prefix}{part}.{key}"
+            return at, key
+
+        with relocated_warnings(relocate):
+            return super().validate(values, sources, where, prefix)
 
 
 def part_overrides(values: Mapping[str, Any], part: str) -> dict[str, Any]:
@@ -209,10 +225,12 @@ class CxlMem(DeviceModel):
 
 def build(params: ParamSet) -> CxlMem:
     """Load the parts (with their overrides) and build the composite; the media model waits."""
-    link = _load_part(params, "link")
-    ctrl = _load_part(params, "controller")
-    media = _load_part(params, "media")
-    switch = None if params["switch"] == NO_SWITCH else _load_part(params, "switch")
+    with warnings.catch_warnings():  # the parts' values were checked when the composite loaded
+        warnings.simplefilter("ignore", PlausibilityWarning)
+        link = _load_part(params, "link")
+        ctrl = _load_part(params, "controller")
+        media = _load_part(params, "media")
+        switch = None if params["switch"] == NO_SWITCH else _load_part(params, "switch")
     for key in params:  # the overrides reach their parts (read here, recorded)
         if _part_key(key) is not None:
             params[key]
