@@ -111,17 +111,17 @@ def _note(name: str, kind: str, doc: str, section: str) -> Key:
 
 
 def shipped_families() -> list[str]:
-    """The device families cxlsim and installed packages declare (entry points) or ship presets of,
-    sorted; families registered at run time only are not documented."""
+    """The device families installed packages declare (entry points: cxlsim's own and a third
+    party's) or cxlsim ships presets of, sorted; a family registered at run time, or found only on
+    ``$CXLSIM_PATH``, is not documented (the reference is the same wherever it is generated)."""
     from importlib.metadata import entry_points
 
-    from cxlsim.config.catalog import catalog_roots
+    from cxlsim.config.catalog import shipped_root
     from cxlsim.devices.registry import ENTRY_POINT_GROUP
 
     names = {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)}
-    for root in catalog_roots("devices"):
-        if root.is_dir():
-            names.update(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*.yaml")))
+    root = shipped_root("devices")
+    names.update(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*.yaml")))
     return sorted(names)
 
 
