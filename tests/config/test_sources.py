@@ -233,7 +233,6 @@ def test_code_comments_and_docstrings_cite_only_shipped_things():
     assert not bad, "\n".join(bad)
 
 
-@pytest.mark.xfail(strict=True, reason="three command descriptions still cite the specification by section")
 def test_command_descriptions_cite_only_shipped_things():
     """The commands' --help descriptions (their modules' docstrings)."""
     bad = [f"{p.name}: {m.group(0)!r}" for p in sorted(CLI.glob("*.py"))
