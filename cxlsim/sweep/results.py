@@ -8,7 +8,9 @@
     throughput_samples_per_s, energy_J_per_batch, energy_<component>_J for each component (gpu,
     cpu, dram, pmem, ssd, cxl_mem_logic, links, then any other), error, batches_mode (auto or
     fixed: how ``batches`` and ``warmup_batches`` were picked), batch_time_ci95_ms (half-width of
-    the 95 % confidence interval of the mean batch time), batch_time_ci95_fraction (relative to it)
+    the 95 % confidence interval of the mean batch time), batch_time_ci95_fraction (relative to it),
+    platform (the platform that filled the system's device roles; where ``platform`` is a swept
+    key, its column stays at the axis' place instead)
 
 Rows follow the spec's point order, so the file is the same whichever executor ran the points;
 floats are written with Python's shortest round-trip repr and booleans as ``true``/``false``.
@@ -37,6 +39,8 @@ ENERGY_COMPONENTS = ("gpu", "cpu", "dram", "pmem", "ssd", "cxl_mem_logic", "link
 FIXED = ("seed", "batches", "warmup_batches")
 #: columns after ``error`` (added later, so they come last): how the counts were picked, the interval
 SAMPLING = ("batches_mode", "batch_time_ci95_ms", "batch_time_ci95_fraction")
+#: the last column (added after SAMPLING) unless it is a swept key
+PLATFORM = "platform"
 
 
 def rows(records: Sequence[Mapping[str, Any]], axes: Sequence[str]) -> tuple[list[str], list[dict[str, Any]]]:
@@ -56,7 +60,7 @@ def rows(records: Sequence[Mapping[str, Any]], axes: Sequence[str]) -> tuple[lis
                "batch_time_ms", "batch_time_p50_ms", "batch_time_p99_ms",
                *[f"{c}_ms" for c in categories], "raw_stall_ms", "mlp_log_gap_batches",
                "throughput_samples_per_s", "energy_J_per_batch", *[f"energy_{c}_J" for c in components], "error",
-               *SAMPLING]
+               *SAMPLING, *([PLATFORM] if PLATFORM not in axes else [])]
     out = []
     for rec in records:
         res = rec.get("result") or {}
@@ -89,8 +93,21 @@ def rows(records: Sequence[Mapping[str, Any]], axes: Sequence[str]) -> tuple[lis
         row["error"] = rec.get("error")
         for key in SAMPLING:
             row[key] = res.get(key)
+        if row.get(PLATFORM) is None:
+            row[PLATFORM] = point_platform(rec)
         out.append(row)
     return columns, out
+
+
+def point_platform(rec: Mapping[str, Any]) -> str | None:
+    """The platform a point ran on: its result's, else the value it set (``--set platform=...`` or
+    the axis), else None (a failed point on the system's default platform)."""
+    res = rec.get("result") or {}
+    if res.get("platform"):
+        return res["platform"]
+    if (rec.get("swept") or {}).get(PLATFORM):
+        return rec["swept"][PLATFORM]
+    return ((rec.get("point") or {}).get("sets") or {}).get(PLATFORM)
 
 
 def cell(value: Any) -> str:
@@ -182,12 +199,15 @@ def to_dataframe(results: str | Path | Mapping[str, Any] | Iterable[Mapping[str,
 
 def render_table(records: Sequence[Mapping[str, Any]], axes: Sequence[str], title: str | None = None) -> str:
 
+    """The sweep as a text table: the axes, the platform (unless swept), status, batch time with its
+    interval, the counts, embedding and checkpoint time and energy; then the failed points."""
     columns, table = rows(records, axes)
     has_energy = any(r["energy_J_per_batch"] is not None for r in table)
-    headers = [*axes, "status", "batch ms", "±95% %", "batches", "embedding ms", "checkpoint ms"] + (["energy J"] if has_energy else [])
+    keys = [*axes, *([PLATFORM] if PLATFORM not in axes else [])]
+    headers = [*keys, "status", "batch ms", "±95% %", "batches", "embedding ms", "checkpoint ms"] + (["energy J"] if has_energy else [])
     body = []
     for r in table:
-        line = [cell(r[a]) if not isinstance(r[a], (int, float)) or isinstance(r[a], bool) else r[a] for a in axes]
+        line = [cell(r[a]) if not isinstance(r[a], (int, float)) or isinstance(r[a], bool) else r[a] for a in keys]
         ci = r["batch_time_ci95_fraction"]
         counts = "" if r["batches"] is None else f"{r['batches']}+{r['warmup_batches']}" + (" auto" if r["batches_mode"] == "auto" else "")
         line += [r["status"], r["batch_time_ms"], None if ci is None else 100 * ci, counts, r["embedding_ms"], r["checkpoint_ms"]]

@@ -94,7 +94,7 @@ def test_sampling(capsys):
 
 def test_symmetry(capsys):
     assert symmetry_main.main(["--workloads", "rm4", "--points", "2x2", "--batches", "1", "--warmup", "0"]) == 0
-    assert "| cxl | rm4 | 2 × 2 | 2 |" in capsys.readouterr().out
+    assert "| cxl | physical | rm4 | 2 × 2 | 2 |" in capsys.readouterr().out
 
 
 @pytest.mark.slow

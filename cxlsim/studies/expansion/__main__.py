@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     doc = document(points, shown)
     if args.plot:
         plot(doc, args.plot)
-    print(json.dumps(doc, indent=1) if args.json else format_table(*table(doc)))
+    print(json.dumps(doc, indent=1) if args.json else format_table(*table(doc), f"embedding reduction on platform {doc['platform']} (predicted)"))
     return 0
 
 

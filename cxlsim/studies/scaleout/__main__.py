@@ -17,7 +17,7 @@ from cxlsim.studies.scaleout.report import (
     scale_table,
 )
 from cxlsim.studies.scaleout.settings import study_lists
-from cxlsim.studies.scaleout.simulation import read_points
+from cxlsim.studies.scaleout.simulation import platforms_label, read_points
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {args.out}: no finished point", file=sys.stderr)
         return 2
     fmt = markdown_table if args.markdown else format_table
+    print(f"scale-out on {platforms_label(points)}")
     print(fmt(*balanced_table(points)))
     print()
     print(fmt(*memory_table(points)))

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from cxlsim.studies.scaleout.settings import COLORS, MAX_MEMS_ONE_LEVEL, scale_gpus, study_lists
-from cxlsim.studies.scaleout.simulation import ScalePoint
+from cxlsim.studies.scaleout.simulation import ScalePoint, platforms_label
 
 
 def _find(points: Iterable[ScalePoint], **match: Any) -> ScalePoint | None:
@@ -125,7 +125,7 @@ def plot(points: list[ScalePoint], path: str | Path) -> Path:
             bottom.set_ylabel("energy per sample (mJ)")
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 7), frameon=False)
-    fig.suptitle("Scale-out (solid: CXL-MEMs or cards = min(GPUs, 7), one switch level; dotted: one per 4 GPUs, "
+    fig.suptitle(f"Scale-out on {platforms_label(points)} (solid: CXL-MEMs or cards = min(GPUs, 7), one switch level; dotted: one per 4 GPUs, "
                  "row-sharded, 16-1,024 GPUs)", y=0.90)
     fig.tight_layout(rect=(0, 0, 1, 0.87))
     path = Path(path)

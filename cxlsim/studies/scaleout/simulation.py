@@ -4,7 +4,7 @@ sweep``)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ class ScalePoint:
     samples_per_batch: float
     bottleneck: str | None
     bottleneck_utilisation: float | None
+    platform: str | None = None  # the platform that filled the device roles (None: not recorded)
 
     @property
     def energy_per_sample_mJ(self) -> float | None:
@@ -80,7 +81,8 @@ def _csv_points(path: Path) -> list[ScalePoint]:
             energy = r.get("energy_J_per_batch")
             out.append(ScalePoint(r["system"], r["workload"], num(r.get("topology.gpus_count", "")) or 1,
                                   num(r.get("topology.cxl_mems_count", "")), num(r.get("devices.switch.levels", "")),
-                                  thr, float(energy) if energy else None, thr * bt_s, None, None))
+                                  thr, float(energy) if energy else None, thr * bt_s, None, None,
+                                  r.get("platform") or None))
     return out
 
 
@@ -97,4 +99,14 @@ def _point(rec: Mapping[str, Any]) -> ScalePoint | None:
         throughput_samples_per_s=float(r["throughput_samples_per_s"]),
         energy_J_per_batch=None if energy is None else float(energy["total"]),
         samples_per_batch=float(r["throughput_samples_per_s"]) * bt_s,
-        bottleneck=bn.get("resource"), bottleneck_utilisation=bn.get("utilisation"))
+        bottleneck=bn.get("resource"), bottleneck_utilisation=bn.get("utilisation"),
+        platform=r.get("platform") or sw.get("platform"))
+
+
+def platforms_label(points: Iterable[ScalePoint]) -> str:
+    """``platform P`` (or ``platforms P, Q``) of the points, in first-seen order; ``platform
+    unrecorded`` when none says."""
+    names = list(dict.fromkeys(p.platform for p in points if p.platform))
+    if not names:
+        return "platform unrecorded"
+    return ("platform " if len(names) == 1 else "platforms ") + ", ".join(names)

@@ -35,7 +35,8 @@ def study(workloads: list[str], batches: int, sets: dict[str, Sets] | None = Non
     for w in workloads:
         runs = simulate_all(w, batches, sets=sets, **kw)
         base = normalised(runs, sets=sets)
-        out[w] = {"batch_time_ms": {s: r.batch_time_ms["mean"] for s, r in runs.items()}, "default": base, "variants": {}}
+        out[w] = {"platform": runs[BASELINE].config.platform,
+                  "batch_time_ms": {s: r.batch_time_ms["mean"] for s, r in runs.items()}, "default": base, "variants": {}}
         for name, (_, _, values, _) in VARIANTS.items():
             out[w]["variants"][name] = {
                 str(v): {s: d["normalized_to_baseline"] for s, d in normalised(runs, name, v, sets).items()}

@@ -33,6 +33,7 @@ class Comparison:
     reduced_bottleneck: str | None
     full_s: float
     reduced_s: float
+    platform: str | None = None  # the platform that filled the device roles
 
     @property
     def error(self) -> float:
@@ -57,5 +58,6 @@ def compare(system: str, workload: str, gpus: int, mems: int, batches: int = 2, 
         d = simulate(system, workload, batches=batches, warmup=warmup, seed=seed, trace=False,
                      sets=settings(gpus, mems, sym)).to_dict()
         out[sym] = (d["batch_time_ms"]["mean"], (d["bottleneck"] or {}).get("resource"), time.perf_counter() - t0)
+        platform = d.get("platform")
     (f_ms, f_b, f_s), (r_ms, r_b, r_s) = out["off"], out["on"]
-    return Comparison(system, workload, gpus, mems, f_ms, r_ms, f_b, r_b, f_s, r_s)
+    return Comparison(system, workload, gpus, mems, f_ms, r_ms, f_b, r_b, f_s, r_s, platform)
