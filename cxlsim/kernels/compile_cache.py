@@ -11,8 +11,10 @@ model's ``serve_kernel``; loading them takes well under a second). The cache liv
    ``$XDG_CACHE_HOME/cxlsim/numba``, by default ``~/.cache/cxlsim/numba``.
 
 While a cxlsim kernel compiles (a cold cache: the first run after installing or changing
-cxlsim) one line on stderr says so and where the result is kept, when stderr is a terminal (logs
-and tests stay quiet; ``CXLSIM_COMPILE_NOTICE=1`` forces it, ``0`` silences it).
+cxlsim) its own lines on stderr say so, where the result is kept and the seconds spent compiling so
+far, when stderr is a terminal (logs and tests stay quiet; ``CXLSIM_COMPILE_NOTICE=1`` forces it,
+``0`` silences it). :func:`compile_seconds` counts that time in this process, so that a progress
+estimate can leave it out (compiling happens once; the runs after it do not pay it again).
 
 **Keyed on the sources a kernel inlines.** numba keys a cached compilation on the function's own
 bytecode and invalidates it when the function's own file changes, but a kernel compiles in the
@@ -40,7 +42,15 @@ import numba
 from numba.core import caching, dispatcher, event
 
 _PACKAGE = Path(str(resources.files("cxlsim")))  # the package's folder (where numba caches beside the code)
-_state = {"announced": False, "depth": 0, "t0": 0.0}
+_state = {"announced": False, "depth": 0, "t0": 0.0, "total_s": 0.0}
+#: the first line of the notice (module docstring)
+NOTICE = "cxlsim: compiling kernels (first run, cached after) ..."
+
+
+def compile_seconds() -> float:
+    """Wall-clock seconds this process has spent compiling cxlsim kernels (outermost compilations
+    only, so a kernel compiled inside another is not counted twice)."""
+    return _state["total_s"] + (time.perf_counter() - _state["t0"] if _state["depth"] else 0.0)
 
 
 def user_cache_dir() -> Path:
@@ -71,9 +81,16 @@ def _notice_wanted() -> bool:
     return sys.stderr is not None and sys.stderr.isatty()
 
 
+def _say(line: str) -> None:
+    """One line on stderr; on a terminal it first clears the line (a progress bar drawn in place)."""
+    clear = "\r\033[K" if sys.stderr.isatty() else ""
+    print(clear + line, file=sys.stderr, flush=True)
+
+
 class _CompileNotice(event.Listener):
-    """The stderr line (module docstring): once per process, at the first compile of a cxlsim
-    kernel, and how long the outermost compile took."""
+    """The stderr lines and the compile-time count (module docstring): the first line once per
+    process, at the first compile of a cxlsim kernel; after each outermost compile of a second or
+    more, the seconds spent compiling so far."""
 
     def on_start(self, ev: event.Event) -> None:
         func = getattr(ev.data.get("dispatcher"), "py_func", None)
@@ -84,18 +101,19 @@ class _CompileNotice(event.Listener):
             _state["t0"] = time.perf_counter()
             if not _state["announced"] and _notice_wanted():
                 _state["announced"] = True
-                print(f"cxlsim: compiling numba kernels (first run after installing or updating; about 30 s of "
-                      f"CPU), cached in {cache_location()}", file=sys.stderr, flush=True)
+                _say(f"{NOTICE} (about 30 s of CPU; kept in {cache_location()})")
 
     def on_end(self, ev: event.Event) -> None:
         func = getattr(ev.data.get("dispatcher"), "py_func", None)
         if func is None or not func.__module__.startswith("cxlsim."):
             return
         _state["depth"] -= 1
-        if _state["depth"] == 0 and _state["announced"] and _notice_wanted():
+        if _state["depth"] == 0:
             took = time.perf_counter() - _state["t0"]
-            if took >= 1.0:
-                print(f"cxlsim: compiled {func.__qualname__} in {took:.0f} s", file=sys.stderr, flush=True)
+            _state["total_s"] += took
+            if took >= 1.0 and _state["announced"] and _notice_wanted():
+                _say(f"cxlsim: compiling kernels ... {_state['total_s']:.0f} s so far ({func.__qualname__} took "
+                     f"{took:.0f} s)")
 
 
 def _code_names(code: types.CodeType) -> set[str]:

@@ -8,7 +8,10 @@ JSON-able dict) with ``status`` ``"ok"`` or ``"error"``::
      "result": RunResult.to_dict() | null,
      "timeline": {"start_ns", "end_ns", "lanes", "intervals": [[lane, start_ns, end_ns, label, batch,
                   category], ...]} | null,
-     "wall_s", "version", "git_revision"}
+     "wall_s", "compile_s", "version", "git_revision"}
+
+``compile_s`` is the part of ``wall_s`` spent compiling kernels (a cold numba cache, first points
+only; :func:`cxlsim.kernels.compile_cache.compile_seconds`), which a progress estimate leaves out.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 
 from cxlsim.api import simulate
 from cxlsim.errors import InputError
+from cxlsim.kernels.compile_cache import compile_seconds
 from cxlsim.provenance import provenance
 from cxlsim.reports.output import to_jsonable
 from cxlsim.reports.timeline import record_timeline
@@ -31,7 +35,7 @@ def evaluate(point: Point) -> dict[str, Any]:
         "id": point.id, "point": point.to_dict(), "swept": dict(point.swept),
         "status": "ok", "error": None, "error_kind": None, "result": None, "timeline": None,
     }
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), compile_seconds()
     try:
         result = simulate(point.system, workload=point.workload, sets=list(point.sets), trace=point.timeline,
                           set_origins=point.set_origins)
@@ -44,6 +48,7 @@ def evaluate(point: Point) -> dict[str, Any]:
         record.update(status="error", error=f"{type(exc).__name__}: {exc}", error_kind="internal",
                       traceback=traceback.format_exc(limit=8))
     record["wall_s"] = time.perf_counter() - t0
+    record["compile_s"] = compile_seconds() - c0
     record.update(provenance())
     return record
 

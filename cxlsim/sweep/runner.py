@@ -44,7 +44,7 @@ def execute(points: Sequence[Point], executor: Executor, progress: Progress | No
                      "error_kind": "input" if isinstance(value, InputError) else "executor",
                      "result": None, "timeline": None, "wall_s": None, **provenance()}
         if progress is not None:
-            progress.advance(value["status"] == "ok", points[i].describe())
+            progress.advance(value["status"] == "ok", points[i].describe(), value.get("compile_s") or 0.0)
         yield i, value
 
 
@@ -104,7 +104,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, executor: str = "process", worke
     revision = git_revision()
     stale = sorted({r["git_revision"] for r in records if r is not None and r.get("git_revision") != revision})
     ex = make_executor(executor, workers, scheduler) if todo else None
-    bar = Progress(len(todo), "points", enabled=progress)
+    bar = Progress(len(todo), "points", enabled=progress, workers=ex.workers if ex is not None else 1)
     aborted = True
     failure: OSError | None = None
     try:

@@ -102,7 +102,7 @@ def run(p: Plan, executor: str = "process", workers: int | None = None, schedule
     points = list(p.spec.points) + p.timelines
     records: list[dict[str, Any] | None] = [None] * len(points)
     ex = make_executor(executor, workers, scheduler)
-    bar = Progress(len(points), "simulations", enabled=progress)
+    bar = Progress(len(points), "simulations", enabled=progress, workers=ex.workers)
     aborted = True
     try:
         for i, rec in execute(points, ex, bar):
