@@ -78,7 +78,8 @@ def workdir(tmp_path_factory):
     return tmp_path_factory.mktemp("platform-named")
 
 
-@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if n.startswith("reproduce") else [])
+                                  for n in CASES])
 def test_output_names_the_platform(name, workdir, capsys):
     argv, platforms, csv_files = CASES[name]
     if name == "reproduce --csv" and not (workdir / "plots" / "results.json").is_file():
