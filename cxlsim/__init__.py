@@ -1,6 +1,6 @@
 """cxlsim: a cycle-approximate model of failure-tolerant DLRM training on PMEM disaggregated over CXL.
 
-Python API (see README): ``cxlsim.devices.build_device("pmem/optane-100")`` gives a device model
+Python API (docs/commands.md): ``cxlsim.devices.build_device("pmem/optane-100")`` gives a device model
 usable on its own; ``cxlsim.load_config`` and ``cxlsim.simulate`` run whole systems.
 """
 

@@ -7,7 +7,7 @@ read-after-write stall (ns), the relaxed MLP log gap, each measured batch's type
 that timed it (an analytic model, ``tpu-ps``, has neither: its activity records what its devices did
 and its ``timeline`` the intervals it drew). ``energy`` is the energy per measured batch when a caller priced it
 (:func:`cxlsim.api.simulate` does; :func:`cxlsim.systems.run.simulate` does not), ``None`` otherwise.
-:meth:`RunResult.to_dict` is the stable ``cxlsim run --json`` document (README); beside the counts
+:meth:`RunResult.to_dict` is the stable ``cxlsim run --json`` document (docs/commands.md); beside the counts
 (``batches``, ``warmup_batches``) it states how they were picked (``batches_mode``: ``auto`` or
 ``fixed``, ``sampling``: the rule) and the 95 % confidence interval of the mean batch time
 (``batch_time_ci95_ms``: its half-width; ``batch_time_ci95_fraction``: relative to the mean;
@@ -201,7 +201,7 @@ class RunResult:
         return self.sampling or rule_for(self.config, self.workload)
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``cxlsim run --json`` document (stable keys, README); ``extra``'s keys are the
+        """The ``cxlsim run --json`` document (stable keys, docs/commands.md); ``extra``'s keys are the
         model's own and come last (``symmetry``; tpu-ps: ``tpu_ps``, and ``devices`` as its chips
         and parameter servers in place of GPUs and CXL-MEMs)."""
         cfg = self.config
