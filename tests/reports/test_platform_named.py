@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,8 @@ from cxlsim.cli import main as cli_main
 from cxlsim.studies.sensitivity.report import render as sensitivity_render
 from cxlsim.studies.sensitivity.simulation import study as sensitivity_study
 from cxlsim.systems.platform import DEFAULT_PLATFORM
+
+ROOT = Path(__file__).resolve().parents[2]
 
 #: A tiny workload: 4 tables of 10,000 rows, 8 lookups, batches of 16.
 TINY = {"workload_overrides.batch_size": 16, "workload_overrides.rows_per_table": 10000,
@@ -110,3 +113,22 @@ def test_studies_name_the_platform(capsys):
 def test_expansion_names_its_platform(capsys):
     assert expansion_main.main(["--query-lengths", "20"]) == 0
     assert "on platform spr-cxl" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("stem", ["results", "results_physical"])
+def test_the_reproduced_figures_name_their_platform(stem, monkeypatch, tmp_path):
+    """Figures 11-13 drawn from the committed results (no simulation) carry the platform in their
+    titles (Figure 12: in each panel's)."""
+    import json
+
+    from cxlsim.studies.paper import report
+
+    doc = json.loads((ROOT / "plots" / f"{stem}.json").read_text())
+    titles: list[str] = []
+    monkeypatch.setattr(report, "_stacked", lambda panels, systems, parts, colours, unit, title, path, **kw:
+                        titles.append(title))
+    monkeypatch.setattr(report.tl, "plot", lambda timelines, path: titles.extend(t.title for t in timelines))
+    report.fig11_breakdown(doc, tmp_path / "f11.png")
+    report.fig13_energy(doc, tmp_path / "f13.png")
+    report.fig12_timeline(doc, tmp_path / "f12.png")
+    assert len(titles) == 5 and all(f"platform {doc['platform']}" in t for t in titles), titles

@@ -123,7 +123,8 @@ def fig12_timeline(doc: dict[str, Any], path: Path) -> Path | None:
     runs = [r for r in doc.get("timelines", []) if r.get("status") == "ok" and r.get("timeline")]
     if not runs:
         return None
-    timelines = [tl.from_record(r["timeline"], f"{r['swept']['system']} on {r['swept']['workload']} "
+    timelines = [tl.from_record(r["timeline"], f"{r['swept']['system']} on {r['swept']['workload']}, platform "
+                                f"{r['result'].get('platform') or r['swept'].get('platform')} "
                                 f"({r['result']['batches']} batches)") for r in runs]
     return tl.plot(timelines, path)
 
