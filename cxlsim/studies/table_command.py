@@ -19,8 +19,8 @@ def table_study_main(argv: list[str] | None, package: ModuleType, study_lists: C
                      markdown: Callable, table: Callable, batches: int, warmup_words: str,
                      workers: int | None = None) -> int:
     """Parse ``argv`` and run ``run(workloads, batches, seed[, workers], progress=...)``; print its
-    ``table`` titled with the study's platform (or ``markdown``). ``package``'s docstring is the ``--help`` text; ``workers``: the
-    default of a ``--workers`` option (None: the study has none)."""
+    ``table`` (or ``markdown``), titled with the study's platform. ``package``'s docstring is the
+    ``--help`` text; ``workers``: the default of a ``--workers`` option (None: the study has none)."""
     name = package.__name__
     ap = StudyParser(prog=f"python -m {name}", description=package.__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -53,5 +53,5 @@ def table_study_main(argv: list[str] | None, package: ModuleType, study_lists: C
         with open(args.json, "w") as fh:
             json.dump(study, fh, indent=1)
     on = f"{name.rsplit('.', 1)[-1]} on platform {study['platform']}" if study.get("platform") else None
-    print(markdown(study) if args.markdown else format_table(*table(study), on))
+    print((f"{on}:\n\n" if on else "") + markdown(study) if args.markdown else format_table(*table(study), on))
     return 0

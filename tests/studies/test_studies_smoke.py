@@ -51,13 +51,15 @@ def test_platform_study(monkeypatch, capsys):
     assert platform_study_main.main(["--workloads", "rm1", "--batches", "1", "--markdown"]) == 0
     out = capsys.readouterr().out
     assert "| base |  | 1/1 | 1/1 | 1/1 | 1/1 | 1.25 / 1.67 / 5.00 |" in out
+    assert out.startswith("platform_study on platform prototype:")
 
 
 def test_readings(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(readings_simulation, "simulate", lambda system, **kw: _fixed_times(system))
     monkeypatch.setattr(readings_simulation, "ProcessPoolExecutor", _InProcess)
     assert readings_main.main(["--workloads", "rm1", "--batches", "1", "--json", str(tmp_path / "r.json")]) == 0
-    assert "cxl vs pmem speed-up" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "cxl vs pmem speed-up" in out and "readings on platform prototype" in out
     assert json.loads((tmp_path / "r.json").read_text())["workloads"] == ["rm1"]
 
 
