@@ -1,4 +1,4 @@
-"""``python -m cxlsim.studies.sampling``: run the check, print its counts (or the table with
+"""``python -m cxlsim.studies.sampling``: run the check, print its platforms and counts (or the table with
 ``--markdown``)."""
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=1)
-    print(markdown(doc) if args.markdown else json.dumps(doc["counts"]))
+    platforms = list(dict.fromkeys(c["platform"] for c in doc["cells"]))
+    print(markdown(doc) if args.markdown else json.dumps({"platforms": platforms, **doc["counts"]}))
     return 0
 
 
