@@ -9,7 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cxlsim.config.arguments import FIGURE_SUFFIXES, figure_path, number, percent, whole, whole_or_auto
+from cxlsim.config.arguments import (
+    FIGURE_SUFFIXES,
+    figure_path,
+    number,
+    percent,
+    whole,
+    whole_or_auto,
+)
 
 
 @given(st.integers(-1000, 1000), st.integers(0, 1000), st.integers(-2000, 2000))
