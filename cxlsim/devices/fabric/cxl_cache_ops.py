@@ -24,8 +24,9 @@ WOWrInvF    dev → home   no          2              weakly-ordered full-line w
                                                     commits it as two memory writes
 ==========  ===========  ==========  =============  =====================================================
 
-Latency (one op, unloaded; ``req`` = ``path.message_ns(0)``, a header-only message; ``data`` =
-``path.message_ns(line_B)``; ``home`` = the home's request pipeline, ``host_protocol_ns`` for host
+Latency (one op, unloaded; ``req`` = ``one_way_ns(path, 0)``, a header-only message; ``data`` =
+``one_way_ns(path, line_B)`` (:func:`~cxlsim.devices.fabric.cxl_bulk.one_way_ns`: the CXL memory
+model's crossing); ``home`` = the home's request pipeline, ``host_protocol_ns`` for host
 memory; ``memory`` = the home's memory access, ``host_memory_ns`` by default):
 
 * read: ``device_protocol_ns`` (device request pipeline) + req + home + memory + data +
@@ -54,6 +55,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from cxlsim.devices.fabric.cxl_bulk import bulk_transfer_ns, one_way_ns
 
 if TYPE_CHECKING:
     from cxlsim.devices.fabric.cxl_path import FabricPath
@@ -90,7 +93,7 @@ def evict_ns(pr: Any, path: FabricPath, home_ns: float | None = None) -> float:
     """One victim eviction (CleanEvict: request, GO back) through both pipelines, ns."""
     p = pr.params
     home = p["host_protocol_ns"] if home_ns is None else home_ns
-    return p["device_protocol_ns"] + path.message_ns(0) + home + path.message_ns(0) + p["device_completion_ns"]
+    return p["device_protocol_ns"] + one_way_ns(path, 0) + home + one_way_ns(path, 0) + p["device_completion_ns"]
 
 
 def op_latency_ns(pr: Any, op: str | CacheOp, path: FabricPath, memory_ns: float | None = None,
@@ -101,8 +104,8 @@ def op_latency_ns(pr: Any, op: str | CacheOp, path: FabricPath, memory_ns: float
     (the device cache is full)."""
     o, p = _op(op), pr.params
     home = p["host_protocol_ns"] if home_ns is None else home_ns
-    req = path.message_ns(0)
-    data = path.message_ns(pr.line_B)
+    req = one_way_ns(path, 0)
+    data = one_way_ns(path, pr.line_B)
     dev, done = p["device_protocol_ns"], p["device_completion_ns"]
     if not o.read:
         return dev + req + home + req + done + data
@@ -129,11 +132,28 @@ def op_interval_ns(pr: Any, op: str | CacheOp, path: FabricPath, latency_ns: flo
 
 def op_stream_ns(pr: Any, op: str | CacheOp, n_lines: int, path: FabricPath, memory_ns: float | None = None,
                  memory_interval_ns: float = 0.0, home_ns: float | None = None, evict: bool = True) -> float:
-    """``n_lines`` pipelined ``op`` lines: first-line latency + (n − 1) × interval, ns (0 for none)."""
+    """``n_lines`` pipelined ``op`` lines, ns (0 for none). A read op is a bulk read of the CXL
+    memory model (:func:`~cxlsim.devices.fabric.cxl_bulk.bulk_transfer_ns`: the device's pipeline
+    (and, allocating, the fill and the victim's eviction) before the request, the home's pipeline
+    and memory, the completion; the largest of the device's pipeline, the home's tracking
+    (allocating) and the memory's interval as the per-line stage); a write op is its first line +
+    (n − 1) × :func:`op_interval_ns`."""
     if n_lines <= 0:
         return 0.0
-    first = op_latency_ns(pr, op, path, memory_ns, home_ns, evict)
-    return first + (n_lines - 1) * op_interval_ns(pr, op, path, first, memory_interval_ns)
+    o, p = _op(op), pr.params
+    if not o.read:
+        first = op_latency_ns(pr, o, path, memory_ns, home_ns, evict)
+        return first + (n_lines - 1) * op_interval_ns(pr, o, path, first, memory_interval_ns)
+    home = p["host_protocol_ns"] if home_ns is None else home_ns
+    memory = p["host_memory_ns"] if memory_ns is None else memory_ns
+    request = p["device_protocol_ns"]
+    stage = max(p["dcoh_occupancy_ns"], memory_interval_ns)
+    if o.allocating:
+        request += p["dcoh_state_change_ns"] + (evict_ns(pr, path, home) if evict else 0.0)
+        stage = max(stage, p["coherence_alloc_interval_ns"])
+    return bulk_transfer_ns(path, n_lines * pr.line_B, "read", outstanding=p["max_outstanding_count"],
+                            request_ns=request, far_ns=home + memory, complete_ns=p["device_completion_ns"],
+                            interval_ns=stage, line_B=pr.line_B)
 
 
 def device_cache_hit_ns(pr: Any) -> float:

@@ -71,6 +71,7 @@ import numpy as np
 from cxlsim.config.params import Param, Schema
 from cxlsim.devices.base import Cost, DeviceModel, check_non_negative
 from cxlsim.devices.fabric import cxl_cache_ops as cache_ops
+from cxlsim.devices.fabric.cxl_bulk import bulk_transfer_ns, first_line_ns, one_way_ns, round_trip_ns
 from cxlsim.devices.fabric.cxl_dcoh import DcohState, Transitions
 from cxlsim.devices.fabric.cxl_path import FabricPath
 from cxlsim.devices.registry import DeviceFamily, register
@@ -153,26 +154,36 @@ class CxlProtocol(DeviceModel):
 
     # -- CXL.mem ---------------------------------------------------------------------------
     def read_line_ns(self, media_ns: float, path: FabricPath) -> float:
-        """Unloaded latency of one CXL.mem line read (M2S Req → S2M DRS), ns."""
-        return self.proto_ns + path.message_ns(0) + media_ns + path.message_ns(self.line_B)
+        """Unloaded latency of one CXL.mem line read (M2S Req → S2M DRS), ns: the first line of
+        :meth:`read_stream_ns`."""
+        return self.proto_ns + one_way_ns(path, 0) + media_ns + one_way_ns(path, self.line_B)
 
     def write_line_ns(self, media_ns: float, path: FabricPath) -> float:
-        """Unloaded latency of one CXL.mem line write (M2S RwD → S2M NDR), ns."""
-        return self.proto_ns + path.message_ns(self.line_B) + media_ns + path.message_ns(0)
+        """Unloaded latency of one CXL.mem line write (M2S RwD → S2M NDR), ns: the first line of
+        :meth:`write_stream_ns`."""
+        return self.proto_ns + one_way_ns(path, self.line_B) + media_ns + one_way_ns(path, 0)
+
+    def _mem_stream_ns(self, direction: str, n_lines: int, media_ns: float, path: FabricPath,
+                       media_interval_ns: float, sharers: int = 1, shared_link: int = -1) -> float:
+        """CXL.mem lines as a bulk transfer of the CXL memory model
+        (:func:`~cxlsim.devices.fabric.cxl_bulk.bulk_transfer_ns`): the requester's protocol time,
+        the device's protocol and ``media_ns``, the media's ``media_interval_ns`` between lines."""
+        p = self.params
+        return bulk_transfer_ns(path, n_lines * self.line_B, direction, sharers, outstanding=p["max_outstanding_count"],
+                                request_ns=p["host_protocol_ns"], far_ns=p["device_protocol_ns"] + media_ns,
+                                interval_ns=media_interval_ns, line_B=self.line_B, acknowledged=True,
+                                shared_link=shared_link)
 
     def read_stream_ns(self, n_lines: int, media_ns: float, path: FabricPath, media_interval_ns: float = 0.0) -> float:
         """``n_lines`` pipelined line reads, ns (0 for none)."""
-        if n_lines <= 0:
-            return 0.0
-        first = self.read_line_ns(media_ns, path)
-        return first + (n_lines - 1) * self._interval(first, path.per_message_ns(self.line_B), media_interval_ns)
+        return self._mem_stream_ns("read", n_lines, media_ns, path, media_interval_ns)
 
-    def write_stream_ns(self, n_lines: int, media_ns: float, path: FabricPath, media_interval_ns: float = 0.0) -> float:
-        """``n_lines`` pipelined line writes, ns (0 for none)."""
-        if n_lines <= 0:
-            return 0.0
-        first = self.write_line_ns(media_ns, path)
-        return first + (n_lines - 1) * self._interval(first, path.per_message_ns(self.line_B), media_interval_ns)
+    def write_stream_ns(self, n_lines: int, media_ns: float, path: FabricPath, media_interval_ns: float = 0.0,
+                        sharers: int = 1, shared_link: int = -1) -> float:
+        """``n_lines`` pipelined line writes, each acknowledged, ns (0 for none); ``sharers`` equal
+        streams converging on ``path.links[shared_link]``
+        (:func:`~cxlsim.devices.fabric.cxl_bulk.bulk_transfer_ns`)."""
+        return self._mem_stream_ns("write", n_lines, media_ns, path, media_interval_ns, sharers, shared_link)
 
     def read_ns(self, size_B: float, media_ns: float, path: FabricPath, media_interval_ns: float = 0.0) -> float:
         """Read ``size_B`` bytes (as ceil(size / line) pipelined line reads), ns."""
@@ -206,25 +217,37 @@ class CxlProtocol(DeviceModel):
         """Occupancy of one 64 B data message inside a stream on the path's bottleneck link, ns."""
         return path.per_message_ns(self.line_B)
 
+    def _flush_stages(self) -> dict[str, float]:
+        """A flushed line's stages beyond the path: the DCOH's lookup, state change and protocol
+        before it leaves, the home's protocol on arrival (ns)."""
+        p = self.params
+        return {"request_ns": p["dcoh_lookup_ns"] + p["dcoh_state_change_ns"] + p["device_protocol_ns"],
+                "far_ns": p["device_protocol_ns"]}
+
     def flush_first_ns(self, path: FabricPath) -> float:
         """One dirty line from DCOH lookup to arrival at its home, ns."""
-        p = self.params
-        return p["dcoh_lookup_ns"] + p["dcoh_state_change_ns"] + 2 * p["device_protocol_ns"] + path.message_ns(self.line_B)
+        return first_line_ns(path, "write", line_B=self.line_B, **self._flush_stages())
 
     def flush_interval_ns(self, path: FabricPath) -> float:
-        """Steady-state interval between flushed lines, ns.
+        """Steady-state interval between flushed lines of a long flush, ns.
 
         The largest of the DCOH pipeline occupancy, the line's link occupancy and the tracker
         limit (a writeback holds a tracker until the home's completion returns).
         """
-        hold = self.flush_first_ns(path) + path.message_ns(0)
+        hold = round_trip_ns(path, "write", line_B=self.line_B, **self._flush_stages())
         return max(self.params["dcoh_occupancy_ns"], self.line_transfer_ns(path), hold / self.params["max_outstanding_count"])
 
-    def flush_ns(self, n_lines: int, path: FabricPath) -> float:
-        """Bulk flush of ``n_lines`` dirty lines to their home, pipelined, ns (0 for none)."""
+    def flush_ns(self, n_lines: int, path: FabricPath, sharers: int = 1) -> float:
+        """Bulk flush of ``n_lines`` dirty lines to their home, ns (0 for none): a bulk write of
+        the CXL memory model (:func:`~cxlsim.devices.fabric.cxl_bulk.bulk_transfer_ns`), done when
+        the last line is at its home; the DCOH's pipeline is its per-line stage, the trackers its
+        outstanding lines; ``sharers`` equal flushes converge on the path's last link."""
         if n_lines <= 0:
             return 0.0
-        return self.flush_first_ns(path) + (n_lines - 1) * self.flush_interval_ns(path)
+        return bulk_transfer_ns(path, n_lines * self.line_B, "write", sharers,
+                                outstanding=self.params["max_outstanding_count"],
+                                interval_ns=self.params["dcoh_occupancy_ns"], line_B=self.line_B,
+                                **self._flush_stages())
 
     def _bound_flush(self, n_lines: int, path: FabricPath) -> float:
         """Bound of :meth:`flush_ns`: first-line latency without serialisation + n lines /
