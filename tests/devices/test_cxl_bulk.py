@@ -12,11 +12,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cxlsim.config.catalog import list_presets
 from cxlsim.devices import build_device
-from cxlsim.devices.cxl_mem.queueing import LINE_B, Fabric, FabricSim, Request, fabric_of
+from cxlsim.devices.cxl_mem.queueing import (
+    LINE_B,
+    Fabric,
+    FabricSim,
+    Request,
+    fabric_of,
+    idle_read_ns,
+)
 from cxlsim.devices.fabric.cxl_bulk import bulk_transfer_ns, first_line_ns, one_way_ns
 from cxlsim.devices.fabric.cxl_path import FabricPath
-from cxlsim.config.catalog import list_presets
 
 LINKS = list_presets("cxl_link")
 SWITCHES = list_presets("cxl_switch")
@@ -123,8 +130,6 @@ def test_bulk_transfer_within_two_percent_of_the_event_model(case):
 @pytest.mark.parametrize("name", CXL_MEMS)
 def test_one_lone_line_is_the_event_models_idle_read(name):
     """A lone read's fabric part is the queueing model's idle read less its media (the same stages)."""
-    from cxlsim.devices.cxl_mem.queueing import idle_read_ns
-
     dev = build_device(name)
     f = dev.fabric()
     cp = dev.controller.params

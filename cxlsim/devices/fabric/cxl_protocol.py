@@ -71,7 +71,12 @@ import numpy as np
 from cxlsim.config.params import Param, Schema
 from cxlsim.devices.base import Cost, DeviceModel, check_non_negative
 from cxlsim.devices.fabric import cxl_cache_ops as cache_ops
-from cxlsim.devices.fabric.cxl_bulk import bulk_transfer_ns, first_line_ns, one_way_ns, round_trip_ns
+from cxlsim.devices.fabric.cxl_bulk import (
+    bulk_transfer_ns,
+    first_line_ns,
+    one_way_ns,
+    round_trip_ns,
+)
 from cxlsim.devices.fabric.cxl_dcoh import DcohState, Transitions
 from cxlsim.devices.fabric.cxl_path import FabricPath
 from cxlsim.devices.registry import DeviceFamily, register
