@@ -47,7 +47,9 @@ Streaming interval per line: the largest of the stage limits
 * ``memory_interval_ns`` (the home memory's rate per line; reads; 0 = not binding);
 * the op latency / ``max_outstanding_count`` (Little's law on the device's request trackers).
 
-``bw_GBps = line_B / interval``. :func:`device_cache_hit_ns` is the preset's device-cache hit
+``bw_GBps = line_B / interval``. A stream of a read op (:func:`op_stream_ns`, the MLP pull's) is a
+bulk read of the CXL memory model (:func:`~cxlsim.devices.fabric.cxl_bulk.bulk_transfer_ns`): the
+same stages, the trackers' limit in waves of ``max_outstanding_count`` lines. :func:`device_cache_hit_ns` is the preset's device-cache hit
 (``device_cache_hit_ns``). Units: ns, B, GB/s (== B/ns).
 """
 

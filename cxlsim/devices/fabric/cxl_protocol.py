@@ -19,10 +19,10 @@ CXL.mem (host or peer load/store to device memory; 64 B lines)
   one line = host protocol + request (header-only message over the path) + device protocol
   + ``media_ns`` + response (data message) for reads; writes send the data with the request
   and get a header-only completion. Protocol latencies are charged once per transaction at each end.
-  ``read_stream_ns(n_lines, media_ns, path, ...)`` pipelines lines: first-line latency + (n - 1) ×
-  interval, where the interval is the largest of: the response line's occupancy of the path's
-  bottleneck link, ``media_interval_ns``, and the first-line latency / ``max_outstanding_count``
-  (Little's law on the request trackers). ``read_ns``/``write_ns(size_B, media_ns, path, ...)``:
+  ``read_stream_ns``/``write_stream_ns(n_lines, media_ns, path, ...)`` are bulk transfers of the CXL
+  memory model (:func:`~cxlsim.devices.fabric.cxl_bulk.bulk_transfer_ns`: each line one message per
+  direction through the links' servers, ``max_outstanding_count`` lines in flight, each held for its
+  round trip, the media's ``media_interval_ns`` between lines; a write done when acknowledged). ``read_ns``/``write_ns(size_B, media_ns, path, ...)``:
   ceil(size / line) lines. Bound (ops ``"read"``, ``"write"``): path latencies + media + size /
   bandwidth, the bandwidth being the smallest of the raw link rate, the tracker limit on the bound
   latency and the media rate. ``read_cost``/``write_cost``: ``size_B`` = wire bytes per link (both
@@ -32,9 +32,10 @@ CXL.cache + DCOH (a device caches lines of another's memory; state in
   :class:`~cxlsim.devices.fabric.cxl_dcoh.DcohState`)
   per line: ``dcoh_lookup_ns`` (directory lookup), ``dcoh_state_change_ns`` (transition),
   ``dcoh_snoop_ns`` (serving a snoop), ``dcoh_occupancy_ns`` (pipeline issue interval).
-  ``flush_ns(n, path) = first-line latency + (n - 1) × max(DCOH occupancy, line transfer, tracker
-  limit)``; first-line latency = lookup + state change + device protocol + path(64 B) + home's
-  device protocol. ``flush_lines_cost(transitions, path)`` charges what a
+  ``flush_ns(n, path)`` is a bulk write of the CXL memory model (``bulk_transfer_ns``): the first
+  line's lookup + state change + device protocol + the crossing of 64 B + the home's device protocol,
+  then the DCOH's occupancy, the line's link occupancy and the trackers (each held for the line's
+  round trip: its completion returns) bounding the stream. ``flush_lines_cost(transitions, path)`` charges what a
   :meth:`DcohState.flush <cxlsim.devices.fabric.cxl_dcoh.DcohState.flush>` returned: its dirty lines
   flushed, one pipeline slot per clean line scanned. This is the automatic data movement of
   docs/design.md#data-movement (pooled embeddings to the GPU, gradients back) and, with
