@@ -154,3 +154,36 @@ def test_credit_waves_and_shared_links_are_what_bind():
     assert two - one == pytest.approx((1 << 20) / LINE_B * b)
     with pytest.raises(ValueError):
         bulk_transfer_ns(path, 64, "sideways", outstanding=1)
+
+
+PROTOCOLS = list_presets("cxl_protocol")
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(PROTOCOLS), st.sampled_from(LINKS), st.booleans(), SIZES.filter(lambda b: b > 0),
+       st.sampled_from(["flush", "pull"]))
+def test_the_systems_flushes_and_pulls_are_the_event_model(proto, link, switched, nbytes, op):
+    """What the systems call for GPU <-> CXL-MEM transfers (a DCOH flush) and the MLP pull (a
+    CXL.cache RdCurr from GPU memory at its streaming rate) through the event model's stages: the
+    DCOH's (or the device's) pipeline before the message, the home's after, the trackers as
+    credits, the per-line stage as the far end's channel."""
+    pr, lk = build_device(proto), build_device(link)
+    path = FabricPath([lk] * 2, build_device("cxl_switch/cxl3-x16")) if switched else FabricPath([lk])
+    p, n = pr.params, math.ceil(nbytes / LINE_B)
+    if op == "flush":
+        analytic = pr.flush_ns(n, path)
+        stages = {"request_ns": p["dcoh_lookup_ns"] + p["dcoh_state_change_ns"] + p["device_protocol_ns"],
+                  "far_ns": p["device_protocol_ns"] + p["dcoh_occupancy_ns"], "complete_ns": 0.0,
+                  "interval_ns": p["dcoh_occupancy_ns"]}
+        direction, acknowledged = "write", False
+        analytic_in_sim = analytic + p["dcoh_occupancy_ns"]  # the sim's channel holds the line for its interval
+    else:
+        interval = LINE_B / (2039 * 0.9)  # an A100's HBM2e at 90 %
+        analytic = pr.cache_fill_ns(n, 0.0, path, interval, "RdCurr")
+        stages = {"request_ns": p["device_protocol_ns"], "far_ns": pr.cache_fill_home_ns() + max(interval, p["dcoh_occupancy_ns"]),
+                  "complete_ns": p["device_completion_ns"], "interval_ns": max(interval, p["dcoh_occupancy_ns"])}
+        direction, acknowledged = "read", True
+        analytic_in_sim = analytic + max(interval, p["dcoh_occupancy_ns"])
+    f = _stages(path, 1, p["max_outstanding_count"], **stages)
+    assert analytic_in_sim == pytest.approx(event_ns(f, nbytes, direction, stages["request_ns"], acknowledged),
+                                            rel=TOLERANCE)

@@ -11,6 +11,7 @@ import pytest
 
 from cxlsim.cli import main
 from cxlsim.devices import build_device as _build
+from cxlsim.devices.fabric.cxl_bulk import one_way_ns
 from cxlsim.devices.fabric.cxl_dcoh import EXCLUSIVE, INVALID, MODIFIED, SHARED, DcohState
 from cxlsim.devices.fabric.cxl_path import FabricPath
 
@@ -186,7 +187,7 @@ def test_configure_batch_dma_beats_mmio_for_indices():
     assert dma.configure_batch_ns(8, idx, p) < 0.01 * mmio.configure_batch_ns(8, idx, p)
     assert dma.configure_batch_ns(8, 0, p) == pytest.approx(11 * dma.params["mmio_write_ns"] + dma.proto_ns + p.message_ns(8))
     chunks = -(-idx // 256)
-    first = dma.params["dma_setup_ns"] + p.message_ns(0) + dma.params["host_memory_ns"] + p.message_ns(256)
+    first = dma.params["dma_setup_ns"] + one_way_ns(p, 0) + dma.params["host_memory_ns"] + one_way_ns(p, 256)
     assert dma.configure_batch_ns(8, idx, p) == pytest.approx(
         dma.configure_batch_ns(8, 0, p) + first + (chunks - 1) * p.per_message_ns(256))
 

@@ -52,7 +52,7 @@ CXL.io
   ``configure_batch_ns(n_registers, index_B, path, host=None)`` writes ``n_registers`` scalar registers and
   moves the batch's sparse indices either by a DMA descriptor (``index_transfer_policy: dma``,
   default: 3 register writes, then the device reads the index buffer from host memory in
-  ``dma_chunk_B`` messages) or by one MMIO write per ``mmio_write_B`` (``mmio``; megabytes of
+  ``dma_chunk_B`` messages, a bulk read: ``bulk_transfer_ns``) or by one MMIO write per ``mmio_write_B`` (``mmio``; megabytes of
   indices make this impractical, which is why DMA is the default). Bounded op
   ``"configure_batch"``: the same latencies without serialisation + bytes / raw bandwidth.
 
@@ -349,9 +349,9 @@ class CxlProtocol(DeviceModel):
         t = self._register_writes(n_registers, index_B) * self._issue_ns(host) + self.proto_ns + path.message_ns(p["mmio_write_B"])
         if p["index_transfer_policy"] == "mmio" or index_B <= 0:
             return t
-        chunks = math.ceil(index_B / p["dma_chunk_B"])
-        first = p["dma_setup_ns"] + path.message_ns(0) + p["host_memory_ns"] + path.message_ns(p["dma_chunk_B"])
-        return t + first + (chunks - 1) * path.per_message_ns(p["dma_chunk_B"])
+        # the device's DMA engine reads the indices from host memory: a bulk read of dma_chunk_B messages
+        return t + p["dma_setup_ns"] + bulk_transfer_ns(path, index_B, "read", outstanding=p["max_outstanding_count"],
+                                                        far_ns=p["host_memory_ns"], line_B=p["dma_chunk_B"])
 
     def _bound_configure_batch(self, n_registers: int, index_B: float, path: FabricPath, host: Any = None) -> float:
         """Bound of :meth:`configure_batch_ns`: the same register writes and latencies without
