@@ -35,6 +35,9 @@ class CxlCache(DataMover):
         return OpOutcome(t + mc.cxl.configure_batch_ns(CONFIG_REGISTERS, idx_B, path, mc.cpu))
 
     def move(self, nbytes: float, t: float, src, dst) -> OpOutcome:
+        """A DCOH flush of ``nbytes`` over the path, timed by the CXL memory model's bulk form
+        (:meth:`~cxlsim.devices.fabric.cxl_protocol.CxlProtocol.flush_ns`); it holds the path's
+        link directions (:meth:`transfer_lanes`) while it runs."""
         mc = self.m
         path = mc.path(src, dst)
         lines = math.ceil(nbytes / mc.cxl.line_B)
@@ -43,9 +46,12 @@ class CxlCache(DataMover):
 
     def move_class(self, nbytes: float, src, dst) -> tuple[float, list[tuple[str, float]]]:
         """The ``groups`` transfers one after another on the source's link, each on its own path
-        of the full tree, ``ρ`` times as long as alone while every group's traffic shares its trunks
-        (:meth:`~cxlsim.systems.symmetry.SystemFabric.load`); each trunk's transfer time is kept
-        for :meth:`~cxlsim.systems.machine.TrainingMachine.trunk_busy_ns`."""
+        of the full tree and timed alone by the CXL memory model's bulk form (a DCOH flush,
+        :meth:`~cxlsim.devices.fabric.cxl_protocol.CxlProtocol.flush_ns`), ``ρ`` times as long as
+        alone while every group's traffic shares its trunks
+        (:meth:`~cxlsim.systems.symmetry.SystemFabric.load`: full detail's rule, a transfer holds its
+        path's lanes); each trunk's transfer time is kept for
+        :meth:`~cxlsim.systems.machine.TrainingMachine.trunk_busy_ns`."""
         mc = self.m
         phase = "pooled" if src[0] == "mem" else "grads"
         lines = math.ceil(nbytes / mc.cxl.line_B)
