@@ -114,7 +114,7 @@ def _case(draw):
     return path, f, nbytes, direction, sharers, outstanding, acknowledged, stages
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_case())
 def test_bulk_transfer_within_two_percent_of_the_event_model(case):
     path, f, nbytes, direction, sharers, outstanding, acknowledged, stages = case
@@ -159,7 +159,7 @@ def test_credit_waves_and_shared_links_are_what_bind():
 PROTOCOLS = list_presets("cxl_protocol")
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(PROTOCOLS), st.sampled_from(LINKS), st.booleans(), SIZES.filter(lambda b: b > 0),
        st.sampled_from(["flush", "pull"]))
 def test_the_systems_flushes_and_pulls_are_the_event_model(proto, link, switched, nbytes, op):
