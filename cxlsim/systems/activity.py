@@ -24,7 +24,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from cxlsim.devices.base import Usage
+from cxlsim.devices.memory.media import media_index as MI
 from cxlsim.engine.executor import Executor
 from cxlsim.engine.trace import Traffic
 
@@ -70,6 +73,39 @@ class MediaTraffic:
 
 
 @dataclass
+class AccessStats:
+    """What one step's accesses to one memory met, filled by the media kernel as it serves them
+    (collected only when a run asks for statistics): ``vector`` is the kernel's statistics vector
+    (``media_index.S_*``: latency count, sum, most and histogram per read/write, requester slots,
+    write queues, the fabric crossing's link and device queues, bank busy time); the rest is what
+    the machine knows of the calls: the bytes its requester asked to read and to write, and the
+    capacities the queues had (the most seen; 0: unbounded or absent)."""
+
+    vector: np.ndarray = field(default_factory=lambda: np.zeros(MI.N_S))
+    read_B: float = 0.0
+    write_B: float = 0.0
+    slots: int = 0  # the requester's outstanding limit (reads + writes with separate pools)
+    write_queue: int = 0  # entries of a module's write queue (the media preset's depth)
+    posted: bool = False  # the write queue posts media writes behind reads (read priority)
+    crossing: bool = False  # the requester reaches the memory across the fabric
+    read_queue_x: int = 0  # the crossing device's read queue, in accesses (0: unbounded)
+    write_queue_x: int = 0  # its write queue, in accesses
+
+    def add(self, other: AccessStats) -> None:
+        """Add ``other``'s counts (latency most and queue most: the larger; capacities: the larger)."""
+        top = (MI.S_READ_MAX_NS, MI.S_WRITE_MAX_NS, MI.S_WQ_MAX, MI.S_PQ_MAX, MI.S_XR_MAX, MI.S_XW_MAX)
+        keep = self.vector[list(top)].copy()
+        self.vector += other.vector
+        self.vector[list(top)] = np.maximum(keep, other.vector[list(top)])
+        self.read_B += other.read_B
+        self.write_B += other.write_B
+        for k in ("slots", "write_queue", "read_queue_x", "write_queue_x"):
+            setattr(self, k, max(getattr(self, k), getattr(other, k)))
+        self.posted = self.posted or other.posted
+        self.crossing = self.crossing or other.crossing
+
+
+@dataclass
 class LogicWork:
     """Operations of the memory device's logic in one batch."""
 
@@ -101,6 +137,19 @@ class BatchLedger:
     mlp_log_gap_batches: int = 0
     gpu_kernel_ns: float = 0.0  # kernels and copies on the GPUs' streams
     host_dispatch_ns: float = 0.0  # the dispatching threads' busy time (framework dispatch and calls)
+    #: statistics (a run that collects them; None: off, nothing below is filled): (memory key, step)
+    #: -> what that step's accesses to that memory met; link path -> transfers charged to it
+    access: dict[tuple[str, str], AccessStats] | None = None
+    link_count: dict[str, int] | None = None
+
+    @classmethod
+    def collecting(cls) -> BatchLedger:
+        """A ledger that also collects statistics (:attr:`access`, :attr:`link_count`)."""
+        return cls(access={}, link_count={})
+
+    def access_stats(self, key: str, step: str) -> AccessStats:
+        """The statistics record of ``step``'s accesses to memory ``key`` (the ledger collects them)."""
+        return self.access.setdefault((key, step), AccessStats())
 
     def traffic(self, role: str) -> MediaTraffic:
         return self.media.setdefault(role, MediaTraffic())
@@ -109,6 +158,8 @@ class BatchLedger:
         if path != PCIE and not path.startswith(CXL_PREFIX):
             raise ValueError(f"unknown link path {path!r}")
         self.link_B[path] = self.link_B.get(path, 0.0) + size_B
+        if self.link_count is not None:
+            self.link_count[path] = self.link_count.get(path, 0) + 1
 
     def tally(self) -> tuple[dict[str, float], dict[str, float], int]:
         """A snapshot for :meth:`charged_since`: bytes per link path, media bytes per memory role,
@@ -166,6 +217,13 @@ class BatchActivity:
     llc_lookup_lines: int = 0
     llc_lookup_hits: int = 0
     llc_writeback_B: float = 0.0
+    #: statistics, where the run collected them (else empty): (memory key, step) -> what that
+    #: step's accesses to that memory met; link path -> transfers charged to it; the host vector
+    #: cache's lookups and hits (counts)
+    access: Mapping[tuple[str, str], AccessStats] = field(default_factory=dict)
+    link_count: Mapping[str, int] = field(default_factory=dict)
+    cache_lookups: int = 0
+    cache_hits: int = 0
 
     @classmethod
     def analytic(cls, batch: int, wall_ns: float, usage: Mapping[str, Usage], start_ns: float = 0.0,
@@ -233,5 +291,9 @@ def batch_activity(executor: Executor, ledgers: Mapping[int, BatchLedger], spans
             llc_lookup_lines=led.llc_lookup_lines,
             llc_lookup_hits=led.llc_lookup_hits,
             llc_writeback_B=led.llc_writeback_B,
+            access=dict(led.access or {}),
+            link_count=dict(led.link_count or {}),
+            cache_lookups=led.cache_lookups,
+            cache_hits=led.cache_hits,
         ))
     return out

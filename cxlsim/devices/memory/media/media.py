@@ -761,14 +761,19 @@ class MediaModel(DeviceModel):
 
     def serve(self, stream: AccessStream, state: MediaState, outstanding: int | tuple[int, int], modules: int = 1,
               interleave_B: int = 4096, reference: bool = False, per_access: bool = True,
-              write_after_reads: bool = False, crossing: Crossing | None = None) -> StreamResult:
+              write_after_reads: bool = False, crossing: Crossing | None = None,
+              stats: np.ndarray | None = None) -> StreamResult:
         """Detailed timing of ``stream`` on ``state`` (updated in place); ``reference=True`` runs
         the plain-Python twin of the kernel (same results, slow); ``per_access=False`` keeps only
         the totals (no per-access arrays: what a system simulation needs, at less memory traffic).
         ``outstanding``: one closed loop's limit, or ``(reads, writes)``: split pools (module
         docstring), where ``write_after_reads`` applies. ``crossing``: the requester reaches the
         modules across a fabric path (:class:`Crossing`), whose times each access's slot is held
-        for; None: attached to the requester (the media's own timing)."""
+        for; None: attached to the requester (the media's own timing). ``stats``: a vector of
+        ``media_index.N_S`` floats the kernel adds this stream's statistics to (latency by kind,
+        queue occupancy, the crossing's link and queues, bank busy time: ``media_index.S_*``), or
+        None (the kernel variant without them; the reference never fills them). Timing is the
+        same either way."""
         max_units, requested_B = self._validate(stream, state, outstanding, modules, interleave_B)
         split = isinstance(outstanding, tuple)
         if write_after_reads and not split:
@@ -841,12 +846,14 @@ class MediaModel(DeviceModel):
                                    state.stamp, state.wcb_prev, state.wcb_next, state.wcb_lru,
                                    state.keys, state.times, state.used, self._wear(state),
                                    *posted, loop_ring, loop_tree, wloop_ring, wloop_tree, start, complete, ack, c, *scratch,
-                                   *path)
+                                   *path, stats)
                 stopped = True
             if not per_access:
                 start = complete = ack = np.zeros(0)
         state.horizon_ns = float(stream.issue_ns[-1])
         media_r, media_w = float(c[X.C_MEDIA_R]), float(c[X.C_MEDIA_W])
+        if stats is not None:  # each media unit holds its bank for its occupancy
+            stats[X.S_BANK_NS] += (media_r * fp[X.F_OCC_R] + media_w * fp[X.F_OCC_W]) / self.unit_B
         requested = float(requested_B)
         return StreamResult(start, complete, ack, float(c[X.C_END_MAX]), float(c[X.C_ACK_MAX]),
                             media_r, media_w, int(c[X.C_RMW]), int(c[X.C_RAW]), float(c[X.C_RAW_NS]),

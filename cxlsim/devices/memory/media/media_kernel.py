@@ -56,6 +56,8 @@ write queues and posted writes), :mod:`~cxlsim.devices.memory.media.media_slots`
 
 from __future__ import annotations
 
+import math
+
 from cxlsim.devices.memory.media.media_geometry import _chunk, _cyc, _locate, _where, pow2_geometry  # noqa: F401
 from cxlsim.devices.memory.media.media_index import (  # noqa: F401 (re-exported: the kernel's layout)
     C_ACK_MAX,
@@ -107,6 +109,8 @@ from cxlsim.devices.memory.media.media_index import (  # noqa: F401 (re-exported
     I_WEAR_INTERVAL,
     I_WRITE_AFTER_READS,
     I_WRITE_OUTSTANDING,
+    LAT_BUCKETS,
+    LAT_PER_OCTAVE,
     MAX_LOAD_FRACTION,
     N_C,
     N_FP,
@@ -114,6 +118,30 @@ from cxlsim.devices.memory.media.media_index import (  # noqa: F401 (re-exported
     NO_TIME,
     PATH_LINE_B,
     QUEUED,
+    S_HIST,
+    S_LINK_DOWN_NS,
+    S_LINK_UP_NS,
+    S_PQ_MAX,
+    S_PQ_SAMPLES,
+    S_PQ_SUM,
+    S_READ_MAX_NS,
+    S_READ_NS,
+    S_READS,
+    S_SLOT_HOLD_NS,
+    S_SLOT_WAITS,
+    S_WQ_ENTRIES,
+    S_WQ_FULL,
+    S_WQ_HOLD_NS,
+    S_WQ_MAX,
+    S_WRITE_MAX_NS,
+    S_WRITE_NS,
+    S_WRITES,
+    S_XR_FULL,
+    S_XR_HOLD_NS,
+    S_XR_MAX,
+    S_XW_FULL,
+    S_XW_HOLD_NS,
+    S_XW_MAX,
 )
 from cxlsim.devices.memory.media.media_pending import (  # noqa: F401 (re-exported: the media model's kernel API)
     PREFETCH_AHEAD,
@@ -189,13 +217,52 @@ def _link_serve(link_free, d, arrival, occ):
     return arrival
 
 
+@refcount_free_jit(inline="always")
+def _in_use(ring, at):
+    """Entries of a slot tree's free times (:func:`slot_tree`) still held at ``at`` (+inf padding excluded)."""
+    k = 0
+    for j in range(ring.shape[0]):
+        if at < ring[j] < math.inf:
+            k += 1
+    return k
+
+
+@refcount_free_jit(inline="always")
+def _queue_stats(st, ring, at, s_max, s_full):
+    """Statistics of a bounded queue (slot tree ``ring``) an access arrives at ``at``: the entries
+    in use once it holds one (``st[s_max]``: their most), and whether it waited (``st[s_full]``)."""
+    used = min(_in_use(ring, at) + 1, ring.shape[0])
+    if used > st[s_max]:
+        st[s_max] = used
+    if ring[0] > at:
+        st[s_full] += 1
+
+
+@refcount_free_jit(inline="always")
+def _latency_stats(st, lat, write):
+    """Count one access's latency ``lat`` (ns) in the statistics vector: its kind's count, sum,
+    most and histogram bucket (:data:`LAT_PER_OCTAVE` a power of two), and the slot's hold time."""
+    n, tot, top, base = S_READS, S_READ_NS, S_READ_MAX_NS, S_HIST
+    if write:
+        n, tot, top, base = S_WRITES, S_WRITE_NS, S_WRITE_MAX_NS, S_HIST + LAT_BUCKETS
+    st[n] += 1
+    st[tot] += lat
+    if lat > st[top]:
+        st[top] = lat
+    st[S_SLOT_HOLD_NS] += lat
+    k = 0
+    if lat >= 1.0:
+        k = min(int(math.log2(lat) * LAT_PER_OCTAVE), LAT_BUCKETS - 1)
+    st[base + k] += 1
+
+
 @refcount_free_jit
 def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                  bank_free, cmd_free, last_line, wq_ring, wq_head, wcb_tag, wcb_filt, wcb_stamp, stamp,
                  wcb_prev, wcb_next, wcb_lru,
                  keys, times, used, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr, loop_ring,
                  loop_tree, wloop_ring, wloop_tree, start_out, complete_out, ack_out, counters, need, ready, mod_end,
-                 link_free, xr_ring, xr_tree, xw_ring, xw_tree):
+                 link_free, xr_ring, xr_tree, xw_ring, xw_tree, st):
     """Serve accesses ``first..n-1`` in order; returns the index reached (n when done).
 
     State arrays are updated in place; ``need``, ``ready``, ``mod_end`` are per-module scratch
@@ -209,6 +276,8 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     request and response servers and their latest arrivals, and ``xr_*`` / ``xw_*``, the device
     controller's read and write queue entries (slot trees, their winners at index 0); a requester
     without one passes the five as None (a variant compiled without the crossing's code).
+    ``st``: the statistics vector (``media_index.S_*``, added to), or None: the variant compiled
+    without any statistics code (what a run without ``--stats`` runs).
     """
     n = issue.shape[0]
     # the counters live in registers inside the loop (written back on return)
@@ -267,11 +336,17 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         # one-pool variant without the test)
         if wloop_ring is not None and is_write[i]:
             t = max(now, wroot)
+            if st is not None and wroot > now:
+                st[S_SLOT_WAITS] += 1
             if after_reads and fill > t:
                 t = fill
         else:
             t = max(now, root)
+            if st is not None and root > now:
+                st[S_SLOT_WAITS] += 1
         start_out[o] = t
+        ts = t
+        qs = t
         nl = 0
         # across a fabric: the request's messages, then an entry of the device's queue (numba compiles
         # the variant without a crossing, link_free None, without this code)
@@ -279,12 +354,19 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             nl = (size[i] + PATH_LINE_B - 1) // PATH_LINE_B
             occ = nl * (fp[F_UP_DATA] if is_write[i] else fp[F_UP_HDR])
             su = _link_serve(link_free, 0, t, occ)
+            if st is not None:
+                st[S_LINK_UP_NS] += occ
             t = su + occ + (fp[F_PATH_REQ_W] if is_write[i] else fp[F_PATH_REQ])
             if is_write[i]:
                 if ip[I_PATH] & 4:  # a bounded write queue
+                    if st is not None:
+                        _queue_stats(st, xw_ring, t, S_XW_MAX, S_XW_FULL)
                     t = max(t, xw_ring[0])
             elif ip[I_PATH] & 2:  # a bounded read queue
+                if st is not None:
+                    _queue_stats(st, xr_ring, t, S_XR_MAX, S_XR_FULL)
                 t = max(t, xr_ring[0])
+            qs = t
             t = t + fp[F_PATH_DEV]
         if g0 == g1 and not is_write[i]:  # the common case, one unit read: no per-module loops
             m, loc, b = _where(g0, ip)
@@ -360,10 +442,19 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                 acked = done
             else:
                 ack = t + fp[F_LAT_W]
+                ack0 = ack
+                waited = False
                 for k in range(mc):
                     m = _cyc(mf, k, modules)
                     if need[m] > 0:
                         if wq_ring is not None:
+                            if st is not None:
+                                busy = 0
+                                for q in range(wq_ring.shape[1]):
+                                    if wq_ring[m, q] > ack0:
+                                        busy += 1
+                                st[S_WQ_MAX] = max(st[S_WQ_MAX], min(busy + 1, wq_ring.shape[1]))
+                                waited = waited or wq_ring[m, wq_head[m]] > ack0
                             ack = max(ack, wq_ring[m, wq_head[m]])  # the entry that frees first
                         if pq_n is not None:
                             # room for the media writes this access will post: its buffer misses
@@ -459,11 +550,27 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         m = _cyc(mf, k, modules)
                         if need[m] > 0:
                             _queue_replace_min(wq_ring, wq_head, m, mod_end[m])
+                            if st is not None:
+                                st[S_WQ_ENTRIES] += 1
+                                st[S_WQ_HOLD_NS] += mod_end[m] - ack
+                if st is not None:
+                    if waited:
+                        st[S_WQ_FULL] += 1
+                    if pq_n is not None:
+                        for k in range(mc):
+                            m = _cyc(mf, k, modules)
+                            if need[m] > 0:
+                                st[S_PQ_SAMPLES] += 1
+                                st[S_PQ_SUM] += pq_n[m]
+                                st[S_PQ_MAX] = max(st[S_PQ_MAX], pq_n[m])
                 acked = ack
         if link_free is not None:  # the response crosses back: a read's data, a write's completion
             if is_write[i]:
                 occ = nl * fp[F_DN_HDR]
                 sd = _link_serve(link_free, 1, acked, occ)
+                if st is not None:
+                    st[S_LINK_DOWN_NS] += occ
+                    st[S_XW_HOLD_NS] += done - qs
                 v, leaf = _slot_replay(xw_ring, xw_tree, xw_tree[0], done)  # held until written
                 xw_ring[0] = v
                 xw_tree[0] = leaf
@@ -471,6 +578,9 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             else:
                 occ = nl * fp[F_DN_DATA]
                 sd = _link_serve(link_free, 1, acked, occ)
+                if st is not None:
+                    st[S_LINK_DOWN_NS] += occ
+                    st[S_XR_HOLD_NS] += sd + occ - qs
                 v, leaf = _slot_replay(xr_ring, xr_tree, xr_tree[0], sd + occ)  # held until its data is sent
                 xr_ring[0] = v
                 xr_tree[0] = leaf
@@ -479,6 +589,8 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         # reads: data back (done = acked); writes: acknowledged (acked) and in place (done)
         complete_out[o] = done
         ack_out[o] = acked
+        if st is not None:
+            _latency_stats(st, acked - ts, is_write[i])
         # the slot frees at ``acked``, out of order (as a core's fill buffers free)
         if wloop_ring is not None and is_write[i]:
             wroot, wroot_i = _slot_replay(wloop_ring, wloop_tree, wroot_i, acked)
