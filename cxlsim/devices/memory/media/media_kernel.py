@@ -238,24 +238,6 @@ def _queue_stats(st, ring, at, s_max, s_full):
         st[s_full] += 1
 
 
-@refcount_free_jit(inline="always")
-def _latency_stats(st, lat, write):
-    """Count one access's latency ``lat`` (ns) in the statistics vector: its kind's count, sum,
-    most and histogram bucket (:data:`LAT_PER_OCTAVE` a power of two), and the slot's hold time."""
-    n, tot, top, base = S_READS, S_READ_NS, S_READ_MAX_NS, S_HIST
-    if write:
-        n, tot, top, base = S_WRITES, S_WRITE_NS, S_WRITE_MAX_NS, S_HIST + LAT_BUCKETS
-    st[n] += 1
-    st[tot] += lat
-    if lat > st[top]:
-        st[top] = lat
-    st[S_SLOT_HOLD_NS] += lat
-    k = 0
-    if lat >= 1.0:
-        k = min(int(math.log2(lat) * LAT_PER_OCTAVE), LAT_BUCKETS - 1)
-    st[base + k] += 1
-
-
 @refcount_free_jit
 def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                  bank_free, cmd_free, last_line, wq_ring, wq_head, wcb_tag, wcb_filt, wcb_stamp, stamp,
@@ -290,6 +272,15 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     c_ack = counters[C_ACK_MAX]
     c_end = counters[C_END_MAX]
     fill = counters[C_FILL]
+    # statistics (``st``) that every access adds to live in registers too (numba compiles them out
+    # of the variant without ``st``): counts, sums and most of the reads' and writes' latencies,
+    # slot waits, the crossing's link busy time and device queue hold times
+    s_rn = s_rs = s_rm = s_wn = s_ws = s_wm = s_wait = s_up = s_dn = s_xr = s_xw = 0.0
+    if st is not None:
+        s_rn, s_rs, s_rm = st[S_READS], st[S_READ_NS], st[S_READ_MAX_NS]
+        s_wn, s_ws, s_wm = st[S_WRITES], st[S_WRITE_NS], st[S_WRITE_MAX_NS]
+        s_wait, s_up, s_dn = st[S_SLOT_WAITS], st[S_LINK_UP_NS], st[S_LINK_DOWN_NS]
+        s_xr, s_xw = st[S_XR_HOLD_NS], st[S_XW_HOLD_NS]
     after_reads = ip[I_WRITE_AFTER_READS] == 1
     unit = ip[I_UNIT]
     modules = ip[I_MODULES]
@@ -337,13 +328,13 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         if wloop_ring is not None and is_write[i]:
             t = max(now, wroot)
             if st is not None and wroot > now:
-                st[S_SLOT_WAITS] += 1
+                s_wait += 1
             if after_reads and fill > t:
                 t = fill
         else:
             t = max(now, root)
             if st is not None and root > now:
-                st[S_SLOT_WAITS] += 1
+                s_wait += 1
         start_out[o] = t
         ts = t
         qs = t
@@ -355,7 +346,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             occ = nl * (fp[F_UP_DATA] if is_write[i] else fp[F_UP_HDR])
             su = _link_serve(link_free, 0, t, occ)
             if st is not None:
-                st[S_LINK_UP_NS] += occ
+                s_up += occ
             t = su + occ + (fp[F_PATH_REQ_W] if is_write[i] else fp[F_PATH_REQ])
             if is_write[i]:
                 if ip[I_PATH] & 4:  # a bounded write queue
@@ -569,8 +560,8 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                 occ = nl * fp[F_DN_HDR]
                 sd = _link_serve(link_free, 1, acked, occ)
                 if st is not None:
-                    st[S_LINK_DOWN_NS] += occ
-                    st[S_XW_HOLD_NS] += done - qs
+                    s_dn += occ
+                    s_xw += done - qs
                 v, leaf = _slot_replay(xw_ring, xw_tree, xw_tree[0], done)  # held until written
                 xw_ring[0] = v
                 xw_tree[0] = leaf
@@ -579,8 +570,8 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                 occ = nl * fp[F_DN_DATA]
                 sd = _link_serve(link_free, 1, acked, occ)
                 if st is not None:
-                    st[S_LINK_DOWN_NS] += occ
-                    st[S_XR_HOLD_NS] += sd + occ - qs
+                    s_dn += occ
+                    s_xr += sd + occ - qs
                 v, leaf = _slot_replay(xr_ring, xr_tree, xr_tree[0], sd + occ)  # held until its data is sent
                 xr_ring[0] = v
                 xr_tree[0] = leaf
@@ -589,8 +580,21 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         # reads: data back (done = acked); writes: acknowledged (acked) and in place (done)
         complete_out[o] = done
         ack_out[o] = acked
-        if st is not None:
-            _latency_stats(st, acked - ts, is_write[i])
+        if st is not None:  # the latency: slot taken to data back (reads) or acknowledgement (writes)
+            lat = acked - ts
+            k = 0
+            if lat >= 1.0:
+                k = min(int(math.log2(lat) * LAT_PER_OCTAVE), LAT_BUCKETS - 1)
+            if is_write[i]:
+                s_wn += 1
+                s_ws += lat
+                s_wm = max(s_wm, lat)
+                st[S_HIST + LAT_BUCKETS + k] += 1
+            else:
+                s_rn += 1
+                s_rs += lat
+                s_rm = max(s_rm, lat)
+                st[S_HIST + k] += 1
         # the slot frees at ``acked``, out of order (as a core's fill buffers free)
         if wloop_ring is not None and is_write[i]:
             wroot, wroot_i = _slot_replay(wloop_ring, wloop_tree, wroot_i, acked)
@@ -610,6 +614,12 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     counters[C_ACK_MAX] = c_ack
     counters[C_END_MAX] = c_end
     counters[C_FILL] = fill
+    if st is not None:
+        st[S_READS], st[S_READ_NS], st[S_READ_MAX_NS] = s_rn, s_rs, s_rm
+        st[S_WRITES], st[S_WRITE_NS], st[S_WRITE_MAX_NS] = s_wn, s_ws, s_wm
+        st[S_SLOT_WAITS], st[S_LINK_UP_NS], st[S_LINK_DOWN_NS] = s_wait, s_up, s_dn
+        st[S_XR_HOLD_NS], st[S_XW_HOLD_NS] = s_xr, s_xw
+        st[S_SLOT_HOLD_NS] = s_rs + s_ws  # a slot is held from its access's start to its acknowledgement
     loop_ring[0] = root
     loop_tree[0] = root_i
     if wloop_ring is not None:
