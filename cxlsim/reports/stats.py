@@ -111,6 +111,10 @@ def _memory(result: RunResult, key: str, acts: list[BatchActivity], wall: float)
     modules = mem.modules if mem is not None else 1
     out: dict[str, Any] = {"role": mem.role if mem is not None else key.split(".")[0], "modules": modules}
     out.update(_access_section(rec, wall))
+    # the ledger's: every request the memory served, the kernel's and the persistent flags the machine
+    # writes analytically (one line each, no latency: requests − reads − writes of them)
+    out["requests"] = int(sum(t.accesses for t in media))
+    out["requested_B"] = float(sum(t.requested_B for t in media))
     out.update({"media_read_B": mr, "media_write_B": mw,
                 "media_read_GBps": _ratio(mr, wall), "media_write_GBps": _ratio(mw, wall)})
     banks = getattr(mem.model, "banks", 0) if mem is not None else 0
@@ -175,6 +179,13 @@ def section(result: RunResult, acts: list[BatchActivity]) -> dict[str, Any]:
     return {
         "wall_ns": wall,
         "lanes": {lane: {"busy_ns": ns, "busy_fraction": _ratio(ns, wall)} for lane, ns in sorted(busy.items())},
+        # the GPUs' streams (every GPU), the host's dispatching threads, the host's cores (weighted by
+        # the share of cores busy): lanes of the timeline that hold no executor op
+        "compute": {f"{name}_busy_{unit}": (v if unit == "ns" else _ratio(v, wall))
+                    for name, v in (("gpu_stream", sum(a.gpu_kernel_ns for a in acts)),
+                                    ("host_dispatch", sum(a.host_dispatch_ns for a in acts)),
+                                    ("host_cores", sum(a.host_core_busy_ns for a in acts)))
+                    for unit in ("ns", "fraction")},
         "memories": {k: _memory(result, k, acts, wall) for k in keys},
         "links": {p: {"transfers": link_n.get(p, 0), "bytes_B": b, "GBps": _ratio(b, wall)}
                   for p, b in sorted(link_B.items())},
@@ -266,7 +277,7 @@ def diff(a: Mapping[str, Any], b: Mapping[str, Any], threshold: float = DIFF_THR
         else:
             change = None
         rows.append({"key": key, "a": va, "b": vb, "change": change})
-    return sorted(rows, key=lambda r: (r["change"] is not None, -abs(r["change"] or 0.0), r["key"]))
+    return sorted(rows, key=lambda r: (r["change"] is None, -abs(r["change"] or 0.0), r["key"]))
 
 
 def _pct(v: float | None) -> str:
