@@ -35,3 +35,25 @@ def check_stats_file(args: argparse.Namespace) -> None:
         raise ConfigError("--stats-file", "", f"{path} is a folder, expected a file name such as stats.yaml")
     if not p.parent.is_dir():
         raise ConfigError("--stats-file", "", f"{path}: folder {p.parent} does not exist")
+
+
+def with_stats(points) -> tuple:
+    """``points`` (sweep points) that each collect the statistics dump."""
+    from dataclasses import replace
+
+    return tuple(replace(p, stats=True) for p in points)
+
+
+def write_point_stats(records, out: str | Path) -> Path | None:
+    """Write each record's statistics dump to ``out/stats/<point id>.yaml``; returns the folder
+    (None where no record holds one)."""
+    from cxlsim.reports.stats import write_stats
+
+    held = [r for r in records if r is not None and r.get("stats")]
+    if not held:
+        return None
+    folder = Path(out) / "stats"
+    folder.mkdir(parents=True, exist_ok=True)
+    for r in held:
+        write_stats(r["stats"], folder / f"{r['id']}.yaml")
+    return folder

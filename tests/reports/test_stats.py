@@ -168,3 +168,18 @@ def test_latency_summary_from_the_histogram():
         exact = np.percentile(lat, p, method="inverted_cdf")
         assert exact / width <= s[f"p{p}"] <= exact * width
     assert s["mean"] == lat.mean() and s["max"] == 10000.0 and S.latency_summary(v, write=True) is None
+
+
+def test_sweep_stats_write_one_dump_a_point(tmp_path, capsys):
+    spec = tmp_path / "s.yaml"
+    spec.write_text("version: 1\nname: s\nbase:\n  systems: [cxl]\n  workloads: [rm1]\n  batches: 1\n"
+                    "  warmup_batches: 1\naxes:\n  grid:\n    devices.table_memory.params.write_bw_GBps: [0.5, 8]\n")
+    out = tmp_path / "out"
+    assert main(["sweep", str(spec), "--out", str(out), "--stats", "--executor", "serial", "--no-progress"]) == 0
+    files = sorted((out / "stats").glob("*.yaml"))
+    assert len(files) == 2
+    records = [json.loads(line) for line in (out / "points.jsonl").read_text().splitlines()]
+    assert all(r["stats"]["schema"] == S.SCHEMA and r["point"]["stats"] for r in records)
+    capsys.readouterr()
+    rows = json.loads(_cli(capsys, ["stats", "diff", *map(str, files), "--json"]))["moved"]
+    assert any(r["key"].endswith("latency_ns.write.mean") for r in rows)
