@@ -45,8 +45,8 @@ DIFF_THRESHOLD = 0.01
 def latency_summary(vec: np.ndarray, write: bool) -> dict[str, Any] | None:
     """``{count, mean, p50, p95, p99, max}`` (ns) of the reads' (writes') latencies in a kernel
     statistics vector; None when there were none. Mean and max are exact; percentiles are the
-    geometric middle of their histogram bucket (``media_index.LAT_PER_OCTAVE`` buckets an octave:
-    within 4.4 %), at most the max."""
+    middle of their histogram bucket (``media_index.LAT_PER_OCTAVE`` equal buckets an octave:
+    within 6.25 %, or 0.5 ns below 8 ns), at most the max."""
     n_i, sum_i, max_i, base = ((MI.S_WRITES, MI.S_WRITE_NS, MI.S_WRITE_MAX_NS, MI.S_HIST + MI.LAT_BUCKETS) if write
                                else (MI.S_READS, MI.S_READ_NS, MI.S_READ_MAX_NS, MI.S_HIST))
     n = float(vec[n_i])
@@ -56,8 +56,8 @@ def latency_summary(vec: np.ndarray, write: bool) -> dict[str, Any] | None:
     top = float(vec[max_i])
     out: dict[str, Any] = {"count": int(n), "mean": float(vec[sum_i] / n)}
     for p in PERCENTILES:
-        k = int(np.searchsorted(cum, p / 100 * n))
-        out[f"p{p}"] = min(top, 2 ** ((k + 0.5) / MI.LAT_PER_OCTAVE)) if k else min(top, 1.0)
+        low, high = MI.lat_bucket_edges(int(np.searchsorted(cum, p / 100 * n)))
+        out[f"p{p}"] = min(top, (low + high) / 2)
     out["max"] = top
     return out
 
@@ -86,14 +86,15 @@ def _access_section(rec: AccessStats, wall: float) -> dict[str, Any]:
     v = rec.vector
     waits = float(v[MI.S_SLOT_WAITS])
     requests = float(v[MI.S_READS] + v[MI.S_WRITES])
+    read_B, write_B, slots = float(v[MI.S_READ_B]), float(v[MI.S_WRITE_B]), int(v[MI.S_SLOTS])
     return {
         "requests": int(requests), "reads": int(v[MI.S_READS]), "writes": int(v[MI.S_WRITES]),
-        "read_B": rec.read_B, "write_B": rec.write_B,
-        "read_GBps": _ratio(rec.read_B, wall), "write_GBps": _ratio(rec.write_B, wall),
+        "read_B": read_B, "write_B": write_B,
+        "read_GBps": _ratio(read_B, wall), "write_GBps": _ratio(write_B, wall),
         "latency_ns": {"read": latency_summary(v, False), "write": latency_summary(v, True)},
         # a step's accesses all wait when every slot is taken: then all of them are in use
-        "requester_slots": _queue(rec.slots, float(v[MI.S_SLOT_HOLD_NS]), wall,
-                                  rec.slots if waits else None, waits, requests),
+        "requester_slots": _queue(slots, float(v[MI.S_SLOT_HOLD_NS]), wall, slots if waits else None, waits,
+                                  requests),
     }
 
 
@@ -121,23 +122,25 @@ def _memory(result: RunResult, key: str, acts: list[BatchActivity], wall: float)
     out["media_busy_fraction"] = _ratio(float(v[MI.S_BANK_NS]), banks * modules * wall) if banks else None
     writes = float(v[MI.S_WRITES])
     queues: dict[str, Any] = {"requester_slots": out.pop("requester_slots")}
-    if rec.posted:  # posted writes: sampled by each write that posts (arrival-sampled mean)
-        queues["write_queue"] = {"capacity": rec.write_queue or None,
+    depth = int(v[MI.S_WQ_CAP])
+    if mem is not None and getattr(mem.model.params, "read_priority", False):  # posted writes: sampled by each write that posts (arrival-sampled mean)
+        queues["write_queue"] = {"capacity": depth or None,
                                  "occupancy_mean": _ratio(float(v[MI.S_PQ_SUM]), float(v[MI.S_PQ_SAMPLES])),
                                  "occupancy_max": int(v[MI.S_PQ_MAX]), "full_fraction": None}
     else:
-        queues["write_queue"] = _queue(rec.write_queue, float(v[MI.S_WQ_HOLD_NS]), wall, v[MI.S_WQ_MAX],
+        queues["write_queue"] = _queue(depth, float(v[MI.S_WQ_HOLD_NS]), wall, v[MI.S_WQ_MAX],
                                        float(v[MI.S_WQ_FULL]), writes, modules)
     out["queues"] = queues
-    if rec.crossing:
+    if v[MI.S_CROSSING]:
         reads = float(v[MI.S_READS])
+        xr, xw = int(v[MI.S_XR_CAP]), int(v[MI.S_XW_CAP])
         out["cxl"] = {
             "request_link_busy_fraction": _ratio(float(v[MI.S_LINK_UP_NS]), wall),
             "response_link_busy_fraction": _ratio(float(v[MI.S_LINK_DOWN_NS]), wall),
-            "read_queue": _queue(rec.read_queue_x, float(v[MI.S_XR_HOLD_NS]), wall,
-                                 v[MI.S_XR_MAX] if rec.read_queue_x else None, float(v[MI.S_XR_FULL]), reads),
-            "write_queue": _queue(rec.write_queue_x, float(v[MI.S_XW_HOLD_NS]), wall,
-                                  v[MI.S_XW_MAX] if rec.write_queue_x else None, float(v[MI.S_XW_FULL]), writes),
+            "read_queue": _queue(xr, float(v[MI.S_XR_HOLD_NS]), wall, v[MI.S_XR_MAX] if xr else None,
+                                 float(v[MI.S_XR_FULL]), reads),
+            "write_queue": _queue(xw, float(v[MI.S_XW_HOLD_NS]), wall, v[MI.S_XW_MAX] if xw else None,
+                                  float(v[MI.S_XW_FULL]), writes),
         }
     out["by_step"] = {step: _access_section(_merged(rs), wall) for step, rs in sorted(steps.items())}
     return out
@@ -175,7 +178,7 @@ def section(result: RunResult, acts: list[BatchActivity]) -> dict[str, Any]:
     steps_w: dict[str, float] = {}
     for a in acts:
         for (_, step), rec in a.access.items():
-            steps_w[step] = steps_w.get(step, 0.0) + rec.write_B
+            steps_w[step] = steps_w.get(step, 0.0) + float(rec.vector[MI.S_WRITE_B])
     return {
         "wall_ns": wall,
         "lanes": {lane: {"busy_ns": ns, "busy_fraction": _ratio(ns, wall)} for lane, ns in sorted(busy.items())},

@@ -72,37 +72,26 @@ class MediaTraffic:
     accesses: int = 0
 
 
+#: Entries of a statistics vector kept as the largest when two are added (the most, the capacities).
+LARGEST = [MI.S_READ_MAX_NS, MI.S_WRITE_MAX_NS, MI.S_WQ_MAX, MI.S_PQ_MAX, MI.S_XR_MAX, MI.S_XW_MAX, MI.S_SLOTS,
+           MI.S_WQ_CAP, MI.S_CROSSING, MI.S_XR_CAP, MI.S_XW_CAP]
+
+
 @dataclass
 class AccessStats:
-    """What one step's accesses to one memory met, filled by the media kernel as it serves them
-    (collected only when a run asks for statistics): ``vector`` is the kernel's statistics vector
-    (``media_index.S_*``: latency count, sum, most and histogram per read/write, requester slots,
-    write queues, the fabric crossing's link and device queues, bank busy time); the rest is what
-    the machine knows of the calls: the bytes its requester asked to read and to write, and the
-    capacities the queues had (the most seen; 0: unbounded or absent)."""
+    """What one step's accesses to one memory met (collected only when a run asks for
+    statistics): ``vector`` is the media model's statistics vector (``media_index.S_*``), filled as
+    it serves them: latency count, sum, most and histogram per read/write, requested bytes,
+    requester slots, write queues, the fabric crossing's link and device queues, bank busy time,
+    the capacities seen."""
 
     vector: np.ndarray = field(default_factory=lambda: np.zeros(MI.N_S))
-    read_B: float = 0.0
-    write_B: float = 0.0
-    slots: int = 0  # the requester's outstanding limit (reads + writes with separate pools)
-    write_queue: int = 0  # entries of a module's write queue (the media preset's depth)
-    posted: bool = False  # the write queue posts media writes behind reads (read priority)
-    crossing: bool = False  # the requester reaches the memory across the fabric
-    read_queue_x: int = 0  # the crossing device's read queue, in accesses (0: unbounded)
-    write_queue_x: int = 0  # its write queue, in accesses
 
     def add(self, other: AccessStats) -> None:
-        """Add ``other``'s counts (latency most and queue most: the larger; capacities: the larger)."""
-        top = (MI.S_READ_MAX_NS, MI.S_WRITE_MAX_NS, MI.S_WQ_MAX, MI.S_PQ_MAX, MI.S_XR_MAX, MI.S_XW_MAX)
-        keep = self.vector[list(top)].copy()
+        """Add ``other``'s counts (the most and the capacities: the larger)."""
+        keep = np.maximum(self.vector[LARGEST], other.vector[LARGEST])
         self.vector += other.vector
-        self.vector[list(top)] = np.maximum(keep, other.vector[list(top)])
-        self.read_B += other.read_B
-        self.write_B += other.write_B
-        for k in ("slots", "write_queue", "read_queue_x", "write_queue_x"):
-            setattr(self, k, max(getattr(self, k), getattr(other, k)))
-        self.posted = self.posted or other.posted
-        self.crossing = self.crossing or other.crossing
+        self.vector[LARGEST] = keep
 
 
 @dataclass

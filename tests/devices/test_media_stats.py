@@ -67,3 +67,18 @@ def test_slot_waits_are_the_accesses_beyond_the_slots(outstanding):
     v = np.zeros(MI.N_S)
     m.serve(s, m.new_state(1), outstanding, 1, stats=v)
     assert v[MI.S_SLOT_WAITS] == max(0, n - outstanding)
+
+
+@settings(max_examples=200, deadline=None)
+@given(lat=st.one_of(st.floats(0.0, 2.0**41, allow_nan=False), st.integers(0, 2**20).map(float),
+                     st.integers(3, 40).map(lambda e: float(2**e)), st.integers(3, 40).map(lambda e: float(2**e) - 1)))
+def test_latency_bucket_holds_the_latency(lat):
+    """The kernel's integer bucketing against its edges (octaves split in equal parts)."""
+    from cxlsim.devices.memory.media import media_kernel as K
+
+    k = K._lat_bucket(lat)
+    low, high = MI.lat_bucket_edges(k)
+    if k == MI.LAT_BUCKETS - 1:
+        assert lat >= low
+    else:
+        assert low <= max(lat, 0.0) < high or (lat < 1 and k == 0)

@@ -267,32 +267,17 @@ class MemoryServices:
 
     def _serve_counted(self, mem: Memory, t_ns: float, addr_B: np.ndarray, size_B, is_write,
                        outstanding: int | tuple[int, int], crossing: Crossing | None):
-        """:meth:`_serve_one` with statistics: the ledger's record of the step being served
-        (:class:`~cxlsim.systems.activity.AccessStats`) gets the kernel's counts and the call's
-        requested bytes and queue capacities. Same timing and traffic."""
+        """:meth:`_serve_one` with statistics: the media model adds what the accesses met to the
+        ledger's record of the step being served (:class:`~cxlsim.systems.activity.AccessStats`).
+        Same timing and traffic."""
         led = self._ledger
         rec = led.access_stats(mem.key, self._kind)
         res = mem.serve(t_ns, addr_B, size_B, is_write, outstanding, crossing, stats=rec.vector)
-        n = len(addr_B)
-        sizes = np.broadcast_to(np.asarray(size_B, dtype=np.float64), (n,))
-        writes = np.broadcast_to(np.asarray(is_write, dtype=bool), (n,))
-        write_B = float(sizes[writes].sum())
-        rec.write_B += write_B
-        rec.read_B += float(sizes.sum()) - write_B
-        rec.slots = max(rec.slots, sum(outstanding) if isinstance(outstanding, tuple) else int(outstanding))
-        rec.write_queue = max(rec.write_queue, mem.state.wq_ring.shape[1])
-        rec.posted = bool(getattr(mem.model, "_read_priority", False))
-        if crossing is not None:
-            rec.crossing = True
-            if n:
-                qr, qw = crossing.queue_entries(AccessStream.of(t_ns, addr_B, size_B, is_write))
-                rec.read_queue_x = max(rec.read_queue_x, qr if crossing.read_queue_count else 0)
-                rec.write_queue_x = max(rec.write_queue_x, qw if crossing.write_queue_count else 0)
         tr = led.traffic(mem.key)
         tr.media_read_B += float(res.media_read_B)
         tr.media_write_B += float(res.media_write_B)
-        tr.requested_B += float(sizes.sum())
-        tr.accesses += n
+        tr.requested_B += float(res.requested_B)
+        tr.accesses += len(addr_B)
         return res
 
     def in_segments(self, t: float, n_items: int, item_B: float, serve, finish) -> OpOutcome:

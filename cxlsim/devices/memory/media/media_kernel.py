@@ -58,6 +58,8 @@ from __future__ import annotations
 
 import math
 
+from numba.cpython.unsafe.numbers import leading_zeros
+
 from cxlsim.devices.memory.media.media_geometry import _chunk, _cyc, _locate, _where, pow2_geometry  # noqa: F401
 from cxlsim.devices.memory.media.media_index import (  # noqa: F401 (re-exported: the kernel's layout)
     C_ACK_MAX,
@@ -111,6 +113,8 @@ from cxlsim.devices.memory.media.media_index import (  # noqa: F401 (re-exported
     I_WRITE_OUTSTANDING,
     LAT_BUCKETS,
     LAT_PER_OCTAVE,
+    LAT_SUB_BITS,
+    LAT_TOP_NS,
     MAX_LOAD_FRACTION,
     N_C,
     N_FP,
@@ -124,6 +128,7 @@ from cxlsim.devices.memory.media.media_index import (  # noqa: F401 (re-exported
     S_PQ_MAX,
     S_PQ_SAMPLES,
     S_PQ_SUM,
+    S_READ_B,
     S_READ_MAX_NS,
     S_READ_NS,
     S_READS,
@@ -133,6 +138,7 @@ from cxlsim.devices.memory.media.media_index import (  # noqa: F401 (re-exported
     S_WQ_FULL,
     S_WQ_HOLD_NS,
     S_WQ_MAX,
+    S_WRITE_B,
     S_WRITE_MAX_NS,
     S_WRITE_NS,
     S_WRITES,
@@ -258,8 +264,9 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     request and response servers and their latest arrivals, and ``xr_*`` / ``xw_*``, the device
     controller's read and write queue entries (slot trees, their winners at index 0); a requester
     without one passes the five as None (a variant compiled without the crossing's code).
-    ``st``: the statistics vector (``media_index.S_*``, added to), or None: the variant compiled
-    without any statistics code (what a run without ``--stats`` runs).
+    ``st``: the statistics vector (``media_index.S_*``, added to: the queues' occupancy, which only
+    the loop sees), or None: the variant compiled without any statistics code (what a run without
+    ``--stats`` runs).
     """
     n = issue.shape[0]
     # the counters live in registers inside the loop (written back on return)
@@ -272,14 +279,11 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     c_ack = counters[C_ACK_MAX]
     c_end = counters[C_END_MAX]
     fill = counters[C_FILL]
-    # statistics (``st``) that every access adds to live in registers too (numba compiles them out
-    # of the variant without ``st``): counts, sums and most of the reads' and writes' latencies,
-    # slot waits, the crossing's link busy time and device queue hold times
-    s_rn = s_rs = s_rm = s_wn = s_ws = s_wm = s_wait = s_up = s_dn = s_xr = s_xw = 0.0
+    # the statistics only the loop sees (``st``: queue occupancy; the media model counts latency,
+    # slot waits and link time from the per-access results): the crossing's device queue hold
+    # times live in registers (numba compiles them out of the variant without ``st``)
+    s_xr = s_xw = 0.0
     if st is not None:
-        s_rn, s_rs, s_rm = st[S_READS], st[S_READ_NS], st[S_READ_MAX_NS]
-        s_wn, s_ws, s_wm = st[S_WRITES], st[S_WRITE_NS], st[S_WRITE_MAX_NS]
-        s_wait, s_up, s_dn = st[S_SLOT_WAITS], st[S_LINK_UP_NS], st[S_LINK_DOWN_NS]
         s_xr, s_xw = st[S_XR_HOLD_NS], st[S_XW_HOLD_NS]
     after_reads = ip[I_WRITE_AFTER_READS] == 1
     unit = ip[I_UNIT]
@@ -327,16 +331,11 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         # one-pool variant without the test)
         if wloop_ring is not None and is_write[i]:
             t = max(now, wroot)
-            if st is not None and wroot > now:
-                s_wait += 1
             if after_reads and fill > t:
                 t = fill
         else:
             t = max(now, root)
-            if st is not None and root > now:
-                s_wait += 1
         start_out[o] = t
-        ts = t
         qs = t
         nl = 0
         # across a fabric: the request's messages, then an entry of the device's queue (numba compiles
@@ -345,8 +344,6 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             nl = (size[i] + PATH_LINE_B - 1) // PATH_LINE_B
             occ = nl * (fp[F_UP_DATA] if is_write[i] else fp[F_UP_HDR])
             su = _link_serve(link_free, 0, t, occ)
-            if st is not None:
-                s_up += occ
             t = su + occ + (fp[F_PATH_REQ_W] if is_write[i] else fp[F_PATH_REQ])
             if is_write[i]:
                 if ip[I_PATH] & 4:  # a bounded write queue
@@ -560,7 +557,6 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                 occ = nl * fp[F_DN_HDR]
                 sd = _link_serve(link_free, 1, acked, occ)
                 if st is not None:
-                    s_dn += occ
                     s_xw += done - qs
                 v, leaf = _slot_replay(xw_ring, xw_tree, xw_tree[0], done)  # held until written
                 xw_ring[0] = v
@@ -570,7 +566,6 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                 occ = nl * fp[F_DN_DATA]
                 sd = _link_serve(link_free, 1, acked, occ)
                 if st is not None:
-                    s_dn += occ
                     s_xr += sd + occ - qs
                 v, leaf = _slot_replay(xr_ring, xr_tree, xr_tree[0], sd + occ)  # held until its data is sent
                 xr_ring[0] = v
@@ -580,21 +575,6 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         # reads: data back (done = acked); writes: acknowledged (acked) and in place (done)
         complete_out[o] = done
         ack_out[o] = acked
-        if st is not None:  # the latency: slot taken to data back (reads) or acknowledgement (writes)
-            lat = acked - ts
-            k = 0
-            if lat >= 1.0:
-                k = min(int(math.log2(lat) * LAT_PER_OCTAVE), LAT_BUCKETS - 1)
-            if is_write[i]:
-                s_wn += 1
-                s_ws += lat
-                s_wm = max(s_wm, lat)
-                st[S_HIST + LAT_BUCKETS + k] += 1
-            else:
-                s_rn += 1
-                s_rs += lat
-                s_rm = max(s_rm, lat)
-                st[S_HIST + k] += 1
         # the slot frees at ``acked``, out of order (as a core's fill buffers free)
         if wloop_ring is not None and is_write[i]:
             wroot, wroot_i = _slot_replay(wloop_ring, wloop_tree, wroot_i, acked)
@@ -615,11 +595,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     counters[C_END_MAX] = c_end
     counters[C_FILL] = fill
     if st is not None:
-        st[S_READS], st[S_READ_NS], st[S_READ_MAX_NS] = s_rn, s_rs, s_rm
-        st[S_WRITES], st[S_WRITE_NS], st[S_WRITE_MAX_NS] = s_wn, s_ws, s_wm
-        st[S_SLOT_WAITS], st[S_LINK_UP_NS], st[S_LINK_DOWN_NS] = s_wait, s_up, s_dn
         st[S_XR_HOLD_NS], st[S_XW_HOLD_NS] = s_xr, s_xw
-        st[S_SLOT_HOLD_NS] = s_rs + s_ws  # a slot is held from its access's start to its acknowledgement
     loop_ring[0] = root
     loop_tree[0] = root_i
     if wloop_ring is not None:
@@ -628,3 +604,72 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     return reached
 
 
+
+
+@refcount_free_jit(inline="always")
+def _lat_bucket(lat):
+    """The histogram bucket of a latency (ns): octave ``e`` (``2**e <= lat < 2**(e + 1)``) split in
+    :data:`LAT_PER_OCTAVE` equal parts, bucket ``e * LAT_PER_OCTAVE + part`` (integer bits, no
+    logarithm); below :data:`LAT_PER_OCTAVE` ns the bucket is the whole ns; the last bucket holds
+    everything above."""
+    if lat >= LAT_TOP_NS:
+        return LAT_BUCKETS - 1
+    x = int(lat) if lat > 0 else 0
+    if x < LAT_PER_OCTAVE:
+        return x
+    e = 63 - leading_zeros(x)
+    return e * LAT_PER_OCTAVE + ((x >> (e - LAT_SUB_BITS)) & (LAT_PER_OCTAVE - 1))
+
+
+@refcount_free_jit
+def count_stream(st, issue, size, is_write, start, ack, up_hdr, up_data, down_hdr, down_data):
+    """Add a served stream's per-access results to the statistics vector ``st``: each access's
+    latency (``start`` to ``ack``) to its kind's count, sum, most and histogram bucket, its slot's
+    hold time (the same span), whether it started after its issue (it waited), the bytes it asked
+    for, and its line messages' time on a crossing's request and response servers (the four
+    message times per line; 0 without a crossing). One pass, no allocation."""
+    rn = st[S_READS]
+    rs = st[S_READ_NS]
+    rm = st[S_READ_MAX_NS]
+    wn = st[S_WRITES]
+    ws = st[S_WRITE_NS]
+    wm = st[S_WRITE_MAX_NS]
+    rb = st[S_READ_B]
+    wb = st[S_WRITE_B]
+    waits = st[S_SLOT_WAITS]
+    up = st[S_LINK_UP_NS]
+    dn = st[S_LINK_DOWN_NS]
+    for i in range(issue.shape[0]):
+        lat = ack[i] - start[i]
+        k = _lat_bucket(lat)
+        nl = (size[i] + PATH_LINE_B - 1) // PATH_LINE_B
+        if start[i] > issue[i]:
+            waits += 1
+        if is_write[i]:
+            wn += 1
+            ws += lat
+            wm = max(wm, lat)
+            wb += size[i]
+            up += nl * up_data
+            dn += nl * down_hdr
+            st[S_HIST + LAT_BUCKETS + k] += 1
+        else:
+            rn += 1
+            rs += lat
+            rm = max(rm, lat)
+            rb += size[i]
+            up += nl * up_hdr
+            dn += nl * down_data
+            st[S_HIST + k] += 1
+    st[S_READS] = rn
+    st[S_READ_NS] = rs
+    st[S_READ_MAX_NS] = rm
+    st[S_WRITES] = wn
+    st[S_WRITE_NS] = ws
+    st[S_WRITE_MAX_NS] = wm
+    st[S_READ_B] = rb
+    st[S_WRITE_B] = wb
+    st[S_SLOT_WAITS] = waits
+    st[S_SLOT_HOLD_NS] = rs + ws
+    st[S_LINK_UP_NS] = up
+    st[S_LINK_DOWN_NS] = dn
