@@ -43,13 +43,15 @@ def simulate(
     ci: float | None = None,
     set_origins: Mapping[str, tuple[str, str]] | None = None,
     platform: str | None = None,
+    stats: bool = False,
 ) -> RunResult:
     """Simulate ``system`` on ``workload`` (default: the system's); the result carries its energy.
     ``batches="auto"`` samples until the 95 % interval of the mean batch time is within ``ci``
     (a fraction, default 1 %) of the mean (:mod:`cxlsim.systems.sampling`). ``set_origins``: where
     each of ``sets`` came from (file or option, key path there), if not ``--set``: errors name it.
     ``platform``: the platform filling the system's device roles (default: ``physical``, or the one
-    ``sets`` names; ``configs/platforms/``)."""
+    ``sets`` names; ``configs/platforms/``). ``stats``: collect the statistics dump's records as the
+    models run (:mod:`cxlsim.reports.stats` turns the result into the dump; same timing)."""
     if platform is not None:
         items = list(sets.items()) if isinstance(sets, Mapping) else list(sets or [])
         if any(k == "platform" for k, _ in items):
@@ -57,7 +59,7 @@ def simulate(
         sets = items + [("platform", platform)]
         set_origins = {**(set_origins or {}), "platform": ("platform=", "")}
     result = _run.simulate(system, workload=workload, batches=batches, seed=seed, warmup=warmup, sets=sets,
-                           workload_sets=workload_sets, trace=trace, ci=ci, set_origins=set_origins)
+                           workload_sets=workload_sets, trace=trace, ci=ci, set_origins=set_origins, stats=stats)
     result.energy = energy_per_batch(result)  # every system: its batches' activity, priced by the device models
     items = list(sets.items()) if isinstance(sets, Mapping) else list(sets or [])
     check_overrides(result.config, items, set_origins=set_origins)
@@ -80,4 +82,4 @@ def simulate_from_args(args: argparse.Namespace) -> RunResult:
         origins["topology.symmetry"] = ("--symmetry", "")
     return simulate(system, workload=args.workload, batches=args.batches, seed=args.seed,
                     warmup=getattr(args, "warmup", None), sets=sets, trace=True, ci=getattr(args, "ci", None),
-                    set_origins=origins)
+                    set_origins=origins, stats=bool(getattr(args, "stats", False) or getattr(args, "stats_file", None)))

@@ -4,6 +4,7 @@
   cxlsim bench sim         simulated batches per second; the full comparison's wall time
   cxlsim bench sweep       sweep points per second per executor
   cxlsim bench crashtest   crash points per second
+  cxlsim bench stats       a run with --stats against the same run without
 (targets appear as their modules land in cxlsim/bench/)
 """
 
@@ -18,7 +19,7 @@ from cxlsim.cli._platform import check_platform_name
 from cxlsim.errors import InputError
 from cxlsim.reports.output import emit
 
-HELP = "speed/memory benchmarks (kernels, sim, sweep, crashtest) as ratios measured in one run"
+HELP = "speed/memory benchmarks (kernels, sim, sweep, crashtest, stats) as ratios measured in one run"
 
 
 def _names() -> list[str]:

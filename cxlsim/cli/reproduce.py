@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from cxlsim.cli._args import percent, whole, whole_or_auto
+from cxlsim.cli._stats import add_stats_options, with_stats, write_point_stats
 from cxlsim.errors import InputError
 
 HELP = "reproduce the paper's comparison: RM1-RM4 on all systems, Figures 11-13, summary table"
@@ -59,6 +61,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plots-only", action="store_true", help="redraw the figures from OUT/results.json; simulate nothing")
     p.add_argument("--csv", action="store_true", help="print the summary as CSV")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    add_stats_options(p, per_run=False)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -83,8 +86,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         plan = rp.plan(args.systems, args.workloads, args.batches, parse_set(args.set), args.timeline_workload,
                        platforms=platforms, ci=args.ci)
+        if args.stats:  # each run's record holds its dump; OUT/stats/<point id>.yaml too
+            plan = replace(plan, spec=replace(plan.spec, points=with_stats(plan.spec.points)),
+                           timelines=list(with_stats(plan.timelines)))
         docs = rp.run(plan, args.executor, args.workers, args.scheduler, progress=not args.no_progress)
         written = {pl: rp.write(doc, args.out) for pl, doc in docs.items()}
+        if args.stats:
+            folder = write_point_stats([r for d in docs.values() for r in d["points"] + d["timelines"]], args.out)
+            if folder:
+                print(f"statistics of each run: {folder}/<point_id>.yaml (cxlsim stats diff A.yaml B.yaml)",
+                      file=sys.stderr)
     data: dict = {"platforms": {}}
     notes, failed, paths = [], 0, []
     for pl, doc in docs.items():

@@ -5,6 +5,7 @@
   cxlsim run --system pmem --workload rm1 --set devices.table_memory.params.write_bw_GBps=2
   cxlsim run --config my-system.yaml --workload rm3
   cxlsim run --system cxl --workload rm2 --batches auto --ci 2%
+  cxlsim run --system cxl --workload rm1 --stats --stats-file cxl-rm1.yaml
 
 breakdown_ms attributes each batch's critical path to the paper's Figure 11 categories
 (b_mlp: bottom MLP incl. optimizer; t_mlp: interaction + top MLP; transfer; embedding incl.
@@ -26,6 +27,7 @@ import argparse
 
 from cxlsim.cli._args import percent, whole, whole_or_auto, workload_names
 from cxlsim.cli._platform import add_platform_option
+from cxlsim.cli._stats import add_stats_options, check_stats_file, wants_stats
 from cxlsim.config.bounds import MAX_SEED
 from cxlsim.reports.output import emit, format_table
 
@@ -52,13 +54,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="topology.symmetry: simulate one group of identical GPUs and CXL-MEMs and load the shared "
                    "fabric analytically (on: or refuse, with the reason; auto: from 32 GPUs on, full detail below; "
                    "off: full detail); default: the system's, auto")
+    add_stats_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
     from cxlsim.api import simulate_from_args
 
+    check_stats_file(args)
     result = simulate_from_args(args)
-    emit(args, result.to_dict(), render)
+    doc = result.to_dict()
+    if wants_stats(args):
+        from cxlsim.reports.stats import render as render_stats
+        from cxlsim.reports.stats import run_stats, write_stats
+
+        stats = run_stats(result)
+        if args.stats_file:
+            write_stats(stats, args.stats_file)
+        if args.stats:
+            doc["stats"] = stats
+            emit(args, doc, lambda d: render(d) + "\n\n" + render_stats(d["stats"]))
+            return 0
+    emit(args, doc, render)
     return 0
 
 

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 
 from cxlsim.cli._args import whole
+from cxlsim.cli._stats import add_stats_options, with_stats, write_point_stats
 from cxlsim.errors import InputError
 
 HELP = "run a sweep spec (grid/zip over config keys, workloads, systems) on serial/process/dask executors"
@@ -41,6 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true", help="list the points and exit")
     p.add_argument("--csv", action="store_true", help="print results.csv on stdout instead of a table")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    add_stats_options(p, per_run=False)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
     if args.spec and args.config and args.spec != args.config:
         raise InputError("sweep: give the spec once (positional SPEC.yaml or --config FILE)")
     spec = load_spec(path, parse_set(args.set))
+    if args.stats:  # each point's record holds its dump; OUT/stats/<point id>.yaml too
+        spec = replace(spec, points=with_stats(spec.points))
     if args.dry_run:
         table = [[i + 1, p.id, *[_cell(v) for _, v in p.swept]] for i, p in enumerate(spec.points)]
         data = {"sweep": spec.name, "points": [{"id": p.id, **p.to_dict(), "swept": dict(p.swept)} for p in spec.points]}
@@ -68,6 +73,10 @@ def run(args: argparse.Namespace) -> int:
                         fresh=args.fresh, progress=not args.no_progress)
     notes = [f"{spec.name}: {len(outcome.records)} points ({outcome.ran} run now, {outcome.reused} from an "
              f"earlier run), {len(outcome.failed)} failed; wrote {outcome.csv_path} and {outcome.json_path}"]
+    if args.stats:
+        folder = write_point_stats(outcome.records, args.out)
+        notes.append(f"statistics of each point: {folder}/<point_id>.yaml (cxlsim stats diff A.yaml B.yaml)"
+                     if folder else "no point wrote statistics")
     if outcome.stale_revisions:
         notes.append("note: reused points were computed at git revision(s) "
                      + ", ".join(outcome.stale_revisions) + "; use --fresh to recompute them")

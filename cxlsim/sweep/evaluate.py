@@ -8,6 +8,7 @@ JSON-able dict) with ``status`` ``"ok"`` or ``"error"``::
      "result": RunResult.to_dict() | null,
      "timeline": {"start_ns", "end_ns", "lanes", "intervals": [[lane, start_ns, end_ns, label, batch,
                   category], ...]} | null,
+     "stats": the statistics dump (a point with ``stats``, :func:`cxlsim.reports.stats.run_stats`; else absent),
      "wall_s", "compile_s", "version", "git_revision"}
 
 ``compile_s`` is the part of ``wall_s`` spent compiling kernels (a cold numba cache, first points
@@ -25,6 +26,7 @@ from cxlsim.errors import InputError
 from cxlsim.kernels.compile_cache import compile_seconds
 from cxlsim.provenance import provenance
 from cxlsim.reports.output import to_jsonable
+from cxlsim.reports.stats import run_stats
 from cxlsim.reports.timeline import record_timeline
 from cxlsim.sweep.spec import Point
 
@@ -38,8 +40,10 @@ def evaluate(point: Point) -> dict[str, Any]:
     t0, c0 = time.perf_counter(), compile_seconds()
     try:
         result = simulate(point.system, workload=point.workload, sets=list(point.sets), trace=point.timeline,
-                          set_origins=point.set_origins)
+                          set_origins=point.set_origins, stats=point.stats)
         record["result"] = to_jsonable(result.to_dict())
+        if point.stats:
+            record["stats"] = run_stats(result)
         if point.timeline:
             record["timeline"] = _timeline(result)
     except InputError as exc:

@@ -89,6 +89,8 @@ class Point:
     sets: tuple[tuple[str, Any], ...] = ()
     swept: tuple[tuple[str, Any], ...] = ()
     timeline: bool = False
+    #: collect the statistics dump (:mod:`cxlsim.reports.stats`) into the point's record (``stats``)
+    stats: bool = False
     #: where each set came from in the spec (key, file or option, key path there): a run's error names
     #: it, not ``--set`` (not part of what the point simulates: outside :attr:`id`)
     origins: tuple[tuple[str, str, str], ...] = field(default=(), compare=False)
@@ -101,7 +103,7 @@ class Point:
     def id(self) -> str:
         """A stable hash of what the point simulates (not of how it is labelled)."""
         ident = {"system": self.system, "workload": self.workload, "sets": sorted(dict(self.sets).items()),
-                 "timeline": self.timeline}
+                 "timeline": self.timeline, **({"stats": True} if self.stats else {})}
         text = json.dumps(ident, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -111,7 +113,7 @@ class Point:
 
     def to_dict(self) -> dict[str, Any]:
         return {"system": self.system, "workload": self.workload, "sets": dict(self.sets),
-                "timeline": self.timeline}
+                "timeline": self.timeline, **({"stats": True} if self.stats else {})}
 
 
 @dataclass(frozen=True)

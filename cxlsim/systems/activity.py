@@ -24,7 +24,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from cxlsim.devices.base import Usage
+from cxlsim.devices.memory.media import media_index as MI
 from cxlsim.engine.executor import Executor
 from cxlsim.engine.trace import Traffic
 
@@ -69,6 +72,28 @@ class MediaTraffic:
     accesses: int = 0
 
 
+#: Entries of a statistics vector kept as the largest when two are added (the most, the capacities).
+LARGEST = [MI.S_READ_MAX_NS, MI.S_WRITE_MAX_NS, MI.S_WQ_MAX, MI.S_PQ_MAX, MI.S_XR_MAX, MI.S_XW_MAX, MI.S_SLOTS,
+           MI.S_WQ_CAP, MI.S_CROSSING, MI.S_XR_CAP, MI.S_XW_CAP]
+
+
+@dataclass
+class AccessStats:
+    """What one step's accesses to one memory met (collected only when a run asks for
+    statistics): ``vector`` is the media model's statistics vector (``media_index.S_*``), filled as
+    it serves them: latency count, sum, most and histogram per read/write, requested bytes,
+    requester slots, write queues, the fabric crossing's link and device queues, bank busy time,
+    the capacities seen."""
+
+    vector: np.ndarray = field(default_factory=lambda: np.zeros(MI.N_S))
+
+    def add(self, other: AccessStats) -> None:
+        """Add ``other``'s counts (the most and the capacities: the larger)."""
+        keep = np.maximum(self.vector[LARGEST], other.vector[LARGEST])
+        self.vector += other.vector
+        self.vector[LARGEST] = keep
+
+
 @dataclass
 class LogicWork:
     """Operations of the memory device's logic in one batch."""
@@ -101,6 +126,19 @@ class BatchLedger:
     mlp_log_gap_batches: int = 0
     gpu_kernel_ns: float = 0.0  # kernels and copies on the GPUs' streams
     host_dispatch_ns: float = 0.0  # the dispatching threads' busy time (framework dispatch and calls)
+    #: statistics (a run that collects them; None: off, nothing below is filled): (memory key, step)
+    #: -> what that step's accesses to that memory met; link path -> transfers charged to it
+    access: dict[tuple[str, str], AccessStats] | None = None
+    link_count: dict[str, int] | None = None
+
+    @classmethod
+    def collecting(cls) -> BatchLedger:
+        """A ledger that also collects statistics (:attr:`access`, :attr:`link_count`)."""
+        return cls(access={}, link_count={})
+
+    def access_stats(self, key: str, step: str) -> AccessStats:
+        """The statistics record of ``step``'s accesses to memory ``key`` (the ledger collects them)."""
+        return self.access.setdefault((key, step), AccessStats())
 
     def traffic(self, role: str) -> MediaTraffic:
         return self.media.setdefault(role, MediaTraffic())
@@ -109,6 +147,8 @@ class BatchLedger:
         if path != PCIE and not path.startswith(CXL_PREFIX):
             raise ValueError(f"unknown link path {path!r}")
         self.link_B[path] = self.link_B.get(path, 0.0) + size_B
+        if self.link_count is not None:
+            self.link_count[path] = self.link_count.get(path, 0) + 1
 
     def tally(self) -> tuple[dict[str, float], dict[str, float], int]:
         """A snapshot for :meth:`charged_since`: bytes per link path, media bytes per memory role,
@@ -166,6 +206,13 @@ class BatchActivity:
     llc_lookup_lines: int = 0
     llc_lookup_hits: int = 0
     llc_writeback_B: float = 0.0
+    #: statistics, where the run collected them (else empty): (memory key, step) -> what that
+    #: step's accesses to that memory met; link path -> transfers charged to it; the host vector
+    #: cache's lookups and hits (counts)
+    access: Mapping[tuple[str, str], AccessStats] = field(default_factory=dict)
+    link_count: Mapping[str, int] = field(default_factory=dict)
+    cache_lookups: int = 0
+    cache_hits: int = 0
 
     @classmethod
     def analytic(cls, batch: int, wall_ns: float, usage: Mapping[str, Usage], start_ns: float = 0.0,
@@ -233,5 +280,9 @@ def batch_activity(executor: Executor, ledgers: Mapping[int, BatchLedger], spans
             llc_lookup_lines=led.llc_lookup_lines,
             llc_lookup_hits=led.llc_lookup_hits,
             llc_writeback_B=led.llc_writeback_B,
+            access=dict(led.access or {}),
+            link_count=dict(led.link_count or {}),
+            cache_lookups=led.cache_lookups,
+            cache_hits=led.cache_hits,
         ))
     return out

@@ -137,9 +137,11 @@ def dataflow_reduction(cfg: SystemConfig, wl: Workload) -> tuple[Reduction | Non
 def simulate(system: str | SystemConfig, workload: str | None = None, batches: int | str | None = None,
              seed: int | None = None, warmup: int | str | None = None, sets: Sets = None,
              workload_sets: Mapping[str, Any] | None = None, trace: bool = True,
-             ci: float | None = None, set_origins: SetOrigins = None) -> RunResult:
+             ci: float | None = None, set_origins: SetOrigins = None, stats: bool = False) -> RunResult:
     """Simulate ``system`` on ``workload`` (default: the system's) and return a :class:`RunResult`
-    (timing only: ``energy`` stays ``None``; :func:`cxlsim.api.simulate` prices it).
+    (timing only: ``energy`` stays ``None``; :func:`cxlsim.api.simulate` prices it). ``stats``: the
+    machine also collects statistics (:class:`~cxlsim.systems.activity.AccessStats`; an op-graph
+    model only; the timing is the same).
     ``batches``/``warmup``: counts or ``"auto"`` (module docstring), ``ci`` auto's target;
     ``set_origins``: where each of ``sets`` came from, if not ``--set`` (errors name it)."""
     cfg = configure(system, workload, batches, seed, warmup, sets, ci, set_origins)
@@ -168,7 +170,7 @@ def simulate(system: str | SystemConfig, workload: str | None = None, batches: i
     if rule.batches != AUTO:  # a trace too short for a fixed count is refused before anything runs
         check_trace_length(global_wl, total)
     streams = stream_set(global_wl, cfg.seed, total)
-    return model.run(cfg, wl, streams, reduction, rule, trace)
+    return model.run(cfg, wl, streams, reduction, rule, trace, **({"stats": True} if stats else {}))
 
 
 def _lookup_bound_fix(cfg: SystemConfig, wl: Workload, reduction: Any, rule: Sampling) -> str:
@@ -190,7 +192,7 @@ def _lookup_bound_fix(cfg: SystemConfig, wl: Workload, reduction: Any, rule: Sam
 
 
 def simulate_dataflow(cfg: SystemConfig, wl: Workload, streams: StreamSet, reduction: Reduction | None,
-                      rule: Sampling, trace: bool = True) -> RunResult:
+                      rule: Sampling, trace: bool = True, stats: bool = False) -> RunResult:
     """Time ``cfg``'s op graph on the executor over ``streams`` (module docstring)."""
     total = rule.max_total
     devices = build_devices(cfg)
@@ -205,7 +207,7 @@ def simulate_dataflow(cfg: SystemConfig, wl: Workload, streams: StreamSet, reduc
     if reduction is not None:
         device_streams = representative_streams(reduction, wl, cfg.topology.tables_policy, cfg.seed, total)
     machine = TrainingMachine(devices, streams, gpus, mems, fabric, placement, reduction, system_fabric,
-                              device_streams, run_batches=total)
+                              device_streams, run_batches=total, stats=stats)
     ex = Executor(TraceRecorder(enabled=trace))
     build_graph(ex, machine, cfg.pipeline, total)
 

@@ -38,8 +38,12 @@ class TrainingMachine(MemoryServices, TransferServices, GpuPhases, CheckpointSer
     def __init__(self, devices: DeviceGraph, streams: StreamSet, gpus: int = 1, mems: int = 1,
                  fabric: Fabric | None = None, placement: Placement | None = None,
                  reduction: Reduction | None = None, system_fabric: Fabric | None = None,
-                 device_streams: list | None = None, run_batches: int | None = None) -> None:
+                 device_streams: list | None = None, run_batches: int | None = None, stats: bool = False) -> None:
         cfg = self.cfg = devices.config
+        #: whether the ledgers collect statistics (:class:`~cxlsim.systems.activity.AccessStats`, link
+        #: transfer counts): each media stream then runs the kernel variant that counts them
+        self.collect_stats = stats
+        self._kind = ""  # the step whose accesses are being served (statistics are kept by it)
         self.devices = devices
         p = self.pipe = cfg.pipeline
         self.streams = streams
@@ -246,8 +250,15 @@ class TrainingMachine(MemoryServices, TransferServices, GpuPhases, CheckpointSer
 
     def step(self, name: str, batch: int, start_ns: float, ex: Executor) -> OpOutcome:
         """Step ``name`` (``<step>[.<device>[.<device>]]``) of batch ``batch`` starting at ``start_ns``."""
-        led = self._ledger = self.ledgers.setdefault(batch, BatchLedger())
         base, *index = name.split(".")
+        if self.collect_stats:
+            led = self._ledger = self.ledgers.get(batch) or self.ledgers.setdefault(batch, BatchLedger.collecting())
+            self._kind = base
+            return _with_kind(self._step(led, base, batch, start_ns, ex, index), base, self)
+        led = self._ledger = self.ledgers.setdefault(batch, BatchLedger())
+        return self._step(led, base, batch, start_ns, ex, index)
+
+    def _step(self, led: BatchLedger, base: str, batch: int, start_ns: float, ex: Executor, index: list[str]) -> OpOutcome:
         if not ex.trace.enabled:
             return self.steps[base](batch, start_ns, ex, *(int(i) for i in index))
         before = led.tally()
@@ -260,6 +271,19 @@ class TrainingMachine(MemoryServices, TransferServices, GpuPhases, CheckpointSer
 
     def _begin(self, n, t, ex):
         return OpOutcome(t)
+
+
+def _with_kind(outcome: OpOutcome, kind: str, machine: TrainingMachine) -> OpOutcome:
+    """``outcome`` whose later segments serve their accesses as step ``kind``'s (statistics)."""
+    if outcome.resume is None:
+        return outcome
+    inner = outcome.resume
+
+    def resume(t: float) -> OpOutcome:
+        machine._kind = kind
+        return _with_kind(inner(t), kind, machine)
+
+    return replace(outcome, resume=resume)
 
 
 def _with_traffic(outcome: OpOutcome, traffic: Traffic, led: BatchLedger) -> OpOutcome:

@@ -49,7 +49,7 @@ class Memory:
         self.state = self.model.new_state(self.modules, self.interleave_B)
 
     def serve(self, t_ns: float, addr_B: np.ndarray, size_B, is_write, outstanding: int | tuple[int, int],
-              crossing: Crossing | None = None):
+              crossing: Crossing | None = None, stats: np.ndarray | None = None):
         """Serve accesses issued together at ``t_ns`` (in order, at most ``outstanding`` in flight:
         one closed loop, or ``(reads, writes)``, a requester with separate read and write channels;
         ``crossing``: the requester's fabric path to the modules, None when attached).
@@ -58,11 +58,11 @@ class Memory:
         that never decrease across calls, and steps start in simulated-time order. Only totals are
         kept; ``.done_ns`` of the result is when the stream is done for its requester (reads: data
         returned; writes: acknowledged, durable in the ADR domain; media work may go on,
-        docs/design.md#pmem).
+        docs/design.md#pmem). ``stats``: the media kernel's statistics vector to add to (None: none kept).
         """
         stream = AccessStream.of(t_ns, addr_B, size_B, is_write)
         return self.model.serve(stream, self.state, outstanding, self.modules, self.interleave_B, per_access=False,
-                                crossing=crossing)
+                                crossing=crossing, stats=stats)
 
 
 def _pick(value, sel: np.ndarray):
@@ -254,11 +254,29 @@ class MemoryServices:
 
     def _serve_one(self, mem: Memory, t_ns: float, addr_B: np.ndarray, size_B, is_write,
                    outstanding: int | tuple[int, int], by: str):
-        res = mem.serve(t_ns, addr_B, size_B, is_write, outstanding, self.crossings.get((by, mem.key)))
+        crossing = self.crossings.get((by, mem.key))
+        if self._ledger.access is not None:  # statistics: the kernel variant that counts them
+            return self._serve_counted(mem, t_ns, addr_B, size_B, is_write, outstanding, crossing)
+        res = mem.serve(t_ns, addr_B, size_B, is_write, outstanding, crossing)
         tr = self._ledger.traffic(mem.key)
         tr.media_read_B += float(res.media_read_B)
         tr.media_write_B += float(res.media_write_B)
         tr.requested_B += float(np.sum(size_B)) if np.ndim(size_B) else float(size_B) * len(addr_B)
+        tr.accesses += len(addr_B)
+        return res
+
+    def _serve_counted(self, mem: Memory, t_ns: float, addr_B: np.ndarray, size_B, is_write,
+                       outstanding: int | tuple[int, int], crossing: Crossing | None):
+        """:meth:`_serve_one` with statistics: the media model adds what the accesses met to the
+        ledger's record of the step being served (:class:`~cxlsim.systems.activity.AccessStats`).
+        Same timing and traffic."""
+        led = self._ledger
+        rec = led.access_stats(mem.key, self._kind)
+        res = mem.serve(t_ns, addr_B, size_B, is_write, outstanding, crossing, stats=rec.vector)
+        tr = led.traffic(mem.key)
+        tr.media_read_B += float(res.media_read_B)
+        tr.media_write_B += float(res.media_write_B)
+        tr.requested_B += float(res.requested_B)
         tr.accesses += len(addr_B)
         return res
 
@@ -268,10 +286,12 @@ class MemoryServices:
         when they are done; ``finish(latest)`` gives the op's end (or its last outcome) from the
         latest of those. Each segment charges the ledger of the batch the op belongs to."""
         ledger = self._ledger
+        kind = self._kind
         per = max(1, int(SEGMENT_B // max(1.0, item_B)))
 
         def segment(start: float, i: int, latest: float) -> OpOutcome:
             self._ledger = ledger
+            self._kind = kind
             j = min(n_items, i + per)
             latest = max(latest, serve(start, i, j))
             if j < n_items:

@@ -761,14 +761,19 @@ class MediaModel(DeviceModel):
 
     def serve(self, stream: AccessStream, state: MediaState, outstanding: int | tuple[int, int], modules: int = 1,
               interleave_B: int = 4096, reference: bool = False, per_access: bool = True,
-              write_after_reads: bool = False, crossing: Crossing | None = None) -> StreamResult:
+              write_after_reads: bool = False, crossing: Crossing | None = None,
+              stats: np.ndarray | None = None) -> StreamResult:
         """Detailed timing of ``stream`` on ``state`` (updated in place); ``reference=True`` runs
         the plain-Python twin of the kernel (same results, slow); ``per_access=False`` keeps only
         the totals (no per-access arrays: what a system simulation needs, at less memory traffic).
         ``outstanding``: one closed loop's limit, or ``(reads, writes)``: split pools (module
         docstring), where ``write_after_reads`` applies. ``crossing``: the requester reaches the
         modules across a fabric path (:class:`Crossing`), whose times each access's slot is held
-        for; None: attached to the requester (the media's own timing)."""
+        for; None: attached to the requester (the media's own timing). ``stats``: a vector of
+        ``media_index.N_S`` floats the kernel adds this stream's statistics to (latency by kind,
+        queue occupancy, the crossing's link and queues, bank busy time: ``media_index.S_*``), or
+        None (the kernel variant without them; the reference never fills them). Timing is the
+        same either way."""
         max_units, requested_B = self._validate(stream, state, outstanding, modules, interleave_B)
         split = isinstance(outstanding, tuple)
         if write_after_reads and not split:
@@ -792,7 +797,7 @@ class MediaModel(DeviceModel):
             ip[X.I_PATH] = 1 + 2 * (crossing.read_queue_count > 0) + 4 * (crossing.write_queue_count > 0)
         # the device queues a crossing requester takes entries of (one entry each without a crossing: unused)
         qr, qw = crossing.queue_entries(stream) if crossing is not None else (1, 1)
-        ip[X.I_PER_ACCESS] = int(per_access or reference)
+        ip[X.I_PER_ACCESS] = int(per_access or reference or stats is not None)
         ip[X.I_WRITE_AFTER_READS] = int(write_after_reads)
         if n == 0:
             return StreamResult(*(np.zeros(0),) * 3, -math.inf, -math.inf, 0.0, 0.0, 0, 0, 0.0, 0, 0.0, 0.0)
@@ -800,7 +805,7 @@ class MediaModel(DeviceModel):
         if reference:
             start, complete, ack, c = self._serve_reference(stream, state, ip, fp, qr, qw)
         else:
-            m = n if per_access else 1
+            m = n if per_access or stats is not None else 1  # statistics: from the per-access results
             start, complete, ack = np.empty(m), np.empty(m), np.empty(m)
             c = np.zeros(X.N_C)
             c[X.C_ACK_MAX] = c[X.C_END_MAX] = c[X.C_FILL] = X.NO_TIME
@@ -841,16 +846,41 @@ class MediaModel(DeviceModel):
                                    state.stamp, state.wcb_prev, state.wcb_next, state.wcb_lru,
                                    state.keys, state.times, state.used, self._wear(state),
                                    *posted, loop_ring, loop_tree, wloop_ring, wloop_tree, start, complete, ack, c, *scratch,
-                                   *path)
+                                   *path, stats)
                 stopped = True
+            if stats is not None:
+                self._count(stats, stream, state, start, ack, crossing, outstanding + w_out, qr, qw)
             if not per_access:
                 start = complete = ack = np.zeros(0)
         state.horizon_ns = float(stream.issue_ns[-1])
         media_r, media_w = float(c[X.C_MEDIA_R]), float(c[X.C_MEDIA_W])
+        if stats is not None and not reference:  # each media unit holds its bank for its occupancy
+            stats[X.S_BANK_NS] += (media_r * fp[X.F_OCC_R] + media_w * fp[X.F_OCC_W]) / self.unit_B
         requested = float(requested_B)
         return StreamResult(start, complete, ack, float(c[X.C_END_MAX]), float(c[X.C_ACK_MAX]),
                             media_r, media_w, int(c[X.C_RMW]), int(c[X.C_RAW]), float(c[X.C_RAW_NS]),
                             int(c[X.C_HITS]), requested, self.traffic_energy_J(media_r, media_w, requested))
+
+    def _count(self, st: np.ndarray, s: AccessStream, state: MediaState, start: np.ndarray, ack: np.ndarray, crossing: Crossing | None,
+               slots: int, qr: int, qw: int) -> None:
+        """Add a served stream's per-access results to the statistics vector ``st`` (``X.S_*``):
+        latency (start to acknowledgement) count, sum, most and histogram per kind, the slots' hold
+        time and the accesses that started after their issue (no free slot, or a write waiting for
+        its reads' data), requested bytes per kind, the crossing's link busy time (each access's
+        line messages each way, as the kernel stages them) and the capacities."""
+        c = crossing
+        self._K.count_stream(st, s.issue_ns, s.size_B, s.is_write, start, ack,
+                             *((c.up_hdr_ns, c.up_data_ns, c.down_hdr_ns, c.down_data_ns) if c is not None
+                               else (0.0,) * 4))
+        st[X.S_SLOTS] = max(st[X.S_SLOTS], slots)
+        depth = state.pq_g.shape[2] if self._read_priority else state.wq_ring.shape[1]
+        st[X.S_WQ_CAP] = max(st[X.S_WQ_CAP], depth)
+        if crossing is not None:
+            st[X.S_CROSSING] = 1
+            if crossing.read_queue_count:
+                st[X.S_XR_CAP] = max(st[X.S_XR_CAP], qr)
+            if crossing.write_queue_count:
+                st[X.S_XW_CAP] = max(st[X.S_XW_CAP], qw)
 
     def _validate(self, s: AccessStream, state: MediaState, outstanding: int | tuple[int, int], modules: int,
                   interleave_B: int) -> tuple[int, int]:

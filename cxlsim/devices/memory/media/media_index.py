@@ -73,7 +73,63 @@ C_END_MAX = 7  # latest completion or acknowledgement, ns; -inf before any acces
 C_FILL = 8  # split pools: latest data-back time of the reads since the last write, ns (kernel state)
 N_C = 9
 
+# --- indices into the optional statistics vector (``serve(..., stats=...)``; kernel variant with it) --
+# Every entry adds up across calls (a caller sums a run's streams into one vector), the most and
+# the capacities excepted (kept as the largest); times ns. The kernel fills the queues' entries
+# (write queue, posted writes, the crossing's device queues); the media model the rest, from the
+# per-access results (:meth:`~cxlsim.devices.memory.media.media.MediaModel.serve`).
+S_READS = 0  # reads served
+S_READ_NS = 1  # sum of the reads' latencies: slot taken (start) to data back, ns
+S_READ_MAX_NS = 2  # the longest read latency, ns
+S_WRITES = 3  # writes served
+S_WRITE_NS = 4  # sum of the writes' latencies: slot taken to acknowledgement, ns
+S_WRITE_MAX_NS = 5  # the longest write latency, ns
+S_SLOT_WAITS = 6  # accesses that found every requester slot taken (waited for one)
+S_SLOT_HOLD_NS = 7  # sum of the requester slots' hold times (start to acknowledgement), ns
+S_WQ_ENTRIES = 8  # write-queue entries taken (arrival order: one a module a write's media work needs)
+S_WQ_HOLD_NS = 9  # sum of their hold times (acknowledged to media work done), ns
+S_WQ_MAX = 10  # most entries of one module's write queue in use (the new one counted)
+S_WQ_FULL = 11  # writes whose acknowledgement waited for a full write queue
+S_PQ_SAMPLES = 12  # read priority: writes that posted media writes (samples of the posted queue)
+S_PQ_SUM = 13  # sum of the module's posted writes seen after each of those posts
+S_LINK_UP_NS = 14  # crossing: the link's request server busy, ns
+S_LINK_DOWN_NS = 15  # crossing: the link's response server busy, ns
+S_XR_HOLD_NS = 16  # crossing: device read-queue entries' hold time, ns
+S_XR_MAX = 17  # crossing: most device read-queue entries in use (bounded queue; the new one counted)
+S_XR_FULL = 18  # crossing: reads that waited for a device read-queue entry
+S_XW_HOLD_NS = 19  # crossing: device write-queue entries' hold time, ns
+S_XW_MAX = 20  # crossing: most device write-queue entries in use
+S_XW_FULL = 21  # crossing: writes that waited for a device write-queue entry
+S_PQ_MAX = 22  # read priority: most posted writes of one module seen
+S_BANK_NS = 23  # bank busy time (media units read and written × their occupancy), ns (set by the model)
+S_READ_B = 24  # bytes the reads asked for
+S_WRITE_B = 25  # bytes the writes asked for
+S_SLOTS = 26  # the requester's slots (reads + writes with split pools; the most seen)
+S_WQ_CAP = 27  # a module's write queue entries (arrival order) or posted writes (read priority)
+S_CROSSING = 28  # 1: some stream crossed the fabric
+S_XR_CAP = 29  # crossing: the device's read queue, in accesses (0: unbounded)
+S_XW_CAP = 30  # crossing: the device's write queue, in accesses (0: unbounded)
+S_HIST = 31  # first histogram bucket: reads' latencies, then writes' (LAT_BUCKETS each)
+#: latency histogram: each octave [2**e, 2**(e + 1)) ns split in LAT_PER_OCTAVE equal parts, bucket
+#: e * LAT_PER_OCTAVE + part (:func:`lat_bucket_edges`); below LAT_PER_OCTAVE ns a bucket per whole ns;
+#: the last bucket also holds everything above LAT_TOP_NS
+LAT_SUB_BITS = 3
+LAT_PER_OCTAVE = 1 << LAT_SUB_BITS
+LAT_OCTAVES = 40  # up to 2**40 ns (about 18 minutes)
+LAT_BUCKETS = LAT_PER_OCTAVE * LAT_OCTAVES
+LAT_TOP_NS = float(2**LAT_OCTAVES)
+N_S = S_HIST + 2 * LAT_BUCKETS
+
 EMPTY = -1  # an unused hash-table slot / buffer entry
 NO_TIME = -math.inf  # "no pending write" / "never"
 QUEUED = math.inf  # pending-until of a unit whose media write is posted and not yet started
 MAX_LOAD_FRACTION = 0.5  # the kernel stops when the pending table is this full
+
+
+def lat_bucket_edges(k: int) -> tuple[float, float]:
+    """The latencies (ns) histogram bucket ``k`` holds: ``[low, high)``."""
+    if k < LAT_PER_OCTAVE:
+        return float(k), float(k + 1)
+    e, part = divmod(k, LAT_PER_OCTAVE)
+    step = 2.0 ** e / LAT_PER_OCTAVE
+    return 2.0 ** e + part * step, 2.0 ** e + (part + 1) * step

@@ -56,6 +56,10 @@ write queues and posted writes), :mod:`~cxlsim.devices.memory.media.media_slots`
 
 from __future__ import annotations
 
+import math
+
+from numba.cpython.unsafe.numbers import leading_zeros
+
 from cxlsim.devices.memory.media.media_geometry import _chunk, _cyc, _locate, _where, pow2_geometry  # noqa: F401
 from cxlsim.devices.memory.media.media_index import (  # noqa: F401 (re-exported: the kernel's layout)
     C_ACK_MAX,
@@ -107,6 +111,10 @@ from cxlsim.devices.memory.media.media_index import (  # noqa: F401 (re-exported
     I_WEAR_INTERVAL,
     I_WRITE_AFTER_READS,
     I_WRITE_OUTSTANDING,
+    LAT_BUCKETS,
+    LAT_PER_OCTAVE,
+    LAT_SUB_BITS,
+    LAT_TOP_NS,
     MAX_LOAD_FRACTION,
     N_C,
     N_FP,
@@ -114,6 +122,32 @@ from cxlsim.devices.memory.media.media_index import (  # noqa: F401 (re-exported
     NO_TIME,
     PATH_LINE_B,
     QUEUED,
+    S_HIST,
+    S_LINK_DOWN_NS,
+    S_LINK_UP_NS,
+    S_PQ_MAX,
+    S_PQ_SAMPLES,
+    S_PQ_SUM,
+    S_READ_B,
+    S_READ_MAX_NS,
+    S_READ_NS,
+    S_READS,
+    S_SLOT_HOLD_NS,
+    S_SLOT_WAITS,
+    S_WQ_ENTRIES,
+    S_WQ_FULL,
+    S_WQ_HOLD_NS,
+    S_WQ_MAX,
+    S_WRITE_B,
+    S_WRITE_MAX_NS,
+    S_WRITE_NS,
+    S_WRITES,
+    S_XR_FULL,
+    S_XR_HOLD_NS,
+    S_XR_MAX,
+    S_XW_FULL,
+    S_XW_HOLD_NS,
+    S_XW_MAX,
 )
 from cxlsim.devices.memory.media.media_pending import (  # noqa: F401 (re-exported: the media model's kernel API)
     PREFETCH_AHEAD,
@@ -189,13 +223,34 @@ def _link_serve(link_free, d, arrival, occ):
     return arrival
 
 
+@refcount_free_jit(inline="always")
+def _in_use(ring, at):
+    """Entries of a slot tree's free times (:func:`slot_tree`) still held at ``at`` (+inf padding excluded)."""
+    k = 0
+    for j in range(ring.shape[0]):
+        if at < ring[j] < math.inf:
+            k += 1
+    return k
+
+
+@refcount_free_jit(inline="always")
+def _queue_stats(st, ring, at, s_max, s_full):
+    """Statistics of a bounded queue (slot tree ``ring``) an access arrives at ``at``: the entries
+    in use once it holds one (``st[s_max]``: their most), and whether it waited (``st[s_full]``)."""
+    used = min(_in_use(ring, at) + 1, ring.shape[0])
+    if used > st[s_max]:
+        st[s_max] = used
+    if ring[0] > at:
+        st[s_full] += 1
+
+
 @refcount_free_jit
 def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                  bank_free, cmd_free, last_line, wq_ring, wq_head, wcb_tag, wcb_filt, wcb_stamp, stamp,
                  wcb_prev, wcb_next, wcb_lru,
                  keys, times, used, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr, loop_ring,
                  loop_tree, wloop_ring, wloop_tree, start_out, complete_out, ack_out, counters, need, ready, mod_end,
-                 link_free, xr_ring, xr_tree, xw_ring, xw_tree):
+                 link_free, xr_ring, xr_tree, xw_ring, xw_tree, st):
     """Serve accesses ``first..n-1`` in order; returns the index reached (n when done).
 
     State arrays are updated in place; ``need``, ``ready``, ``mod_end`` are per-module scratch
@@ -209,6 +264,9 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     request and response servers and their latest arrivals, and ``xr_*`` / ``xw_*``, the device
     controller's read and write queue entries (slot trees, their winners at index 0); a requester
     without one passes the five as None (a variant compiled without the crossing's code).
+    ``st``: the statistics vector (``media_index.S_*``, added to: the queues' occupancy, which only
+    the loop sees), or None: the variant compiled without any statistics code (what a run without
+    ``--stats`` runs).
     """
     n = issue.shape[0]
     # the counters live in registers inside the loop (written back on return)
@@ -221,6 +279,12 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     c_ack = counters[C_ACK_MAX]
     c_end = counters[C_END_MAX]
     fill = counters[C_FILL]
+    # the statistics only the loop sees (``st``: queue occupancy; the media model counts latency,
+    # slot waits and link time from the per-access results): the crossing's device queue hold
+    # times live in registers (numba compiles them out of the variant without ``st``)
+    s_xr = s_xw = 0.0
+    if st is not None:
+        s_xr, s_xw = st[S_XR_HOLD_NS], st[S_XW_HOLD_NS]
     after_reads = ip[I_WRITE_AFTER_READS] == 1
     unit = ip[I_UNIT]
     modules = ip[I_MODULES]
@@ -272,6 +336,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         else:
             t = max(now, root)
         start_out[o] = t
+        qs = t
         nl = 0
         # across a fabric: the request's messages, then an entry of the device's queue (numba compiles
         # the variant without a crossing, link_free None, without this code)
@@ -282,9 +347,14 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             t = su + occ + (fp[F_PATH_REQ_W] if is_write[i] else fp[F_PATH_REQ])
             if is_write[i]:
                 if ip[I_PATH] & 4:  # a bounded write queue
+                    if st is not None:
+                        _queue_stats(st, xw_ring, t, S_XW_MAX, S_XW_FULL)
                     t = max(t, xw_ring[0])
             elif ip[I_PATH] & 2:  # a bounded read queue
+                if st is not None:
+                    _queue_stats(st, xr_ring, t, S_XR_MAX, S_XR_FULL)
                 t = max(t, xr_ring[0])
+            qs = t
             t = t + fp[F_PATH_DEV]
         if g0 == g1 and not is_write[i]:  # the common case, one unit read: no per-module loops
             m, loc, b = _where(g0, ip)
@@ -360,10 +430,19 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                 acked = done
             else:
                 ack = t + fp[F_LAT_W]
+                ack0 = ack
+                waited = False
                 for k in range(mc):
                     m = _cyc(mf, k, modules)
                     if need[m] > 0:
                         if wq_ring is not None:
+                            if st is not None:
+                                busy = 0
+                                for q in range(wq_ring.shape[1]):
+                                    if wq_ring[m, q] > ack0:
+                                        busy += 1
+                                st[S_WQ_MAX] = max(st[S_WQ_MAX], min(busy + 1, wq_ring.shape[1]))
+                                waited = waited or wq_ring[m, wq_head[m]] > ack0
                             ack = max(ack, wq_ring[m, wq_head[m]])  # the entry that frees first
                         if pq_n is not None:
                             # room for the media writes this access will post: its buffer misses
@@ -459,11 +538,26 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                         m = _cyc(mf, k, modules)
                         if need[m] > 0:
                             _queue_replace_min(wq_ring, wq_head, m, mod_end[m])
+                            if st is not None:
+                                st[S_WQ_ENTRIES] += 1
+                                st[S_WQ_HOLD_NS] += mod_end[m] - ack
+                if st is not None:
+                    if waited:
+                        st[S_WQ_FULL] += 1
+                    if pq_n is not None:
+                        for k in range(mc):
+                            m = _cyc(mf, k, modules)
+                            if need[m] > 0:
+                                st[S_PQ_SAMPLES] += 1
+                                st[S_PQ_SUM] += pq_n[m]
+                                st[S_PQ_MAX] = max(st[S_PQ_MAX], pq_n[m])
                 acked = ack
         if link_free is not None:  # the response crosses back: a read's data, a write's completion
             if is_write[i]:
                 occ = nl * fp[F_DN_HDR]
                 sd = _link_serve(link_free, 1, acked, occ)
+                if st is not None:
+                    s_xw += done - qs
                 v, leaf = _slot_replay(xw_ring, xw_tree, xw_tree[0], done)  # held until written
                 xw_ring[0] = v
                 xw_tree[0] = leaf
@@ -471,6 +565,8 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
             else:
                 occ = nl * fp[F_DN_DATA]
                 sd = _link_serve(link_free, 1, acked, occ)
+                if st is not None:
+                    s_xr += sd + occ - qs
                 v, leaf = _slot_replay(xr_ring, xr_tree, xr_tree[0], sd + occ)  # held until its data is sent
                 xr_ring[0] = v
                 xr_tree[0] = leaf
@@ -498,6 +594,8 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     counters[C_ACK_MAX] = c_ack
     counters[C_END_MAX] = c_end
     counters[C_FILL] = fill
+    if st is not None:
+        st[S_XR_HOLD_NS], st[S_XW_HOLD_NS] = s_xr, s_xw
     loop_ring[0] = root
     loop_tree[0] = root_i
     if wloop_ring is not None:
@@ -506,3 +604,72 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     return reached
 
 
+
+
+@refcount_free_jit(inline="always")
+def _lat_bucket(lat):
+    """The histogram bucket of a latency (ns): octave ``e`` (``2**e <= lat < 2**(e + 1)``) split in
+    :data:`LAT_PER_OCTAVE` equal parts, bucket ``e * LAT_PER_OCTAVE + part`` (integer bits, no
+    logarithm); below :data:`LAT_PER_OCTAVE` ns the bucket is the whole ns; the last bucket holds
+    everything above."""
+    if lat >= LAT_TOP_NS:
+        return LAT_BUCKETS - 1
+    x = int(lat) if lat > 0 else 0
+    if x < LAT_PER_OCTAVE:
+        return x
+    e = 63 - leading_zeros(x)
+    return e * LAT_PER_OCTAVE + ((x >> (e - LAT_SUB_BITS)) & (LAT_PER_OCTAVE - 1))
+
+
+@refcount_free_jit
+def count_stream(st, issue, size, is_write, start, ack, up_hdr, up_data, down_hdr, down_data):
+    """Add a served stream's per-access results to the statistics vector ``st``: each access's
+    latency (``start`` to ``ack``) to its kind's count, sum, most and histogram bucket, its slot's
+    hold time (the same span), whether it started after its issue (it waited), the bytes it asked
+    for, and its line messages' time on a crossing's request and response servers (the four
+    message times per line; 0 without a crossing). One pass, no allocation."""
+    rn = st[S_READS]
+    rs = st[S_READ_NS]
+    rm = st[S_READ_MAX_NS]
+    wn = st[S_WRITES]
+    ws = st[S_WRITE_NS]
+    wm = st[S_WRITE_MAX_NS]
+    rb = st[S_READ_B]
+    wb = st[S_WRITE_B]
+    waits = st[S_SLOT_WAITS]
+    up = st[S_LINK_UP_NS]
+    dn = st[S_LINK_DOWN_NS]
+    for i in range(issue.shape[0]):
+        lat = ack[i] - start[i]
+        k = _lat_bucket(lat)
+        nl = (size[i] + PATH_LINE_B - 1) // PATH_LINE_B
+        if start[i] > issue[i]:
+            waits += 1
+        if is_write[i]:
+            wn += 1
+            ws += lat
+            wm = max(wm, lat)
+            wb += size[i]
+            up += nl * up_data
+            dn += nl * down_hdr
+            st[S_HIST + LAT_BUCKETS + k] += 1
+        else:
+            rn += 1
+            rs += lat
+            rm = max(rm, lat)
+            rb += size[i]
+            up += nl * up_hdr
+            dn += nl * down_data
+            st[S_HIST + k] += 1
+    st[S_READS] = rn
+    st[S_READ_NS] = rs
+    st[S_READ_MAX_NS] = rm
+    st[S_WRITES] = wn
+    st[S_WRITE_NS] = ws
+    st[S_WRITE_MAX_NS] = wm
+    st[S_READ_B] = rb
+    st[S_WRITE_B] = wb
+    st[S_SLOT_WAITS] = waits
+    st[S_SLOT_HOLD_NS] = rs + ws
+    st[S_LINK_UP_NS] = up
+    st[S_LINK_DOWN_NS] = dn
