@@ -109,19 +109,26 @@ def small(argv: list[str]) -> list[str]:
     return argv
 
 
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    """One folder for the whole page, as a reader's shell has one: a later command reads what an
+    earlier one wrote (``stats diff a.yaml b.yaml``); the commands run in the page's order."""
+    return tmp_path_factory.mktemp("quickstart")
+
+
 #: subcommands whose small run still takes seconds (docs/testing.md: slow from a second up)
 SLOW = ("reproduce", "sweep")
 
 
 @pytest.mark.parametrize("cmd", [pytest.param(c, id=c.line, marks=[pytest.mark.slow] if c.line.split()[1:2] and
                                               c.line.split()[1] in SLOW else []) for c in RUN])
-def test_the_command_runs(cmd, tmp_path, monkeypatch, capsys):
+def test_the_command_runs(cmd, scratch, monkeypatch, capsys):
     if cmd.needs and not supported(cmd.needs):
         pytest.skip(f"{cmd.needs.split()[-1]} not yet in `{' '.join(cmd.needs.split()[:2])} --help`")
     argv = shlex.split(cmd.line)
     assert argv[0] == "cxlsim"
     argv = [str(ROOT / a) if (ROOT / a).is_file() and not Path(a).is_absolute() else a for a in argv[1:]]
-    monkeypatch.chdir(tmp_path)  # outputs (plots/, out/...) go to the scratch folder
+    monkeypatch.chdir(scratch)  # outputs (plots/, a.yaml...) go to the page's scratch folder
     rc = cli_main(small(argv))
     captured = capsys.readouterr()
     assert rc == 0, captured.err
