@@ -126,11 +126,11 @@ def test_eligible_mutations_touch_a_changed_line_without_the_pragma(start, end, 
 
 
 @pytest.mark.parametrize("module,targets", [
-    ("cxlsim/devices/memory/media/media.py", ("tests/devices",)),
-    ("cxlsim/kernels/row_bitmap.py", ("tests/kernels",)),
-    ("cxlsim/systems/machine/core.py", ("tests/systems",)),
-    ("cxlsim/engine/executor.py", ("tests/systems",)),  # an override by sub-package
-    ("cxlsim/rng.py", ("tests/core/test_rng.py",)),  # an override by module
+    ("cxlsim/devices/memory/media/media.py", ("tests/devices", "tests/contracts")),
+    ("cxlsim/kernels/row_bitmap.py", ("tests/kernels", "tests/contracts")),
+    ("cxlsim/systems/machine/core.py", ("tests/systems", "tests/contracts")),
+    ("cxlsim/engine/executor.py", ("tests/systems", "tests/contracts")),  # an override by sub-package
+    ("cxlsim/rng.py", ("tests/core/test_rng.py", "tests/contracts")),  # an override by module
     ("cxlsim/units.py", ("tests",)),  # no mirrored folder: the fast tier
     ("cxlsim/cli/run.py", ("tests",)),
 ])
