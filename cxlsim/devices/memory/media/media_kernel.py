@@ -27,6 +27,7 @@ Mechanism per access, in stream order (see ``docs/devices-media.md``):
   media work completes. With read priority a media write is *posted* to its bank's FIFO and starts
   when the bank would idle before the next read arrives, or when the module's ``qdepth`` posted
   unit writes leave no room (the one that can start first goes, and the ack waits for its start);
+  a posted write takes its module's command and bus slot when the queue holds it, not at its ack;
   an access to a unit still queued forces its bank's queue out up to it;
 * a write-combining buffer of ``wcb`` units per module (LRU) merges writes; a miss evicts the LRU
   unit (a media write of one unit); a partial write that misses and ``rmw`` is set first reads the
@@ -432,6 +433,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                 ack = t + fp[F_LAT_W]
                 ack0 = ack
                 waited = False
+                room = t  # when the controller holds the access (a posted write takes its bus slot then)
                 for k in range(mc):
                     m = _cyc(mf, k, modules)
                     if need[m] > 0:
@@ -449,14 +451,18 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                             # that find the buffer full (each evicts a unit), or every unit
                             posts = need[m] if wcb == 0 else need[m] - (wcb - wcb_lru[m, 2])
                             while posts > 0 and pq_n[m] > 0 and pq_n[m] + posts > qcap:
-                                ack = max(ack, _drain_first(m, fp, ip, bank_free, times, wear_count,
-                                                            pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr)[0])
+                                room = max(room, _drain_first(m, fp, ip, bank_free, times, wear_count,
+                                                              pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr)[0])
+                ack = max(ack, room)
+                bus_from = ack  # arrival order: the media write takes the bus when acknowledged
+                if pq_n is not None:
+                    bus_from = room  # posted: its acknowledgement latency is the requester's, not the bus's
                 for k in range(mc):
                     m = _cyc(mf, k, modules)
                     ready[m] = ack  # a unit evicted by this same access needs no command
                     mod_end[m] = ack
                     if need[m] > 0:
-                        cs = max(ack, cmd_free[m])
+                        cs = max(bus_from, cmd_free[m])
                         cmd_free[m] = cs + fp[F_CMD_W] + need[m] * fp[F_BUS_W]
                         ready[m] = cs + fp[F_CMD_W]
                         mod_end[m] = ready[m]

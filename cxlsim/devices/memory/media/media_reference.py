@@ -212,6 +212,7 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
             c[C_END_MAX] = max(c[C_END_MAX], done)
         else:
             ack = t + float(fp[F_LAT_W])
+            room = t  # when the controller holds the access (a posted write takes its bus slot then)
             for m in need:
                 if not rp:
                     wq_head[m] = int(np.argmin(wq_ring[m]))
@@ -219,11 +220,12 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                     continue
                 posts = misses[m] if wcb == 0 else misses[m] - (wcb - len(wcb_lines[m]))
                 while posts > 0 and queued(m) > 0 and queued(m) + posts > qcap:
-                    ack = max(ack, drain_first(m)[0])
+                    room = max(room, drain_first(m)[0])
+            ack = max(ack, room)
             ready = dict.fromkeys(range(modules), ack)
             mod_end = dict.fromkeys(range(modules), ack)
             for m in need:
-                cs = max(ack, float(cmd_free[m]))
+                cs = max(room if rp else ack, float(cmd_free[m]))
                 cmd_free[m] = cs + fp[F_CMD_W] + misses[m] * fp[F_BUS_W]
                 ready[m] = mod_end[m] = cs + float(fp[F_CMD_W])
             done = ack
