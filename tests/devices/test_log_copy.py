@@ -90,7 +90,10 @@ def test_more_reads_in_flight_speed_a_read_bound_copy(machine):
 
 def test_pipeline_option_shares_one_loop():
     """``pipeline.log_copy_channels``: 'shared' puts the log copy back into one closed loop of
-    read_outstanding_count requests; 'separate' (default) is at least as fast (RM1, small batch)."""
+    read_outstanding_count requests; 'separate' (default) is at least as fast (RM1, small batch).
+    It was strictly faster while posted writes held the reads behind their acknowledgement (630 ns
+    on the emulated PMEM); since they take the bus when the controller holds them, the two take the
+    same time here (RM1 and RM2 at batch 16 and 64)."""
     from cxlsim.api import simulate
 
     span = {}
@@ -100,7 +103,7 @@ def test_pipeline_option_shares_one_loop():
                            "pipeline.undo_log_start": "lookup"})
         rec = r.executor.records[("emb_log", 1)]
         span[mode] = rec.end_ns - rec.start_ns
-    assert span["separate"] < span["shared"]
+    assert span["separate"] <= span["shared"] * (1 + 1e-12)
 
 
 
