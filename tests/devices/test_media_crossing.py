@@ -5,6 +5,8 @@ law); the link's servers and the device's queues bound a stream as they bound th
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -131,23 +133,47 @@ def test_a_queue_of_line_requests_holds_fewer_multi_line_accesses():
     assert Crossing(0.0, 0.0).queue_entries(rows) == (1, 1)  # unbounded: the kernel never reads them
 
 
-@pytest.mark.parametrize("threads", [1, 2, 4, 32])
-def test_the_systems_path_follows_the_probes_curve(threads):
-    """Host reads of 64 B lines through the device's crossing on its media model (the systems'
-    path) against the probe's closed-loop threads (12 lines each): the same bandwidth below
-    saturation; at saturation the media model's banks make each read a little longer than the
-    probe's channel stage, and the read queue's ceiling falls by about a tenth (the known gap of
-    the two media stages, docs/devices-fabric.md)."""
+@functools.cache
+def _probe_and_systems(threads: int) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(bandwidth GB/s, mean latency ns) of ``threads`` closed-loop threads of 12 host reads of
+    64 B on ``cxl_mem/e3s-x8-spr``: the probe's (its event model) and the systems' path's (the
+    device's crossing on its media model; a read's latency from its slot to its data)."""
     from cxlsim.validate import cxl_mlc as mlc
 
     d = build_device("cxl_mem/e3s-x8-spr")
-    probe = mlc.peak_bw_GBps(d.fabric(), threads=threads, requests=4000).bw_GBps
+    probe = mlc.simulate(d.fabric(), threads=threads, requests=mlc.PEAK_REQUESTS)
     media = d.media_model()
     n = 20000
     addr = np.random.default_rng(1).integers(0, 1 << 30, n) * 64
     s = AccessStream.of(np.zeros(n), addr, np.full(n, 64), np.zeros(n, bool))
-    res = media.serve(s, media.new_state(d.media_count, 4096), threads * 12, d.media_count, 4096,
+    res = media.serve(s, media.new_state(d.media_count, 4096), threads * mlc.LINES_PER_THREAD, d.media_count, 4096,
                       crossing=d.crossing())
     k = n // 5
     bw = (n - k) * 64 / (res.ack_ns[-1] - np.sort(res.ack_ns)[k])
-    assert bw == pytest.approx(probe, rel=0.03 if threads <= 4 else 0.15)
+    latency = float(np.mean((res.ack_ns - res.start_ns)[k:]))
+    return (probe.bw_GBps, probe.latency_ns["bw"]), (bw, latency)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4, 8, 16, 32])
+def test_the_systems_path_follows_the_probes_curve(threads):
+    """Host reads of 64 B lines through the device's crossing on its media model (the systems'
+    path) against the probe's closed-loop threads (12 lines each), bandwidth and latency: the same
+    below saturation (1 to 4 threads); from 8 threads on the read queue binds, and the media
+    model's banks (tRC) make each read a little longer than the probe's channel stage, so the
+    ceiling is ≈ 7 % lower and the latency ≈ 7 % longer (the known gap of the two media stages,
+    docs/devices-fabric.md, "The probes against the systems' path")."""
+    (probe_bw, probe_ns), (bw, ns) = _probe_and_systems(threads)
+    tol = 0.03 if threads <= 4 else 0.10
+    assert bw == pytest.approx(probe_bw, rel=tol)
+    assert ns == pytest.approx(probe_ns, rel=tol)
+
+
+@pytest.mark.xfail(strict=True, reason="the probe's media stage is its own channel stage, not the media model "
+                   "(docs/devices-fabric.md, 'The probes against the systems' path')")
+@pytest.mark.parametrize("threads", [8, 16, 32])
+def test_the_systems_path_reproduces_the_probe_at_saturation_within_5_percent(threads):
+    """The requirement the known gap misses: at and past saturation, bandwidth and latency within
+    5 % (holds once the probe serves its media on the media model and the mixes stay calibrated)."""
+    (probe_bw, probe_ns), (bw, ns) = _probe_and_systems(threads)
+    assert bw == pytest.approx(probe_bw, rel=0.05)
+    assert ns == pytest.approx(probe_ns, rel=0.05)
