@@ -136,7 +136,7 @@ def simulate(f: Fabric, *, threads: int = 0, lines_per_thread: int = LINES_PER_T
     if probe:
         def chase(t: float, _: Any) -> None:
             counters["n"] += 1
-            sim.issue(t, Request(False, addr(2000, counters["n"] * 97), 0, t, "probe"))
+            sim.issue(t, Request(False, addr(2000, counters["n"]), 0, t, "probe"))  # sequential: the next line
 
         sim.on_done["probe"] = lambda t, r: sim.at(t, chase, None)
         sim.at(0.0, chase, None)

@@ -1,12 +1,14 @@
 """The CXL memory device's timing model: a discrete-event queueing model of 64 B CXL.mem requests
-over a host port, its link, an optional switch and the device's controller and media channels (no
-numba; usable without simpy).
+over a host port, its link, an optional switch and the device's controller, serving them on the
+device's media model (usable without simpy; the media model's numba kernel loads when a
+:class:`FabricSim` is first built, not when this module is).
 
 Contract (units: time ns, data B, bandwidth GB/s == B/ns). :class:`Fabric` is what the model needs
 of a device, in its own units; :func:`fabric_of` builds it from a
 :class:`~cxlsim.devices.cxl_mem.cxl_mem.CxlMem` (the composite's link, controller, media and switch
-models); :class:`FabricSim` runs requests through it (a requester calls :meth:`FabricSim.issue` and
-reads ``done_ns`` from the completion callbacks of :attr:`FabricSim.on_done`). Load generators and
+models; the media model itself, built on first use); :class:`FabricSim` runs requests through it
+(a requester calls :meth:`FabricSim.issue` and reads ``done_ns`` from the completion callbacks of
+:attr:`FabricSim.on_done`). Load generators and
 measurements (MLC's threads, injector and pointer chase) are not here: they live in
 :mod:`cxlsim.validate.cxl_mlc`, which drives this model. A request crosses, in order:
 
@@ -23,9 +25,13 @@ measurements (MLC's threads, injector and pointer chase) are not here: they live
    they are done with it (a read: its data sent; a posted write: written by the media, its
    completion having left when the channel took the line); a request that finds its queue full
    waits (link-layer back-pressure);
-4. the controller's protocol time, then **the media**: ``media_count`` channels, each a FIFO server
-   holding a line for its bus time (``access unit / bandwidth``; a line of the unit the channel
-   fetched last moves only its 64 B), the rest of the media's idle latency being pipeline delay;
+4. the controller's protocol time, then **the media**: the device's media model
+   (:class:`~cxlsim.devices.memory.media.media.MediaModel`, ``media_count`` channels interleaved
+   at ``media_interleave_B``: banks, buses, write queues -- the same model, state and kernel the
+   systems serve a crossing's accesses on), one request at a time as it reaches the media (events
+   come in time order, so its issue times never decrease): a read's data is ready at its
+   ``complete_ns``; a write's completion leaves at its acknowledgement (``ack_ns``) and its queue
+   entry is held until the media took it (``complete_ns``);
 5. **the link's response direction** (device -> host): read data (header + 64 B) or a write's
    completion (header only), with its own FIFO server, so reads' data and writes' data use opposite
    directions (**full duplex**); with ``duplex=False`` both directions share one server (an
@@ -51,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from cxlsim.devices.fabric.interface import FabricPath
-from cxlsim.devices.memory.interface import Crossing
+from cxlsim.devices.memory.interface import AccessStream, Crossing
 
 LINE_B = 64
 
@@ -62,8 +68,11 @@ class Fabric:
 
     ``up_ns`` / ``down_ns``: per-message service of the request / response direction for a header
     (``hdr``) or a header with a 64 B line (``data``); ``link_ns`` one way per link;
-    ``hop_ns``: the switch core one way (switched only); ``media``: per channel bus time and total
-    idle latency per op and pattern."""
+    ``hop_ns``: the switch core one way (switched only); ``media_model``: a callable that returns
+    the media model of one channel (:meth:`CxlMem.media_model`: built on first use), which serves
+    every request's media stage; ``media_bus_ns`` / ``media_latency_ns``: the media preset's line
+    bus time (``access unit / bandwidth``) and idle latency per op and pattern, for closed forms
+    (:func:`idle_read_ns`; the event model asks the media model)."""
 
     up_hdr_ns: float
     up_data_ns: float
@@ -72,7 +81,7 @@ class Fabric:
     link_ns: float
     host_protocol_ns: float
     device_protocol_ns: float
-    media_bus_ns: dict[str, float]  # "read" / "write": a line's channel occupancy
+    media_bus_ns: dict[str, float]  # "read" / "write": a unit's bus time on one channel (closed forms)
     media_latency_ns: dict[tuple[str, str], float]  # (op, pattern) -> idle latency incl. bus
     media_count: int
     media_interleave_B: int
@@ -94,10 +103,11 @@ class Fabric:
     down_data_extra_ns: float = 0.0
     duplex: bool = True
     arbitrate: bool = True  # False: every host port has a private path to every device (no contention)
+    media_model: Callable[[], Any] | None = None  # () -> the media model of one channel
 
 
 class _Port:
-    """A server (one link direction, a switch egress, a media channel): jobs wait per source and
+    """A server (one link direction, a switch egress): jobs wait per source and
     are served round robin between sources (FIFO with one source)."""
 
     __slots__ = ("queues", "busy", "rr", "sim")
@@ -166,7 +176,13 @@ class Request:
 
 
 class FabricSim:
+    """The event loop over :class:`Fabric` ``f``; ``pattern`` names the load's address pattern
+    (the media model tells sequential from random by the addresses themselves); ``seed`` seeds
+    :meth:`draw`."""
+
     def __init__(self, f: Fabric, pattern: str, seed: int = 1) -> None:
+        if f.media_model is None:
+            raise ValueError("the fabric has no media model (build it with fabric_of)")
         self.f, self.pattern = f, pattern
         self.t = 0.0
         self.heap: list = []
@@ -184,8 +200,11 @@ class FabricSim:
         self.dev_down = [[p if not f.duplex else _Port(self, 1) for p in row] for row in self.dev_up]
         self.rq = [_Pool(f.read_queue) for _ in range(f.devices)]
         self.wq = [_Pool(f.write_queue) for _ in range(f.devices)]
-        self.media = [[_Port(self) for _ in range(f.media_count)] for _ in range(f.devices)]
-        self.last_unit = [[-1] * f.media_count for _ in range(f.devices)]
+        # each device's media: the media model's state of its channels, served one line at a time
+        self.media = f.media_model()
+        self.media_states = [self.media.new_state(f.media_count, f.media_interleave_B) for _ in range(f.devices)]
+        self._line = [np.zeros(1), np.zeros(1, np.int64), np.full(1, LINE_B, np.int64), np.zeros(1, np.bool_)]
+        self._one = AccessStream.of(*self._line)  # read-only views of ``_line``, refilled per request
         self.done: list[Request] = []
 
     def draw(self, n: int) -> int:
@@ -232,24 +251,21 @@ class FabricSim:
         pool.take(t, lambda t2: self.at(t2 + self.f.device_protocol_ns, self._media, r))
 
     def _media(self, t: float, r: Request) -> None:
+        """The line on its device's media model from ``t``: a read's data at its completion; a
+        posted write's completion leaves at its acknowledgement, its queue entry held until the
+        media took it."""
         f = self.f
-        op = "write" if r.write else "read"
-        unit = r.addr_B // max(f.media_interleave_B, LINE_B)
-        ch = self.draw(f.media_count) if self.pattern == "random" else unit % f.media_count
-        bus = f.media_bus_ns[op]
-        rest = max(0.0, f.media_latency_ns[(op, self.pattern)] - bus)
-        media_unit = r.addr_B // f.media_unit_B
-        if self.last_unit[r.device][ch] == media_unit:  # the unit just fetched: only the line moves
-            bus *= LINE_B / f.media_unit_B
-        self.last_unit[r.device][ch] = media_unit
-        if r.write:  # posted: the completion leaves once the channel took the line; the entry is
-            # held until the media wrote it (its idle write latency)
-            def accepted(t2: float) -> None:
-                self._respond(t2, r)
-                self.at(t2 + rest, lambda t3, _: self.wq[r.device].give(t3), None)
-            self.media[r.device][ch].put(t, 0, bus, accepted)
+        il = f.media_interleave_B
+        chunk = r.addr_B // il  # the device's own address space: its chunks of the interleave
+        issue, addr, _, write = self._line
+        issue[0], addr[0], write[0] = t, (chunk // f.devices) * il + r.addr_B % il, r.write
+        res = self.media.serve(self._one, self.media_states[r.device], 1, f.media_count, il)
+        done = float(res.complete_ns[0])
+        if r.write:
+            self.at(float(res.ack_ns[0]), self._respond, r)
+            self.at(done, lambda t2, _: self.wq[r.device].give(t2), None)
         else:
-            self.media[r.device][ch].put(t, 0, bus, lambda t2: self.at(t2 + rest, self._respond, r))
+            self.at(done, self._respond, r)
 
     def _respond(self, t: float, r: Request) -> None:
         f = self.f
@@ -319,7 +335,7 @@ def fabric_of(dev: Any, duplex: bool = True, arbitrate: bool = True, **changes: 
         host_credits=p["host_credits_count"], read_queue=p["device_read_queue_count"],
         write_queue=p["device_write_queue_count"], host_ports=dev.host_ports, devices=dev.devices,
         switched=dev.switch is not None, hop_ns=dev.switch.hop_latency_ns if dev.switch is not None else 0.0,
-        duplex=duplex, arbitrate=arbitrate,
+        duplex=duplex, arbitrate=arbitrate, media_model=dev.media_model,
         up_hdr_extra_ns=lone(0), up_data_extra_ns=lone(line), down_hdr_extra_ns=lone(0), down_data_extra_ns=lone(line),
     )
     for k, val in changes.items():
