@@ -134,9 +134,17 @@ def simulate(f: Fabric, *, threads: int = 0, lines_per_thread: int = LINES_PER_T
         sim.at(0.0, inject, None)
 
     if probe:
+        # sequential: the next line of one media channel (its interleave's chunks in order, the
+        # other channels' and devices' chunks skipped), so every read after the first is the
+        # media's sequential read; random: a line anywhere
+        il = f.media_interleave_B
+        chunk_lines, skip_B = il // LINE_B, il * f.media_count * f.devices
+
         def chase(t: float, _: Any) -> None:
             counters["n"] += 1
-            sim.issue(t, Request(False, addr(2000, counters["n"]), 0, t, "probe"))  # sequential: the next line
+            n = counters["n"]
+            a = addr(0, 0) if pattern == "random" else (n // chunk_lines) * skip_B + (n % chunk_lines) * LINE_B
+            sim.issue(t, Request(False, a, 0, t, "probe"))
 
         sim.on_done["probe"] = lambda t, r: sim.at(t, chase, None)
         sim.at(0.0, chase, None)

@@ -157,23 +157,23 @@ def _probe_and_systems(threads: int) -> tuple[tuple[float, float], tuple[float, 
 @pytest.mark.parametrize("threads", [1, 2, 4, 8, 16, 32])
 def test_the_systems_path_follows_the_probes_curve(threads):
     """Host reads of 64 B lines through the device's crossing on its media model (the systems'
-    path) against the probe's closed-loop threads (12 lines each), bandwidth and latency: the same
-    below saturation (1 to 4 threads); from 8 threads on the read queue binds, and the media
-    model's banks (tRC) make each read a little longer than the probe's channel stage, so the
-    ceiling is ≈ 7 % lower and the latency ≈ 7 % longer (the known gap of the two media stages,
-    docs/devices-fabric.md, "The probes against the systems' path")."""
+    path) against the probe's closed-loop threads (12 lines each) on the same media model,
+    bandwidth and latency: the same below saturation (1 to 4 threads); from 8 threads on the read
+    queue binds and the systems' ceiling is ≈ 5 % lower, their latency ≈ 5 % longer (the known
+    gap, docs/devices-fabric.md, "The probes against the systems' path")."""
     (probe_bw, probe_ns), (bw, ns) = _probe_and_systems(threads)
-    tol = 0.03 if threads <= 4 else 0.10
+    tol = 0.01 if threads <= 4 else 0.06
     assert bw == pytest.approx(probe_bw, rel=tol)
     assert ns == pytest.approx(probe_ns, rel=tol)
 
 
-@pytest.mark.xfail(strict=True, reason="the probe's media stage is its own channel stage, not the media model "
-                   "(docs/devices-fabric.md, 'The probes against the systems' path')")
+@pytest.mark.xfail(strict=True, reason="the systems' latency at saturation is 5.1 % above the probe's (bandwidth -4.8 %, "
+                   "inside): a read holds its queue entry ~131 ns against ~124 (docs/devices-fabric.md, "
+                   "'The probes against the systems' path')")
 @pytest.mark.parametrize("threads", [8, 16, 32])
 def test_the_systems_path_reproduces_the_probe_at_saturation_within_5_percent(threads):
     """The requirement the known gap misses: at and past saturation, bandwidth and latency within
-    5 % (holds once the probe serves its media on the media model and the mixes stay calibrated)."""
+    5 % (both serve the media on the media model; the bandwidth holds, the latency misses by 0.1 %)."""
     (probe_bw, probe_ns), (bw, ns) = _probe_and_systems(threads)
     assert bw == pytest.approx(probe_bw, rel=0.05)
     assert ns == pytest.approx(probe_ns, rel=0.05)
