@@ -8,8 +8,9 @@ one :class:`~cxlsim.devices.cxl_mem.queueing.Fabric` and returns what they achie
 Requesters: ``threads`` closed loops of ``lines_per_thread`` outstanding lines each (MLC's bandwidth
 threads), an open-loop injector at an offered rate with Poisson arrivals (MLC's
 ``--loaded_latency`` traffic of many threads; it stalls when no credit is free, so it never runs
-ahead of the device), and a dependent pointer chase (one read at a time) whose mean latency is the
-loaded latency. The measured window starts after :data:`WARMUP_FRACTION` of the requests.
+ahead of the device), and a dependent pointer chase (one read at a time; ``random``: a line
+anywhere, ``sequential``: one media channel's lines in order) whose mean latency is the loaded
+latency. The measured window starts after :data:`WARMUP_FRACTION` of the requests.
 """
 
 from __future__ import annotations
