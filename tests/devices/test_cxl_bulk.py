@@ -45,7 +45,8 @@ def _stages(path: FabricPath, sharers: int, outstanding: int, request_ns: float,
                "media_bus_ns": {"read": interval_ns, "write": interval_ns},
                "media_latency_ns": {(o, p): interval_ns for o in ("read", "write") for p in ("random", "sequential")},
                "media_count": 1, "media_interleave_B": LINE_B, "media_unit_B": LINE_B, "host_credits": outstanding,
-               "read_queue": 10**9, "write_queue": 10**9, "host_ports": sharers, "devices": 1}
+               "read_queue": 10**9, "write_queue": 10**9, "host_ports": sharers, "devices": 1,
+               "media_model": None}  # the far end a bare per-line stage, not a device's media model
     if base is not None:
         for k, v in changes.items():
             setattr(base, k, v)

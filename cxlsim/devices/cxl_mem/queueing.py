@@ -70,7 +70,9 @@ class Fabric:
     (``hdr``) or a header with a 64 B line (``data``); ``link_ns`` one way per link;
     ``hop_ns``: the switch core one way (switched only); ``media_model``: a callable that returns
     the media model of one channel (:meth:`CxlMem.media_model`: built on first use), which serves
-    every request's media stage; ``media_bus_ns`` / ``media_latency_ns``: the media preset's line
+    every request's media stage (a device's fabric always has one, :func:`fabric_of`; without one,
+    a bare per-line stage such as the bulk form's tests build, each channel is a FIFO server
+    holding a line for ``media_bus_ns`` and the rest of ``media_latency_ns`` a delay); ``media_bus_ns`` / ``media_latency_ns``: the media preset's line
     bus time (``access unit / bandwidth``) and idle latency per op and pattern, for closed forms
     (:func:`idle_read_ns`; the event model asks the media model)."""
 
@@ -107,7 +109,7 @@ class Fabric:
 
 
 class _Port:
-    """A server (one link direction, a switch egress): jobs wait per source and
+    """A server (one link direction, a switch egress, a bare channel): jobs wait per source and
     are served round robin between sources (FIFO with one source)."""
 
     __slots__ = ("queues", "busy", "rr", "sim")
@@ -181,8 +183,6 @@ class FabricSim:
     :meth:`draw`."""
 
     def __init__(self, f: Fabric, pattern: str, seed: int = 1) -> None:
-        if f.media_model is None:
-            raise ValueError("the fabric has no media model (build it with fabric_of)")
         self.f, self.pattern = f, pattern
         self.t = 0.0
         self.heap: list = []
@@ -201,8 +201,12 @@ class FabricSim:
         self.rq = [_Pool(f.read_queue) for _ in range(f.devices)]
         self.wq = [_Pool(f.write_queue) for _ in range(f.devices)]
         # each device's media: the media model's state of its channels, served one line at a time
-        self.media = f.media_model()
-        self.media_states = [self.media.new_state(f.media_count, f.media_interleave_B) for _ in range(f.devices)]
+        self.media = f.media_model() if f.media_model is not None else None
+        if self.media is None:  # a bare per-line stage: a FIFO server per channel
+            self.channels = [[_Port(self) for _ in range(f.media_count)] for _ in range(f.devices)]
+            self.last_unit = [[-1] * f.media_count for _ in range(f.devices)]
+        else:
+            self.media_states = [self.media.new_state(f.media_count, f.media_interleave_B) for _ in range(f.devices)]
         self._line = [np.zeros(1), np.zeros(1, np.int64), np.full(1, LINE_B, np.int64), np.zeros(1, np.bool_)]
         self._one = AccessStream.of(*self._line)  # read-only views of ``_line``, refilled per request
         self.done: list[Request] = []
@@ -255,6 +259,9 @@ class FabricSim:
         posted write's completion leaves at its acknowledgement, its queue entry held until the
         media took it."""
         f = self.f
+        if self.media is None:
+            self._channel(t, r)
+            return
         il = f.media_interleave_B
         chunk = r.addr_B // il  # the device's own address space: its chunks of the interleave
         issue, addr, _, write = self._line
@@ -266,6 +273,29 @@ class FabricSim:
             self.at(done, lambda t2, _: self.wq[r.device].give(t2), None)
         else:
             self.at(done, self._respond, r)
+
+    def _channel(self, t: float, r: Request) -> None:
+        """A fabric without a media model: the line holds its channel's FIFO server for its bus
+        time (a line of the unit the channel fetched last moves only its 64 B); the rest of the
+        idle latency is delay. A posted write's completion leaves once the channel took the line,
+        its queue entry held for the rest."""
+        f = self.f
+        op = "write" if r.write else "read"
+        unit = r.addr_B // max(f.media_interleave_B, LINE_B)
+        ch = self.draw(f.media_count) if self.pattern == "random" else unit % f.media_count
+        bus = f.media_bus_ns[op]
+        rest = max(0.0, f.media_latency_ns[(op, self.pattern)] - bus)
+        media_unit = r.addr_B // f.media_unit_B
+        if self.last_unit[r.device][ch] == media_unit:
+            bus *= LINE_B / f.media_unit_B
+        self.last_unit[r.device][ch] = media_unit
+        if r.write:
+            def accepted(t2: float) -> None:
+                self._respond(t2, r)
+                self.at(t2 + rest, lambda t3, _: self.wq[r.device].give(t3), None)
+            self.channels[r.device][ch].put(t, 0, bus, accepted)
+        else:
+            self.channels[r.device][ch].put(t, 0, bus, lambda t2: self.at(t2 + rest, self._respond, r))
 
     def _respond(self, t: float, r: Request) -> None:
         f = self.f
