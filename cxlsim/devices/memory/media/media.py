@@ -490,7 +490,9 @@ class MediaModel(DeviceModel):
         read:  ``d + max(cmd + occ, cmd + media_B / (bw·modules), n/modules·cmd + occ)`` with
                ``d = sequential latency − occ − cmd`` (so one unit gives the idle latency);
         write: ``write latency + max(media_B / (bw·modules), n/modules·cmd)`` (the command term
-               only without a write-combining buffer).
+               only without a write-combining buffer); with ``read_priority`` the media work
+               overlaps the acknowledgement (a posted write takes its bus when the controller
+               holds it), so the larger of the two.
         """
         if n_accesses <= 0:
             return 0.0
@@ -501,7 +503,10 @@ class MediaModel(DeviceModel):
             return self.d_seq_ns + max(cmd + occ, cmd + media / (p.read_bw_GBps * modules),
                                        n_accesses / modules * cmd + occ)
         cmd = self.cmd_write_ns if p.wcb_entries == 0 else 0.0
-        return p.write_latency_ns + max(media / (p.write_bw_GBps * modules), n_accesses / modules * cmd)
+        work = max(media / (p.write_bw_GBps * modules), n_accesses / modules * cmd)
+        if p.read_priority:  # a posted write holds the bus from when the controller holds it: beside its ack
+            return max(p.write_latency_ns, work)
+        return p.write_latency_ns + work
 
     def _bound_factor(self, op: str) -> float:
         """Stated for every ``n_accesses >= 1``, ``size_B >= 1`` and ``modules >= 1`` of
