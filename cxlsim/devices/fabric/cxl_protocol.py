@@ -135,16 +135,18 @@ class CxlProtocol(DeviceModel):
     # -- helpers -----------------------------------------------------------------------------
     def _bound(self, size_B: float, media_ns: float, path: FabricPath, media_interval_ns: float = 0.0,
                fixed_ns: float | None = None, occupancy_ns: float = 0.0) -> float:
-        """latency + size / bandwidth. The latency is the fixed part of one line (protocol or DCOH
-        processing ``fixed_ns``, path latencies both ways, media) without serialisation;
-        the bandwidth is the smallest of the raw link rate, the tracker-limited rate (Little's law
-        on that latency) and the media rate."""
+        """latency + the longest of: size at the raw link rate, the lines after the first at the
+        media's or the pipeline's interval, and the trackers' waves (the (k·outstanding + 1)-th line
+        leaves no earlier than k round trips: Little's law only once the trackers are full). The
+        latency is the fixed part of one line (protocol or DCOH processing ``fixed_ns``, path
+        latencies both ways, media) without serialisation."""
         fixed = self.proto_ns if fixed_ns is None else fixed_ns
         hop = path.bound_ns("message", 0)
         latency = fixed + hop + media_ns + hop
         n = max(1, math.ceil(size_B / self.line_B))
-        per_line = max(latency / self.params["max_outstanding_count"], media_interval_ns, occupancy_ns)
-        return latency + max(size_B / path.raw_bw_GBps, (n - 1) * per_line)
+        waves = (n - 1) // self.params["max_outstanding_count"]
+        return latency + max(size_B / path.raw_bw_GBps, (n - 1) * max(media_interval_ns, occupancy_ns),
+                             waves * latency)
 
     def _interval(self, first_ns: float, line_ns: float, media_interval_ns: float) -> float:
         return max(line_ns, media_interval_ns, first_ns / self.params["max_outstanding_count"])
@@ -256,16 +258,18 @@ class CxlProtocol(DeviceModel):
                                 **self._flush_stages())
 
     def _bound_flush(self, n_lines: int, path: FabricPath) -> float:
-        """Bound of :meth:`flush_ns`: first-line latency without serialisation + n lines /
-        bandwidth, the bandwidth being min(raw link, DCOH pipeline, trackers / round trip)."""
+        """Bound of :meth:`flush_ns`: first-line latency without serialisation + the longest of n
+        lines at the raw link rate, the lines after the first at the DCOH pipeline's interval, and
+        the trackers' waves of round trips."""
         if n_lines <= 0:
             return 0.0
         p = self.params
         hop = path.bound_ns("message", 0)
         latency = p["dcoh_lookup_ns"] + p["dcoh_state_change_ns"] + 2 * p["device_protocol_ns"] + hop
         hold = latency + hop
-        per_line = max(p["dcoh_occupancy_ns"], hold / p["max_outstanding_count"])
-        return latency + max(n_lines * self.line_B / path.raw_bw_GBps, (n_lines - 1) * per_line)
+        waves = (n_lines - 1) // p["max_outstanding_count"]  # Little's law once the trackers are full
+        return latency + max(n_lines * self.line_B / path.raw_bw_GBps, (n_lines - 1) * p["dcoh_occupancy_ns"],
+                             waves * hold)
 
     def flush_cost(self, n_lines: int, path: FabricPath) -> Cost:
         """:meth:`flush_ns` with wire bytes (data direction, per link) and the path's energy."""
