@@ -243,7 +243,9 @@ def test_auto_is_within_its_target_of_20_batches_on_every_system_and_rm():
     assert not [o for o in outside if o not in named], outside
     for key in OUTSIDE_EXCEPTIONS:  # a named exception must still be one (else remove it)
         assert any((o[1], o[2]) == key for o in named), f"{key} is inside the 20-batch interval now: remove it"
-    assert sum(c["auto_batch_simulations"] for c in steady) < 0.5 * sum(c["reference_batch_simulations"] for c in steady)
+    # the cost docs/validation.md states: about half the reference's simulations (829 of 1,656 after
+    # the posted-write fix, 731 of 1,656 before it), held at 55 %
+    assert sum(c["auto_batch_simulations"] for c in steady) < 0.55 * sum(c["reference_batch_simulations"] for c in steady)
 
 
 def test_the_input_stream_has_the_correlation_the_interval_assumes():
