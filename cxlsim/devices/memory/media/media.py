@@ -324,8 +324,9 @@ class MediaState:
         self.pq_hr = np.full((modules, banks), np.inf)  # each ring's oldest write's ready time (inf: empty)
         self.horizon_ns = -math.inf  # latest issue time seen
         self.served_since_scan = 0  # accesses served since the pending table was last scanned
-        #: a crossing requester's link: request and response servers' free times, their latest arrivals
-        self.link_free = np.full(4, X.NO_TIME)
+        #: a crossing requester's link: request and response servers' free times, their latest
+        #: arrivals and their recent idle gaps (``media_index.LINK_STATE``)
+        self.link_free, self.link_at = X.link_state()
 
     def copy(self) -> MediaState:
         K = _kernel()
@@ -807,6 +808,8 @@ class MediaModel(DeviceModel):
         if n == 0:
             return StreamResult(*(np.zeros(0),) * 3, -math.inf, -math.inf, 0.0, 0.0, 0, 0, 0.0, 0, 0.0, 0.0)
         K = self._K
+        if crossing is not None:
+            X.new_link_stream(state.link_free, state.link_at)
         if reference:
             start, complete, ack, c = self._serve_reference(stream, state, ip, fp, qr, qw)
         else:
@@ -819,8 +822,8 @@ class MediaModel(DeviceModel):
             # split pools: the writes' slots (None: the one-pool kernel)
             wloop_ring, wloop_tree = K.slot_tree(w_out) if split else (None, None)
             # a crossing's link and device queues (None: the kernel's variant without a crossing)
-            path = ((state.link_free, *K.slot_tree(qr), *K.slot_tree(qw)) if crossing is not None
-                    else (None,) * 5)
+            path = ((state.link_free, state.link_at, *K.slot_tree(qr), *K.slot_tree(qw)) if crossing is not None
+                    else (None,) * 6)
             scratch = [np.zeros(state.modules, np.int64), np.zeros(state.modules), np.zeros(state.modules)]
             room = 2 * max_units + 2
             # the kernel is compiled per policy: the other policy's state goes in as None
@@ -921,7 +924,8 @@ class MediaModel(DeviceModel):
         start, complete, ack, c = K.serve_reference(
             s.issue_ns, s.addr_B, s.size_B, s.is_write, fp, ip, pending, state.bank_free,
             state.cmd_free, state.last_line, state.wq_ring, state.wq_head, lines, state.wear_count,
-            posted, state.pq_g.shape[2], state.link_free, [X.NO_TIME] * read_queue, [X.NO_TIME] * write_queue)
+            posted, state.pq_g.shape[2], (state.link_free, state.link_at), [X.NO_TIME] * read_queue,
+            [X.NO_TIME] * write_queue)
         state.keys, state.times = K.new_table(state.keys.shape[0])
         state.used = np.zeros(1, np.int64)
         state.pq_len[:] = 0  # refilled from ``posted`` below, once the table holds their units

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 # --- indices into the float parameter vector ``fp`` -------------------------------------------
 F_OCC_R = 0  # bank occupancy of one unit read, ns
 F_OCC_W = 1  # bank occupancy of one unit write, ns
@@ -35,6 +37,46 @@ F_DN_HDR = 19  # a write's completion
 F_DN_DATA = 20  # a read's data and header
 N_FP = 21
 PATH_LINE_B = 64  # the fabric's line: an access of n bytes is ceil(n / 64) messages each way
+#: a crossing's link state (:func:`link_state`): ``link_free``, each direction's server free time
+#: [0, 1] and latest arrival [2, 3], then per direction ``d`` from ``LINK_GAP0 + d * LINK_DIR`` the
+#: horizon (the end of the last idle gap dropped: the server's history before it is unknown),
+#: LINK_GAPS places for gap starts and LINK_GAPS for gap ends (ns); ``link_at``, per direction the
+#: first kept gap's place [2d] and the place after the last [2d + 1]: the server's idle gaps that a
+#: later arrival of the stream may use, in time order (:func:`link_gaps`).
+LINK_GAPS = 128
+LINK_GAP0 = 4
+LINK_DIR = 1 + 2 * LINK_GAPS
+LINK_STATE = LINK_GAP0 + 2 * LINK_DIR
+
+
+def link_state() -> tuple[np.ndarray, np.ndarray]:
+    """A crossing's link state with both servers idle and no history: ``(link_free, link_at)``."""
+    return np.full(LINK_STATE, NO_TIME), np.zeros(4, np.int64)
+
+
+def link_gaps(link_free, link_at, d: int) -> tuple[float, list[list[float]]]:
+    """Direction ``d``'s horizon and kept idle gaps ``[start, end]`` (ns), in time order."""
+    base = LINK_GAP0 + d * LINK_DIR
+    lo, hi = base + 1, base + 1 + LINK_GAPS
+    return float(link_free[base]), [[float(link_free[lo + j]), float(link_free[hi + j])]
+                                    for j in range(int(link_at[2 * d]), int(link_at[2 * d + 1]))]
+
+
+def keep_link_gaps(link_free, link_at, d: int, horizon: float, gaps: list[list[float]]) -> None:
+    """Store direction ``d``'s horizon and gaps (at most LINK_GAPS), the first at place 0."""
+    base = LINK_GAP0 + d * LINK_DIR
+    link_free[base] = horizon
+    link_at[2 * d], link_at[2 * d + 1] = 0, len(gaps)
+    for j, (lo, hi) in enumerate(gaps):
+        link_free[base + 1 + j], link_free[base + 1 + LINK_GAPS + j] = lo, hi
+
+
+def new_link_stream(link_free, link_at) -> None:
+    """Before a stream crosses: its early messages fill only the idle time its own stream leaves
+    (the gaps of earlier streams are dropped, the horizon set at their latest arrival)."""
+    for d in (0, 1):
+        keep_link_gaps(link_free, link_at, d, float(link_free[2 + d]), [])
+
 
 # --- indices into the integer parameter vector ``ip`` -----------------------------------------
 I_UNIT = 0  # internal access unit, B

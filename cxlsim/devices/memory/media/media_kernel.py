@@ -116,6 +116,9 @@ from cxlsim.devices.memory.media.media_index import (  # noqa: F401 (re-exported
     LAT_PER_OCTAVE,
     LAT_SUB_BITS,
     LAT_TOP_NS,
+    LINK_DIR,
+    LINK_GAP0,
+    LINK_GAPS,
     MAX_LOAD_FRACTION,
     N_C,
     N_FP,
@@ -208,20 +211,130 @@ from cxlsim.kernels.prefetch import prefetch_write
 # until a table rebuild, which calls :func:`reslot_posted`.
 
 
+# --- a crossing's link directions (media_index.link_state) ---------------------------------------
+# Direction d's block of ``link_free`` from ``base = LINK_GAP0 + d * LINK_DIR``: [base] the horizon,
+# then gap starts from ``base + 1`` and gap ends from ``base + 1 + LINK_GAPS``; the kept gaps are
+# at places ``link_at[2d]`` .. ``link_at[2d + 1] - 1``, in time order. Gaps that end by the floor
+# are dead (no later message of the stream arrives before it); they are dropped only when the
+# places run out, and never change a result.
+
+
 @refcount_free_jit
-def _link_serve(link_free, d, arrival, occ):
+def _gap_room(lf, at, d, floor):
+    """Make room after the last gap of direction ``d`` (every place after it used): drop the dead
+    gaps (ending by ``floor``), and when the live ones fill every place the older half of them
+    (the horizon becomes the last dropped gap's end); move the rest to the front. Returns how many
+    places the kept gaps moved (a gap at place p is now at p minus that)."""
+    base = LINK_GAP0 + d * LINK_DIR
+    lo0 = base + 1
+    hi0 = base + 1 + LINK_GAPS
+    h = at[2 * d]
+    t = at[2 * d + 1]
+    while h < t and lf[hi0 + h] <= floor:
+        h += 1
+    if t - h == LINK_GAPS:
+        half = LINK_GAPS // 2
+        lf[base] = max(lf[base], lf[hi0 + h + half - 1])
+        h += half
+    for j in range(t - h):
+        lf[lo0 + j] = lf[lo0 + h + j]
+        lf[hi0 + j] = lf[hi0 + h + j]
+    at[2 * d] = 0
+    at[2 * d + 1] = t - h
+    return h
+
+
+@refcount_free_jit(inline="always")
+def _link_serve(link_free, link_at, d, arrival, occ, floor):
     """Start of a message of ``occ`` ns on a crossing's link direction ``d`` (0 request, 1 response),
-    staged in issue order: ``link_free[d]`` is when the server is next free, ``link_free[2 + d]`` the
-    latest arrival so far. A message arriving no earlier than that waits for the server; one that
-    arrives earlier (its access was issued later but got here first) is served at once, and its
-    slots push the server's later work (the direction's bandwidth is kept, not its order)."""
+    a work-conserving server fed in issue order. ``floor``: no later message of the stream arrives
+    before it.
+
+    A message arriving no earlier than the latest arrival so far waits for the server; the idle
+    time it leaves before its start is kept as a gap. One that arrives earlier (its access was
+    issued later but got here first) starts in the first idle gap at or after its arrival and
+    fills idle time from there (:func:`_link_early`). So the direction's work ends when a
+    work-conserving server's would, and the mean wait is close to first-come first-served's."""
     if arrival >= link_free[2 + d]:
-        s = max(arrival, link_free[d])
+        f = link_free[d]
+        s = max(arrival, f)
+        if s > f:
+            t = link_at[2 * d + 1]
+            if t == LINK_GAPS:
+                t -= _gap_room(link_free, link_at, d, floor)
+            base = LINK_GAP0 + d * LINK_DIR
+            link_free[base + 1 + t] = f
+            link_free[base + 1 + LINK_GAPS + t] = s
+            link_at[2 * d + 1] = t + 1
         link_free[d] = s + occ
         link_free[2 + d] = arrival
         return s
-    link_free[d] = link_free[d] + occ
-    return arrival
+    return _link_early(link_free, link_at, d, arrival, occ, floor)
+
+
+@refcount_free_jit
+def _link_early(link_free, link_at, d, arrival, occ, floor):
+    """:func:`_link_serve` for a message arriving before the latest arrival so far (apart, so that
+    the kernel's loop keeps the common path inline). It starts in the first kept gap that ends
+    after its arrival, at the later of the two, and fills idle time from there: the part a gap
+    cannot hold takes the next gaps, and what no gap holds pushes the server's later work
+    (messages already served keep their times). With no gap after its arrival it starts at once
+    and pushes the later work by all of it; arriving before the history kept (the horizon) it
+    starts at once and fills the kept gaps from the first."""
+    base = LINK_GAP0 + d * LINK_DIR
+    lo0 = base + 1
+    hi0 = base + 1 + LINK_GAPS
+    h = link_at[2 * d]
+    t = link_at[2 * d + 1]
+    k = t
+    while k > h and link_free[hi0 + k - 1] > arrival:  # the first gap that ends after the arrival,
+        k -= 1  # searched from the latest (an early message is usually a recent one)
+    if k == t:
+        link_free[d] = link_free[d] + occ
+        return arrival
+    s = arrival if arrival < link_free[base] else max(link_free[lo0 + k], arrival)
+    rem = occ
+    p = s
+    while rem > 0.0 and k < t:
+        g0 = link_free[lo0 + k]
+        g1 = link_free[hi0 + k]
+        p = max(g0, p)
+        used = min(rem, g1 - p)
+        inside = used < g1 - p  # the message ends inside this gap
+        rem -= used
+        if inside:
+            if p > g0:  # split: the gap's part before it stays, its part after is a new gap
+                link_free[hi0 + k] = p
+                if t == LINK_GAPS:
+                    moved = _gap_room(link_free, link_at, d, floor)
+                    k -= moved
+                    t -= moved
+                if k + 1 >= 0:  # (else it fell in the older half dropped, as the gap it split)
+                    for j in range(t, k + 1, -1):
+                        link_free[lo0 + j] = link_free[lo0 + j - 1]
+                        link_free[hi0 + j] = link_free[hi0 + j - 1]
+                    link_free[lo0 + k + 1] = p + used
+                    link_free[hi0 + k + 1] = g1
+                    link_at[2 * d + 1] = t + 1
+            else:
+                link_free[lo0 + k] = p + used
+            break
+        if p > g0:  # it fills the gap's end
+            link_free[hi0 + k] = p
+            k += 1
+        elif k == h:  # the whole first gap
+            h += 1
+            link_at[2 * d] = h
+            k += 1
+        else:  # a whole gap
+            for j in range(k, t - 1):
+                link_free[lo0 + j] = link_free[lo0 + j + 1]
+                link_free[hi0 + j] = link_free[hi0 + j + 1]
+            t -= 1
+            link_at[2 * d + 1] = t
+        p = p + used
+    link_free[d] = link_free[d] + rem
+    return s
 
 
 @refcount_free_jit(inline="always")
@@ -251,7 +364,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                  wcb_prev, wcb_next, wcb_lru,
                  keys, times, used, wear_count, pq_g, pq_s, pq_r, pq_head, pq_len, pq_n, pq_hr, loop_ring,
                  loop_tree, wloop_ring, wloop_tree, start_out, complete_out, ack_out, counters, need, ready, mod_end,
-                 link_free, xr_ring, xr_tree, xw_ring, xw_tree, st):
+                 link_free, link_at, xr_ring, xr_tree, xw_ring, xw_tree, st):
     """Serve accesses ``first..n-1`` in order; returns the index reached (n when done).
 
     State arrays are updated in place; ``need``, ``ready``, ``mod_end`` are per-module scratch
@@ -261,10 +374,11 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
     completions of the accesses in flight (the reads' with split pools); ``wloop_ring`` the writes'
     with split pools (None: one pool), whose next slots are ``loop_pos`` = [read slot, write slot].
     Returns early (index of the access not started) when the pending table needs a rebuild.
-    A requester across a fabric (``I_PATH``) passes ``link_free``, the free times of the link's
-    request and response servers and their latest arrivals, and ``xr_*`` / ``xw_*``, the device
-    controller's read and write queue entries (slot trees, their winners at index 0); a requester
-    without one passes the five as None (a variant compiled without the crossing's code).
+    A requester across a fabric (``I_PATH``) passes ``link_free`` and ``link_at``, the link's
+    request and response servers (:func:`media_index.link_state`: free times, latest arrivals,
+    idle gaps), and ``xr_*`` / ``xw_*``, the device controller's read and write queue entries
+    (slot trees, their winners at index 0); a requester without one passes the six as None (a
+    variant compiled without the crossing's code).
     ``st``: the statistics vector (``media_index.S_*``, added to: the queues' occupancy, which only
     the loop sees), or None: the variant compiled without any statistics code (what a run without
     ``--stats`` runs).
@@ -342,9 +456,12 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         # across a fabric: the request's messages, then an entry of the device's queue (numba compiles
         # the variant without a crossing, link_free None, without this code)
         if link_free is not None:
+            # no later access starts before this one's slot (issue times and the pools' earliest
+            # free slots never decrease): the link's idle gaps that end by then are dead
+            floor = t if wloop_ring is None else max(now, min(root, wroot))
             nl = (size[i] + PATH_LINE_B - 1) // PATH_LINE_B
             occ = nl * (fp[F_UP_DATA] if is_write[i] else fp[F_UP_HDR])
-            su = _link_serve(link_free, 0, t, occ)
+            su = _link_serve(link_free, link_at, 0, t, occ, floor)
             t = su + occ + (fp[F_PATH_REQ_W] if is_write[i] else fp[F_PATH_REQ])
             if is_write[i]:
                 if ip[I_PATH] & 4:  # a bounded write queue
@@ -561,7 +678,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
         if link_free is not None:  # the response crosses back: a read's data, a write's completion
             if is_write[i]:
                 occ = nl * fp[F_DN_HDR]
-                sd = _link_serve(link_free, 1, acked, occ)
+                sd = _link_serve(link_free, link_at, 1, acked, occ, floor)
                 if st is not None:
                     s_xw += done - qs
                 v, leaf = _slot_replay(xw_ring, xw_tree, xw_tree[0], done)  # held until written
@@ -570,7 +687,7 @@ def serve_kernel(issue, addr, size, is_write, first, fp, ip,
                 acked = sd + occ + fp[F_PATH_RESP_W]
             else:
                 occ = nl * fp[F_DN_DATA]
-                sd = _link_serve(link_free, 1, acked, occ)
+                sd = _link_serve(link_free, link_at, 1, acked, occ, floor)
                 if st is not None:
                     s_xr += sd + occ - qs
                 v, leaf = _slot_replay(xr_ring, xr_tree, xr_tree[0], sd + occ)  # held until its data is sent

@@ -51,23 +51,28 @@ from cxlsim.devices.memory.media.media_index import (
     I_WEAR_INTERVAL,
     I_WRITE_AFTER_READS,
     I_WRITE_OUTSTANDING,
+    LINK_GAPS,
     N_C,
     NO_TIME,
     PATH_LINE_B,
     QUEUED,
+    keep_link_gaps,
+    link_gaps,
 )
 
 
 def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd_free, last_line,
-                    wq_ring, wq_head, wcb_lines, wear_count, posted, qcap, link_free=None, xr=None, xw=None):
+                    wq_ring, wq_head, wcb_lines, wear_count, posted, qcap, link=None, xr=None, xw=None):
     """Plain-Python twin of :func:`serve_kernel` (the whole stream in one call).
 
     ``pending`` is a dict {global unit: pending-until ns}; ``wcb_lines`` is a list per module of
     buffered units ordered least- to most-recently used; ``posted[m][b]`` is bank ``b``'s list of
     posted writes ``[unit, ready ns]``, oldest first, at most ``qcap`` per module (read priority).
-    All and the numpy state arrays are updated in place. Returns ``(start, complete, ack, counters)``.
+    ``link``: a crossing's ``(link_free, link_at)`` (:func:`media_index.link_state`), or None. All and
+    the numpy state arrays are updated in place. Returns ``(start, complete, ack, counters)``.
     """
     n = len(issue)
+    link_free, link_at = link if link is not None else (None, None)
     unit, banks, modules, interleave = int(ip[I_UNIT]), int(ip[I_BANKS]), int(ip[I_MODULES]), int(ip[I_INTERLEAVE])
     wcb, outstanding, w_outstanding = int(ip[I_WCB]), int(ip[I_OUTSTANDING]), int(ip[I_WRITE_OUTSTANDING])
     occ_r, occ_w, d_seq, d_rand = float(fp[F_OCC_R]), float(fp[F_OCC_W]), float(fp[F_D_SEQ]), float(fp[F_D_RAND])
@@ -135,14 +140,62 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
         posted[m][b].append([g, r])
         pending[g] = QUEUED
 
-    def link_serve(d, arrival, occ):  # the kernel's _link_serve
+    def add_gap(gaps, horizon, k, lo, hi):  # the kernel's _gap_insert: all places full drops the older half
+        if len(gaps) == LINK_GAPS:
+            horizon = max(horizon, gaps[LINK_GAPS // 2 - 1][1])
+            del gaps[:LINK_GAPS // 2]
+            k -= LINK_GAPS // 2
+            if k < 0:
+                return horizon
+        gaps.insert(k, [lo, hi])
+        return horizon
+
+    def link_serve(d, arrival, occ, floor):  # the kernel's _link_serve
+        horizon, gaps = link_gaps(link_free, link_at, d)
+        while gaps and gaps[0][1] <= floor:  # dead gaps (the kernel drops them later: no result moves)
+            gaps.pop(0)
+        s, rem = link_step(d, gaps, horizon, arrival, occ)
+        link_free[d] = link_free[d] + rem
+        return s
+
+    def link_step(d, gaps, horizon, arrival, occ):
+        """The message's start and the part of it no gap holds (``link_free[d]`` moves by it)."""
         if arrival >= link_free[2 + d]:
-            s = max(arrival, float(link_free[d]))
-            link_free[d] = s + occ
+            f = float(link_free[d])
+            s = max(arrival, f)
+            if s > f:
+                horizon = add_gap(gaps, horizon, len(gaps), f, s)
+            link_free[d] = s
             link_free[2 + d] = arrival
-            return s
-        link_free[d] = link_free[d] + occ
-        return arrival
+            keep_link_gaps(link_free, link_at, d, horizon, gaps)
+            return s, occ
+        k = next((j for j, g in enumerate(gaps) if g[1] > arrival), len(gaps))
+        if k == len(gaps):
+            keep_link_gaps(link_free, link_at, d, horizon, gaps)
+            return arrival, occ
+        s = arrival if arrival < horizon else max(gaps[k][0], arrival)
+        rem, p = occ, s
+        while rem > 0.0 and k < len(gaps):
+            g0, g1 = gaps[k]
+            p = max(g0, p)
+            used = min(rem, g1 - p)
+            inside = used < g1 - p
+            rem -= used
+            if inside:  # ends inside the gap: what is left of it either side
+                if p > g0:
+                    gaps[k][1] = p
+                    horizon = add_gap(gaps, horizon, k + 1, p + used, g1)
+                else:
+                    gaps[k][0] = p + used
+                break
+            if p > g0:
+                gaps[k][1] = p
+                k += 1
+            else:
+                del gaps[k]
+            p = p + used
+        keep_link_gaps(link_free, link_at, d, horizon, gaps)
+        return s, rem
 
     for i in range(n):
         a0, a1 = int(addr[i]), int(addr[i]) + int(size[i])
@@ -155,9 +208,10 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
         path = bool(ip[I_PATH])
         nl = 0
         if path:  # across a fabric: the request's messages, then an entry of the device's queue
+            floor = max(float(issue[i]), min(min(done_ring), min(w_ring))) if w_outstanding else t
             nl = -(-int(size[i]) // PATH_LINE_B)
             occ = nl * float(fp[F_UP_DATA] if is_write[i] else fp[F_UP_HDR])
-            su = link_serve(0, t, occ)
+            su = link_serve(0, t, occ, floor)
             t = su + occ + float(fp[F_PATH_REQ_W] if is_write[i] else fp[F_PATH_REQ])
             bounded = int(ip[I_PATH]) & (4 if is_write[i] else 2)
             if bounded:
@@ -203,7 +257,7 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                 done = max(done, u)
             if path:  # the data crosses back; the queue entry is held until it is sent
                 occ = nl * float(fp[F_DN_DATA])
-                sd = link_serve(1, done, occ)
+                sd = link_serve(1, done, occ, floor)
                 xr[xr.index(min(xr))] = sd + occ
                 done = sd + occ + float(fp[F_PATH_RESP])
             complete[i] = ack_out[i] = ring[k] = done
@@ -288,7 +342,7 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
                 wq_ring[m, wq_head[m]] = mod_end[m]
             if path:  # the completion crosses back; the queue entry is held until written
                 occ = nl * float(fp[F_DN_HDR])
-                sd = link_serve(1, ack, occ)
+                sd = link_serve(1, ack, occ, floor)
                 xw[xw.index(min(xw))] = done
                 ack = sd + occ + float(fp[F_PATH_RESP_W])
             complete[i] = done
