@@ -119,20 +119,20 @@ def _switches(d: Deployment) -> int:
     return d.fabric.powered_switches() if d.fabric is not None else 0
 
 
-def _price_attached(led: _Ledger, device: Any, traffic: list, wall_ns: float) -> None:
-    """A CXL memory device's path to the host (its links, the switch of a switched one): their
-    static power over ``wall_ns`` and the wire bits of the requested lines (one 64 B message each
-    way a line; the links' pJ/bit covers both PHYs and controllers, ``cxl_link``), charged to
-    ``links``; and its controller chip's power (``controller_static_W``) over ``wall_ns``, charged to
-    ``cxl_mem_logic``'s static part (the memory device's own logic). The device's media are the
-    role's pool."""
+def _price_attached(led: _Ledger, device: Any, traffic: list, wall_ns: float, copies: int = 1) -> None:
+    """``copies`` CXL memory devices' paths to the host (each its links, the switch of a switched
+    one): their static power over ``wall_ns`` and the wire bits of the requested lines (one 64 B
+    message each way a line, whichever device holds it; the links' pJ/bit covers both PHYs and
+    controllers, ``cxl_link``), charged to ``links``; and each controller chip's power
+    (``controller_static_W``) over ``wall_ns``, charged to ``cxl_mem_logic``'s static part (the
+    memory device's own logic). The devices' media are the role's pool."""
     part = led.e.setdefault(KIND_COMPONENTS["logic"], dict.fromkeys(PARTS, 0.0))
-    part["static"] += device.params["controller_static_W"] * wall_ns * 1e-9
+    part["static"] += copies * device.params["controller_static_W"] * wall_ns * 1e-9
     path = device.path
     for link in path.links:
-        led.charge(get_family(LINK_FAMILY), link, Usage(wall_ns))
+        led.charge(get_family(LINK_FAMILY), link, Usage(wall_ns, copies))
     if path.switch is not None:
-        led.charge(get_family(SWITCH_FAMILY), path.switch, Usage(wall_ns))
+        led.charge(get_family(SWITCH_FAMILY), path.switch, Usage(wall_ns, copies))
     lines = int(sum(tr.requested_B for tr in traffic) // LINE_B)
     if lines:
         wire = path.link_wire_B(lines, LINE_B)
@@ -209,8 +209,9 @@ def batch_energy(act: BatchActivity, devices: DeviceGraph, pools: dict[str, Modu
 
     for link in links:  # the fabric's powered links: their static power
         led.charge(get_family(devices.family_of(link)), link, Usage(T))
-    for role, device in devices.attached.items():  # a memory role behind a CXL memory device: its path
-        _price_attached(led, device, [tr for key, tr in act.media.items() if key.split(".")[0] == role], T)
+    for role, device in devices.attached.items():  # a memory role behind CXL memory devices: their paths
+        _price_attached(led, device, [tr for key, tr in act.media.items() if key.split(".")[0] == role], T,
+                        devices.config.devices[role].via_count)
     e = led.e
     for key, size_B in act.link_B.items():
         if key.startswith(CXL_PREFIX) and size_B:

@@ -50,6 +50,7 @@ from cxlsim.config.params import (
 )
 from cxlsim.config.yamlio import apply_sets, check_version, read_yaml
 from cxlsim.devices.memory.interleave import geometry_problem
+from cxlsim.devices.memory.media.media_index import PATH_LINE_B
 from cxlsim.devices.registry import family_kind, get_family, load_preset
 from cxlsim.errors import ConfigError, InputError
 from cxlsim.systems import axes
@@ -305,6 +306,11 @@ class DeviceRole:
     #: given one: ``preset`` is then its media (``count`` channels interleaved at its
     #: ``media_interleave_B``), and a requester on the host reaches them across its link
     via: Preset | None = None
+    #: with ``via``: the devices the role's data is spread over (each on a root port of its own,
+    #: with its own link, controller, queues and media), ``via_interleave_B`` bytes on one before
+    #: the next (as the kernel interleaves pages over NUMA nodes)
+    via_count: int = 1
+    via_interleave_B: int = 4096
 
     @property
     def params(self) -> ParamSet:
@@ -384,7 +390,9 @@ class SystemConfig:
             "pipeline": self.pipeline.as_dict() if self.pipeline is not None else {},
             "devices": {
                 r: {"preset": d.preset.name, "count": d.count, "interleave_B": d.interleave_B, "levels": d.levels,
-                    "params": d.params.as_dict()}
+                    "params": d.params.as_dict(),
+                    **({"devices_count": d.via_count, "devices_interleave_B": d.via_interleave_B}
+                       if d.via_count > 1 else {})}
                 for r, d in self.devices.items()
             },
             "workload_overrides": dict(self.workload_overrides),
@@ -865,22 +873,30 @@ def _flat_parts(overrides: dict[str, Any]) -> dict[str, Any]:
 
 def _behind_cxl(role: str, device: Preset, spec: dict[str, Any], at: Any) -> DeviceRole:
     """A memory role given a CXL memory device: its media's channels, behind the device's link
-    (:attr:`DeviceRole.via`). One device a role: ``count`` and ``interleave_B`` are the device's own
-    (``media_count``, ``media_interleave_B``), so the role refuses them; a pooled device (several host
-    ports or devices behind a switch) is not modelled as a memory role."""
-    for key in ("count", "interleave_B"):
-        if key in spec:
-            raise ConfigError(*at(key), f"a {role} role given a CXL memory device ({device.name}) holds that one "
-                              f"device: its channels and their interleaving are the preset's media_count and "
-                              f"media_interleave_B")
+    (:attr:`DeviceRole.via`). ``count`` devices of the preset (default 1), each on a host root port
+    of its own, the role's data spread over them ``interleave_B`` bytes at a time (default a 4 KiB
+    page); each device's channels and their interleaving are its preset's ``media_count`` and
+    ``media_interleave_B``. A pooled device (several host ports or devices behind a switch) is not
+    modelled as a memory role."""
+    count = DEVICE_KEYS["count"].coerce(spec.get("count", 1), *at("count"))
+    inter = DEVICE_KEYS["interleave_B"].coerce(spec.get("interleave_B", DEVICE_KEYS["interleave_B"].default),
+                                               *at("interleave_B"))
+    if "interleave_B" in spec and count == 1:  # it would be accepted and change nothing
+        raise ConfigError(*at("interleave_B"), f"spreads the role's data over several CXL memory devices "
+                          f"(count); one device ({device.name}) interleaves its channels at its preset's "
+                          f"media_interleave_B")
+    if inter % PATH_LINE_B:
+        raise ConfigError(*at("interleave_B"), f"{inter}: CXL memory devices are interleaved in whole "
+                          f"{PATH_LINE_B} B lines ({device.name})")
     p = device.params
     for key in ("host_ports_count", "devices_count"):
         if p[key] > 1:
             raise ConfigError(*at("preset"), f"{device.name}: {key} {p[key]}: a pooled CXL memory device is not "
-                              f"modelled in a memory role (one device, one host port)")
+                              f"modelled in a memory role (one device, one host port; give several with count)")
     media = get_family(CXL_MEMORY_KIND).build(p).media_preset
     p["device_type"]
-    return DeviceRole(role, media, p["media_count"], p["media_interleave_B"], 1, via=device)
+    return DeviceRole(role, media, p["media_count"], p["media_interleave_B"], 1, via=device, via_count=count,
+                      via_interleave_B=inter)
 
 
 def _breaking_override(preset: str, overrides: dict[str, Any], interleave: int) -> str | None:

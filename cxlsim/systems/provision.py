@@ -109,7 +109,8 @@ def provision(devices: DeviceGraph, workload: Workload, mems: int = 1) -> dict[s
         pools[HOST_MEMORY] = ModulePool(HOST_MEMORY, devices.host_memory, 0, host / GB, devices.host_memory_family)
     per_device = per_device_roles(devices)
     for role, nbytes in holds.items():
-        count = cfg.devices[role].count * (mems if role in per_device else 1)
+        # a role spread over several CXL memory devices holds each one's channels
+        count = cfg.devices[role].count * cfg.devices[role].via_count * (mems if role in per_device else 1)
         pools[role] = ModulePool(role, devices[role], count, nbytes / GB, devices.family(role))
     return pools
 

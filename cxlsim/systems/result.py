@@ -137,7 +137,8 @@ class RunResult:
                 if mem is None:
                     continue
                 p = mem.model.params
-                ns = (tr.media_read_B / p.read_bw_GBps + tr.media_write_B / p.write_bw_GBps) / mem.modules
+                ns = ((tr.media_read_B / p.read_bw_GBps + tr.media_write_B / p.write_bw_GBps)
+                      / (mem.modules * mem.devices))
                 busy[f"media.{key}"] = busy.get(f"media.{key}", 0.0) + ns
         return dict(sorted(((k, v / wall) for k, v in busy.items()), key=lambda kv: -kv[1]))
 

@@ -104,10 +104,57 @@ def test_dram_pages_skip_the_expanders_link():
     ([("pipeline.table_placement", "hot_first"), ("pipeline.vector_cache_GB", 4)], "pipeline.table_placement"),
     ([("pipeline.table_placement", "interleave"), ("pipeline.table_placement_near_weight", 0),
       ("pipeline.table_placement_far_weight", 0)], "pipeline.table_placement_near_weight"),
-    ([("devices.table_memory.count", 2)], "devices.table_memory.count"),
+    ([("devices.table_memory.interleave_B", 8192)], "devices.table_memory.interleave_B"),
+    ([("devices.table_memory.count", 2), ("devices.table_memory.interleave_B", 100)], "devices.table_memory.interleave_B"),
+    ([("devices.table_memory.count", 0)], "devices.table_memory.count"),
     ([("devices.table_memory.preset", "cxl_mem/apollo-pool-2x8")], "devices.table_memory"),
 ])
 def test_placements_and_cxl_roles_refuse_what_they_cannot_model(sets, key):
     with pytest.raises(ConfigError) as exc:
         load_system("cxl-expander", sets)
     assert key in f"{exc.value.key}"
+
+
+@settings(max_examples=60, deadline=None)
+@given(addr=st.lists(st.integers(0, 1 << 40), min_size=1, max_size=50), devices=st.integers(2, 9),
+       lines=st.integers(1, 128))
+def test_spreading_over_devices_is_one_to_one(addr, devices, lines):
+    """Every address lands on one device at one address of it, chunk by chunk in turn, and the two
+    give the address back."""
+    from cxlsim.systems.machine.memory import spread_over
+
+    inter = 64 * lines
+    a = np.array(addr, np.int64)
+    dev, local = spread_over(a, devices, inter)
+    assert np.all((dev >= 0) & (dev < devices))
+    np.testing.assert_array_equal(((local // inter) * devices + dev) * inter + local % inter, a)
+    np.testing.assert_array_equal(dev, (a // inter) % devices)
+
+
+def test_a_role_spread_over_several_expanders_holds_their_paths_and_channels():
+    """``count: 2`` of a CXL memory device: both devices' media channels provisioned, both their
+    controllers powered (the ASIC's ``controller_static_W``: twice the power over the run) and
+    both their links (more link power a ms, the lines' wire bits being as many as with one)."""
+    def run(**sets):
+        return cxlsim.simulate("cxl-expander", workload="rm1", batches=2, warmup=1, workload_sets=SMALL,
+                               sets=sets, platform="spr-cxl").to_dict()
+    one, two = run(), run(**{"devices.table_memory.count": 2})
+    assert "devices_count" not in one["config"]["devices"]["table_memory"]
+    assert two["config"]["devices"]["table_memory"]["devices_count"] == 2
+    mods = [d["config"]["provisioned_modules"]["table_memory"] for d in (one, two)]
+    assert mods[1] == 2 * mods[0]
+    (e1, t1), (e2, t2) = ((d["energy_J_per_batch"]["by_component"], d["batch_time_ms"]["mean"]) for d in (one, two))
+    assert e2["cxl_mem_logic"] / t2 == pytest.approx(2 * e1["cxl_mem_logic"] / t1, rel=1e-9)
+    assert e2["links"] / t2 > 1.3 * e1["links"] / t1
+
+
+def test_two_expanders_share_a_lookup():
+    """RM2's host lookup on the expander's Optane channels: spread over two devices (each its own
+    channels, link and queues) it is faster, by less than half (the host's lines in flight are one
+    loop, shared); a one-lane link on each slows it, as each device's link carries its lines."""
+    def lookup_ms(**sets) -> float:
+        return cxlsim.simulate("cxl-expander", workload="rm2", batches=2, warmup=1, workload_sets={"batch_size": 256},
+                               sets=sets).breakdown_ms["embedding"]
+    one, two = lookup_ms(), lookup_ms(**{"devices.table_memory.count": 2})
+    assert 0.5 * one < two < 0.85 * one
+    assert lookup_ms(**{"devices.table_memory.count": 2, "devices.table_memory.params.link.params.lanes_count": 1}) > two

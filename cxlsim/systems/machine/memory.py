@@ -46,7 +46,13 @@ class Memory:
         self.model = model  # the role's model from the system's device graph
         self.modules = role.count
         self.interleave_B = role.interleave_B
-        self.state = self.model.new_state(self.modules, self.interleave_B)
+        #: CXL memory devices the role's data is spread over (:attr:`DeviceRole.via_count`), each
+        #: with its own media state (its channels, and its link's servers when crossed), and the
+        #: bytes placed on one before the next
+        self.devices = role.via_count
+        self.device_interleave_B = role.via_interleave_B
+        self.states = [self.model.new_state(self.modules, self.interleave_B) for _ in range(self.devices)]
+        self.state = self.states[0]
 
     def serve(self, t_ns: float, addr_B: np.ndarray, size_B, is_write, outstanding: int | tuple[int, int],
               crossing: Crossing | None = None, stats: np.ndarray | None = None):
@@ -59,10 +65,35 @@ class Memory:
         kept; ``.done_ns`` of the result is when the stream is done for its requester (reads: data
         returned; writes: acknowledged, durable in the ADR domain; media work may go on,
         docs/design.md#pmem). ``stats``: the media kernel's statistics vector to add to (None: none kept).
+
+        Spread over several devices, an access goes to the device its first byte's interleave chunk
+        is on (:func:`spread_over`), at its address within that device, and each device serves its
+        part through its own crossing state with its share of ``outstanding`` (named approximation:
+        the requester's one loop as one a device, shared by Little's law on equal idle latencies,
+        :func:`~cxlsim.systems.tiering.loop_shares`, as between tiers).
         """
-        stream = AccessStream.of(t_ns, addr_B, size_B, is_write)
-        return self.model.serve(stream, self.state, outstanding, self.modules, self.interleave_B, per_access=False,
-                                crossing=crossing, stats=stats)
+        if self.devices == 1 or not len(addr_B):
+            stream = AccessStream.of(t_ns, addr_B, size_B, is_write)
+            return self.model.serve(stream, self.state, outstanding, self.modules, self.interleave_B,
+                                    per_access=False, crossing=crossing, stats=stats)
+        device, local = spread_over(np.asarray(addr_B, np.int64), self.devices, self.device_interleave_B)
+        parts = [device == k for k in range(self.devices)]
+        counts = [int(np.count_nonzero(sel)) for sel in parts]
+        lat = [1.0] * self.devices
+        shares = (list(zip(*(loop_shares(o, counts, lat) for o in outstanding), strict=True))
+                  if isinstance(outstanding, tuple) else loop_shares(outstanding, counts, lat))
+        results = [self.model.serve(AccessStream.of(t_ns, local[sel], _pick(size_B, sel), _pick(is_write, sel)),
+                                    state, share, self.modules, self.interleave_B, per_access=False,
+                                    crossing=crossing, stats=stats)
+                   for sel, n, state, share in zip(parts, counts, self.states, shares, strict=True) if n]
+        return _combined(results)
+
+
+def spread_over(addr_B: np.ndarray, devices: int, interleave_B: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(device, address within it)`` of each address when consecutive ``interleave_B``-byte chunks
+    go to ``devices`` devices in turn (chunk c on device c mod n, as its chunk c div n)."""
+    chunk = addr_B // interleave_B
+    return chunk % devices, (chunk // devices) * interleave_B + addr_B % interleave_B
 
 
 def _pick(value, sel: np.ndarray):
@@ -71,7 +102,8 @@ def _pick(value, sel: np.ndarray):
 
 
 def _combined(parts: list[StreamResult]) -> StreamResult:
-    """Two tiers' results of one stream as one (totals; no per-access arrays)."""
+    """The results of a stream's parts (two tiers', several devices') as one (totals; no per-access
+    arrays)."""
     empty = np.zeros(0)
     return StreamResult(empty, empty, empty, max(p.end_ns for p in parts), max(p.done_ns for p in parts),
                         *(sum(getattr(p, f) for p in parts) for f in (
