@@ -120,19 +120,21 @@ def _switches(d: Deployment) -> int:
 
 
 def _price_attached(led: _Ledger, device: Any, traffic: list, wall_ns: float, copies: int = 1) -> None:
-    """``copies`` CXL memory devices' paths to the host (each its links, the switch of a switched
-    one): their static power over ``wall_ns`` and the wire bits of the requested lines (one 64 B
-    message each way a line, whichever device holds it; the links' pJ/bit covers both PHYs and
-    controllers, ``cxl_link``), charged to ``links``; and each controller chip's power
-    (``controller_static_W``) over ``wall_ns``, charged to ``cxl_mem_logic``'s static part (the
-    memory device's own logic). The devices' media are the role's pool."""
+    """``copies`` CXL memory devices' paths to the host (a pooled preset's copies are its
+    endpoints: one switch for them all, a host-port link and an endpoint link each; any other
+    device's path is its link, or its links and switch): their static power over ``wall_ns`` and
+    the wire bits of the requested lines (one 64 B message each way a line, whichever device holds
+    it; the links' pJ/bit covers both PHYs and controllers, ``cxl_link``), charged to ``links``; and
+    each controller chip's power (``controller_static_W``) over ``wall_ns``, charged to
+    ``cxl_mem_logic``'s static part (the memory device's own logic). The devices' media are the
+    role's pool."""
     part = led.e.setdefault(KIND_COMPONENTS["logic"], dict.fromkeys(PARTS, 0.0))
     part["static"] += copies * device.params["controller_static_W"] * wall_ns * 1e-9
     path = device.path
     for link in path.links:
         led.charge(get_family(LINK_FAMILY), link, Usage(wall_ns, copies))
     if path.switch is not None:
-        led.charge(get_family(SWITCH_FAMILY), path.switch, Usage(wall_ns, copies))
+        led.charge(get_family(SWITCH_FAMILY), path.switch, Usage(wall_ns, max(1, copies // device.devices)))
     lines = int(sum(tr.requested_B for tr in traffic) // LINE_B)
     if lines:
         wire = path.link_wire_B(lines, LINE_B)

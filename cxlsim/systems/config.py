@@ -163,12 +163,14 @@ MAX_FABRIC_DEVICES = 4095
 MAX_SWITCH_LEVELS = MAX_FABRIC_DEVICES.bit_length()
 
 #: The keys of a ``devices:`` entry (a role's device). ``count`` and ``interleave_B`` apply to memory
-#: roles given a memory-kind family, ``levels`` to the switch role.
+#: roles given a memory-kind family (modules) or a CXL memory device (devices), ``levels`` to the
+#: switch role.
 DEVICE_ENTRY = Schema("devices entry", (
     Param("preset", str, "the device: a preset family/name (cxlsim devices lists them) or a YAML path"),
-    Param("count", int, "modules of a memory role, interleaved", default=1, minimum=1, maximum=MAX_MODULES_PER_ROLE),
-    Param("interleave_B", int, "bytes placed on one module before the next (memory roles)", default=4096,
-          minimum=64),
+    Param("count", int, "modules of a memory role, interleaved (given a CXL memory device: devices, each on a "
+          "root port of its own)", default=1, minimum=1, maximum=MAX_MODULES_PER_ROLE),
+    Param("interleave_B", int, "bytes placed on one module (or CXL memory device) before the next (memory roles)",
+          default=4096, minimum=64),
     Param("levels", int, "switch levels between devices (the switch role)", default=1, minimum=0,
           maximum=MAX_SWITCH_LEVELS),
     Param("params", dict, "overrides of the preset's parameters (its family's keys; a CXL memory device's "
@@ -307,8 +309,9 @@ class DeviceRole:
     #: ``media_interleave_B``), and a requester on the host reaches them across its link
     via: Preset | None = None
     #: with ``via``: the devices the role's data is spread over (each on a root port of its own,
-    #: with its own link, controller, queues and media), ``via_interleave_B`` bytes on one before
-    #: the next (as the kernel interleaves pages over NUMA nodes)
+    #: with its own link, controller, queues and media; a pool's endpoints), ``via_interleave_B``
+    #: bytes on one before the next (as the kernel interleaves pages over NUMA nodes; a pool's own
+    #: interleave)
     via_count: int = 1
     via_interleave_B: int = 4096
 
@@ -876,23 +879,33 @@ def _behind_cxl(role: str, device: Preset, spec: dict[str, Any], at: Any) -> Dev
     (:attr:`DeviceRole.via`). ``count`` devices of the preset (default 1), each on a host root port
     of its own, the role's data spread over them ``interleave_B`` bytes at a time (default a 4 KiB
     page); each device's channels and their interleaving are its preset's ``media_count`` and
-    ``media_interleave_B``. A pooled device (several host ports or devices behind a switch) is not
-    modelled as a memory role."""
-    count = DEVICE_KEYS["count"].coerce(spec.get("count", 1), *at("count"))
-    inter = DEVICE_KEYS["interleave_B"].coerce(spec.get("interleave_B", DEVICE_KEYS["interleave_B"].default),
-                                               *at("interleave_B"))
-    if "interleave_B" in spec and count == 1:  # it would be accepted and change nothing
-        raise ConfigError(*at("interleave_B"), f"spreads the role's data over several CXL memory devices "
-                          f"(count); one device ({device.name}) interleaves its channels at its preset's "
-                          f"media_interleave_B")
-    if inter % PATH_LINE_B:
-        raise ConfigError(*at("interleave_B"), f"{inter}: CXL memory devices are interleaved in whole "
-                          f"{PATH_LINE_B} B lines ({device.name})")
+    ``media_interleave_B``. A pooled preset (``devices_count`` endpoints behind a switch with as many
+    host ports) is one pool a role: its endpoints, interleaved by the pool at ``media_interleave_B``,
+    each reached through one host port's share of the traffic (named approximation,
+    docs/devices-fabric.md); a pool whose host ports and endpoints differ in number is refused."""
     p = device.params
-    for key in ("host_ports_count", "devices_count"):
-        if p[key] > 1:
-            raise ConfigError(*at("preset"), f"{device.name}: {key} {p[key]}: a pooled CXL memory device is not "
-                              f"modelled in a memory role (one device, one host port; give several with count)")
+    ports, endpoints = p["host_ports_count"], p["devices_count"]
+    if ports > 1 or endpoints > 1:
+        if ports != endpoints:
+            raise ConfigError(*at("preset"), f"{device.name}: host_ports_count {ports}, devices_count {endpoints}: "
+                              f"a pool is a memory role only with one host port an endpoint")
+        for key in ("count", "interleave_B"):
+            if key in spec:
+                raise ConfigError(*at(key), f"a {role} role given a pooled CXL memory device ({device.name}) holds "
+                                  f"one pool: its {endpoints} endpoints are interleaved by the pool at "
+                                  f"media_interleave_B")
+        count, inter = endpoints, p["media_interleave_B"]
+    else:
+        count = DEVICE_KEYS["count"].coerce(spec.get("count", 1), *at("count"))
+        inter = DEVICE_KEYS["interleave_B"].coerce(spec.get("interleave_B", DEVICE_KEYS["interleave_B"].default),
+                                                   *at("interleave_B"))
+        if "interleave_B" in spec and count == 1:  # it would be accepted and change nothing
+            raise ConfigError(*at("interleave_B"), f"spreads the role's data over several CXL memory devices "
+                              f"(count); one device ({device.name}) interleaves its channels at its preset's "
+                              f"media_interleave_B")
+        if inter % PATH_LINE_B:
+            raise ConfigError(*at("interleave_B"), f"{inter}: CXL memory devices are interleaved in whole "
+                              f"{PATH_LINE_B} B lines ({device.name})")
     media = get_family(CXL_MEMORY_KIND).build(p).media_preset
     p["device_type"]
     return DeviceRole(role, media, p["media_count"], p["media_interleave_B"], 1, via=device, via_count=count,

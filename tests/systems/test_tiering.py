@@ -107,7 +107,10 @@ def test_dram_pages_skip_the_expanders_link():
     ([("devices.table_memory.interleave_B", 8192)], "devices.table_memory.interleave_B"),
     ([("devices.table_memory.count", 2), ("devices.table_memory.interleave_B", 100)], "devices.table_memory.interleave_B"),
     ([("devices.table_memory.count", 0)], "devices.table_memory.count"),
-    ([("devices.table_memory.preset", "cxl_mem/apollo-pool-2x8")], "devices.table_memory"),
+    ([("devices.table_memory.preset", "cxl_mem/apollo-pool-2x8"),
+      ("devices.table_memory.params.host_ports_count", 1)], "devices.table_memory"),
+    ([("devices.table_memory.preset", "cxl_mem/apollo-pool-2x8"), ("devices.table_memory.count", 2)],
+     "devices.table_memory.count"),
 ])
 def test_placements_and_cxl_roles_refuse_what_they_cannot_model(sets, key):
     with pytest.raises(ConfigError) as exc:
@@ -158,3 +161,35 @@ def test_two_expanders_share_a_lookup():
     one, two = lookup_ms(), lookup_ms(**{"devices.table_memory.count": 2})
     assert 0.5 * one < two < 0.85 * one
     assert lookup_ms(**{"devices.table_memory.count": 2, "devices.table_memory.params.link.params.lanes_count": 1}) > two
+
+
+def test_a_pool_is_a_role_over_its_endpoints():
+    """A pooled preset (two x8 host ports, two endpoints behind its switch) holds the tables: the
+    role spreads them over the endpoints at the pool's interleave, provisions both endpoints'
+    channels, and powers one switch, four links and two controllers."""
+    pool = {"devices.table_memory.preset": "cxl_mem/apollo-pool-2x8"}
+    d = cxlsim.simulate("cxl-expander", workload="rm1", batches=2, warmup=1, workload_sets=SMALL, sets=pool,
+                        platform="spr-cxl").to_dict()
+    role = d["config"]["devices"]["table_memory"]
+    via = load_system("cxl-expander", [("platform", "spr-cxl"), *pool.items()]).devices["table_memory"].via
+    assert role["devices_count"] == 2 and role["devices_interleave_B"] == via.params["media_interleave_B"]
+    assert d["config"]["provisioned_modules"]["table_memory"] >= 2 * via.params["media_count"]
+
+
+@pytest.mark.parametrize(("preset", "copies", "links", "switches"), [
+    ("cxl_mem/apollo-pool-2x8", 2, 4, 1),  # a pool: a host-port link and an endpoint link each, one switch
+    ("cxl_mem/e3s-x8-spr", 3, 3, 0),  # three direct expanders: a link each
+])
+def test_a_roles_devices_are_powered_path_by_path(preset, copies, links, switches):
+    """The static power of a role's CXL memory devices: every link of every device's path, a
+    pool's one switch, each device's controller."""
+    from cxlsim.devices import build_device
+    from cxlsim.energy.model import _Ledger, _price_attached
+
+    d = build_device(preset)
+    led = _Ledger(1)
+    _price_attached(led, d, [], 1e9, copies)
+    link_W = d.path.links[0].params["idle_power_W"]
+    switch_W = d.path.switch.params["idle_power_W"] if d.path.switch is not None else 0.0
+    static = sum(part["static"] for part in led.e.values())
+    assert static == pytest.approx(links * link_W + switches * switch_W + copies * d.params["controller_static_W"])
