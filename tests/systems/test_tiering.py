@@ -87,11 +87,15 @@ def test_a_single_tier_and_a_hot_tier():
     assert 0.0 < small["host_dram"] < large["host_dram"]
 
 
-def test_dram_pages_skip_the_expanders_link():
-    """Only the pages on the expander pay its link: with every page in DRAM, its port latency
-    changes nothing; with every page on it, the lookup slows."""
+@pytest.mark.parametrize("form", [{}, {"devices.table_memory.count": 2},
+                                  {"devices.table_memory.preset": "cxl_mem/apollo-pool-2x8"}],
+                         ids=["one-expander", "two-expanders", "a-pool"])
+def test_dram_pages_skip_the_expanders_link(form):
+    """Only the pages on the expanders pay their links (one, two on their own root ports, a pool's
+    endpoints): with every page in DRAM, the port latency changes nothing; with every page on
+    them, the lookup slows."""
     def lookup_ms(placement: dict, port_ns: float) -> float:
-        r = _run(**placement, **{"devices.table_memory.params.link.params.port_latency_ns": port_ns})
+        r = _run(**form, **placement, **{"devices.table_memory.params.link.params.port_latency_ns": port_ns})
         return r.breakdown_ms["embedding"]
     all_near = {"pipeline.table_placement": "interleave", "pipeline.table_placement_near_weight": 1,
                 "pipeline.table_placement_far_weight": 0}
