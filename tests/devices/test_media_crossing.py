@@ -202,7 +202,7 @@ def test_the_systems_path_reproduces_the_probes_curve(threads):
     assert ns == pytest.approx(probe_ns, rel=0.01)
 
 
-@pytest.mark.parametrize("outstanding", [16, 96])
+@pytest.mark.parametrize("outstanding", [16, 96, (12, 6)])
 @pytest.mark.parametrize("crossing", [Crossing(0.0, 0.0, up_hdr_ns=0.6, up_data_ns=3.0, down_hdr_ns=0.6, down_data_ns=3.0),
                                       Crossing(80.0, 90.0, device_ns=15.0, up_hdr_ns=0.54, up_data_ns=2.7,
                                                down_hdr_ns=0.54, down_data_ns=2.7, read_queue_count=35,
@@ -215,7 +215,7 @@ def test_a_long_stream_through_a_crossing_is_the_references(outstanding, crossin
     ending just after an access's slot is still live."""
     m = MODELS[name]
     n = 3000
-    rng = np.random.default_rng(outstanding)
+    rng = np.random.default_rng(sum(np.atleast_1d(outstanding)))
     s = AccessStream.of(np.sort(rng.uniform(0, 2.0 * n, n)), rng.integers(0, lines, n) * 64,
                         rng.choice([64, 128, 256], n), rng.random(n) < 0.3)
     fast, ref = m.new_state(4), m.new_state(4)

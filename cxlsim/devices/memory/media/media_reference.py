@@ -140,11 +140,17 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
         posted[m][b].append([g, r])
         pending[g] = QUEUED
 
-    def add_gap(gaps, horizon, k, lo, hi):  # the kernel's _gap_insert: all places full drops the older half
-        if len(gaps) == LINK_GAPS:
-            horizon = max(horizon, gaps[LINK_GAPS // 2 - 1][1])
-            del gaps[:LINK_GAPS // 2]
-            k -= LINK_GAPS // 2
+    def add_gap(gaps, horizon, k, lo, hi, floor):  # the kernel's _gap_room, then the insert
+        if len(gaps) == LINK_GAPS:  # full: drop the dead (a split's first part may be), else the older half
+            dead = 0
+            while dead < len(gaps) and gaps[dead][1] <= floor:
+                dead += 1
+            del gaps[:dead]
+            k -= dead
+            if len(gaps) == LINK_GAPS:
+                horizon = max(horizon, gaps[LINK_GAPS // 2 - 1][1])
+                del gaps[:LINK_GAPS // 2]
+                k -= LINK_GAPS // 2
             if k < 0:
                 return horizon
         gaps.insert(k, [lo, hi])
@@ -154,17 +160,17 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
         horizon, gaps = link_gaps(link_free, link_at, d)
         while gaps and gaps[0][1] <= floor:  # dead gaps (the kernel drops them later: no result moves)
             gaps.pop(0)
-        s, rem = link_step(d, gaps, horizon, arrival, occ)
+        s, rem = link_step(d, gaps, horizon, arrival, occ, floor)
         link_free[d] = link_free[d] + rem
         return s
 
-    def link_step(d, gaps, horizon, arrival, occ):
+    def link_step(d, gaps, horizon, arrival, occ, floor):
         """The message's start and the part of it no gap holds (``link_free[d]`` moves by it)."""
         if arrival >= link_free[2 + d]:
             f = float(link_free[d])
             s = max(arrival, f)
             if s > f:
-                horizon = add_gap(gaps, horizon, len(gaps), f, s)
+                horizon = add_gap(gaps, horizon, len(gaps), f, s, floor)
             link_free[d] = s
             link_free[2 + d] = arrival
             keep_link_gaps(link_free, link_at, d, horizon, gaps)
@@ -184,7 +190,7 @@ def serve_reference(issue, addr, size, is_write, fp, ip, pending, bank_free, cmd
             if inside:  # ends inside the gap: what is left of it either side
                 if p > g0:
                     gaps[k][1] = p
-                    horizon = add_gap(gaps, horizon, k + 1, p + used, g1)
+                    horizon = add_gap(gaps, horizon, k + 1, p + used, g1, floor)
                 else:
                     gaps[k][0] = p + used
                 break
